@@ -1,0 +1,32 @@
+"""The ``chronoprobe`` command. Each command group lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from chronoprobe import __version__
+from chronoprobe.cli import kg
+
+app = typer.Typer(
+    name="chronoprobe",
+    help="Measure and build time-scoped knowledge in language models.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(kg.app, name="kg")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"chronoprobe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """chronoprobe: temporal KGs, probe sets, model views and metrics, offline by default."""

@@ -1,0 +1,6 @@
+"""The temporal knowledge graph: records, the columnar TemporalKG, loaders and the synthetic world."""
+
+from chronoprobe.kg.graph import KGBuilder, KGFormatError, TemporalKG
+from chronoprobe.kg.records import Entity, Fact, Relation
+
+__all__ = ["Entity", "Fact", "KGBuilder", "KGFormatError", "Relation", "TemporalKG"]

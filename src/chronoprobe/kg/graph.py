@@ -1,0 +1,473 @@
+"""TemporalKG: the one structure every probe-set builder reads.
+
+Three Arrow tables (entities, relations, facts) on disk as Parquet plus a JSON manifest. Every
+query is columnar: intervals become two int64 day-number arrays once, and a period filter is two
+vectorised comparisons, so a million facts answer in milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.kg.records import (
+    ENTITY_SCHEMA,
+    FACT_SCHEMA,
+    RELATION_SCHEMA,
+    BoundColumns,
+    Entity,
+    Fact,
+    Relation,
+    bound_points,
+)
+from chronoprobe.time import OPEN_END, OPEN_START, Period, TimePoint, day_number
+
+FORMAT = "chronoprobe-kg"
+FORMAT_VERSION = 1
+_FILES = {"entities": "entities.parquet", "relations": "relations.parquet", "facts": "facts.parquet"}
+
+# Mean answers per query above which a side counts as "many" (the usual 1.5 threshold).
+MANY_THRESHOLD = 1.5
+
+
+class KGFormatError(ValueError):
+    """A KG directory that is missing, incomplete or of another format."""
+
+
+def _bound_days(table: pa.Table, prefix: str, last: bool) -> np.ndarray:
+    """Vectorised first (or last) day numbers of a bound column group; open bounds -> sentinel."""
+    precision = table.column(f"{prefix}_precision").to_numpy(zero_copy_only=False)
+    present = ~np.isnan(precision.astype(np.float64))
+    year = table.column(f"{prefix}_year").fill_null(0).to_numpy().astype(np.int64)
+    month = table.column(f"{prefix}_month").fill_null(0).to_numpy().astype(np.int64)
+    day = table.column(f"{prefix}_day").fill_null(0).to_numpy().astype(np.int64)
+    if last:
+        month = np.where(month == 0, 12, month)
+        # The last day of a month is the day before the first of the next month.
+        next_year = np.where(month == 12, year + 1, year)
+        next_month = np.where(month == 12, 1, month + 1)
+        month_end = day_number(next_year, next_month, np.ones_like(year)) - 1
+        days = np.where(day == 0, month_end, day_number(year, month, np.maximum(day, 1)))
+        return np.where(present, days, OPEN_END)
+    days = day_number(year, np.maximum(month, 1), np.maximum(day, 1))
+    return np.where(present, days, OPEN_START)
+
+
+@dataclass
+class KGBuilder:
+    """Collects entities, relations and facts one at a time, as streaming loaders produce them.
+
+    Later entity/relation records with the same id replace earlier ones; facts are kept as given
+    (duplicates are dropped by :meth:`build`).
+    """
+
+    name: str = "kg"
+    _entities: dict[str, Entity] = field(default_factory=dict)
+    _relations: dict[str, Relation] = field(default_factory=dict)
+    _subjects: list[str] = field(default_factory=list)
+    _relation_ids: list[str] = field(default_factory=list)
+    _objects: list[str] = field(default_factory=list)
+    _starts: BoundColumns = field(default_factory=BoundColumns)
+    _ends: BoundColumns = field(default_factory=BoundColumns)
+
+    def add_entity(self, entity: Entity) -> None:
+        self._entities[entity.id] = entity
+
+    def add_relation(self, relation: Relation) -> None:
+        self._relations[relation.id] = relation
+
+    def add_fact(self, fact: Fact) -> None:
+        self._subjects.append(fact.subject)
+        self._relation_ids.append(fact.relation)
+        self._objects.append(fact.object)
+        self._starts.append(fact.start)
+        self._ends.append(fact.end)
+
+    def has_entity(self, entity_id: str) -> bool:
+        return entity_id in self._entities
+
+    def build(self, meta: dict | None = None) -> TemporalKG:
+        facts = pa.table(
+            {
+                "subject": self._subjects,
+                "relation": self._relation_ids,
+                "object": self._objects,
+                **self._starts.columns("start"),
+                **self._ends.columns("end"),
+            },
+            schema=FACT_SCHEMA,
+        )
+        return TemporalKG.from_tables(
+            entities=entities_table(self._entities.values()),
+            relations=relations_table(self._relations.values()),
+            facts=facts,
+            name=self.name,
+            meta=meta,
+        )
+
+
+def entities_table(entities: Iterable[Entity]) -> pa.Table:
+    rows = list(entities)
+    starts, ends = BoundColumns(), BoundColumns()
+    for entity in rows:
+        starts.append(entity.start)
+        ends.append(entity.end)
+    return pa.table(
+        {
+            "id": [e.id for e in rows],
+            "label": [e.label for e in rows],
+            "aliases": [list(e.aliases) for e in rows],
+            "description": [e.description for e in rows],
+            **starts.columns("start"),
+            **ends.columns("end"),
+            "type": [e.type for e in rows],
+        },
+        schema=ENTITY_SCHEMA,
+    )
+
+
+def relations_table(relations: Iterable[Relation]) -> pa.Table:
+    rows = list(relations)
+    return pa.table(
+        {"id": [r.id for r in rows], "label": [r.label for r in rows]}, schema=RELATION_SCHEMA
+    )
+
+
+class TemporalKG:
+    """Entities, relations and time-scoped facts, with the queries probe-set builders need."""
+
+    def __init__(
+        self,
+        entities: pa.Table,
+        relations: pa.Table,
+        facts: pa.Table,
+        name: str = "kg",
+        meta: dict | None = None,
+    ) -> None:
+        self.entities = entities
+        self.relations = relations
+        self.facts = facts
+        self.name = name
+        self.meta = dict(meta or {})
+
+    @classmethod
+    def from_tables(
+        cls,
+        entities: pa.Table,
+        relations: pa.Table,
+        facts: pa.Table,
+        name: str = "kg",
+        meta: dict | None = None,
+    ) -> TemporalKG:
+        """Normalise tables: cast to the schemas, drop duplicate facts, add missing relations.
+
+        Relations used by facts but never declared get their id as label, so every fact's
+        relation can be looked up; entities without a record are left out (use ``label()``,
+        which falls back to the id).
+        """
+        facts = facts.select(FACT_SCHEMA.names).cast(FACT_SCHEMA)
+        facts = _distinct_rows(facts)
+        relations = relations.select(RELATION_SCHEMA.names).cast(RELATION_SCHEMA)
+        declared = set(relations.column("id").to_pylist())
+        used = pc.unique(facts.column("relation")).to_pylist()
+        missing = sorted(r for r in used if r not in declared)
+        if missing:
+            relations = pa.concat_tables(
+                [relations, relations_table(Relation(r, r) for r in missing)]
+            )
+        entities = entities.select(ENTITY_SCHEMA.names).cast(ENTITY_SCHEMA)
+        return cls(entities, relations, facts, name=name, meta=meta)
+
+    @classmethod
+    def from_records(
+        cls,
+        facts: Iterable[Fact],
+        entities: Iterable[Entity] = (),
+        relations: Iterable[Relation] = (),
+        name: str = "kg",
+    ) -> TemporalKG:
+        builder = KGBuilder(name=name)
+        for entity in entities:
+            builder.add_entity(entity)
+        for relation in relations:
+            builder.add_relation(relation)
+        for fact in facts:
+            builder.add_fact(fact)
+        return builder.build()
+
+    # ----- persistence -----------------------------------------------------------------------
+
+    def save(self, directory: str | Path) -> Path:
+        """Write Parquet files and the manifest; each file atomically, the manifest last."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        for key, filename in _FILES.items():
+            with atomic_path(out / filename) as tmp:
+                pq.write_table(getattr(self, key), tmp, compression="zstd")
+        manifest = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "name": self.name,
+            "counts": {
+                "entities": self.entities.num_rows,
+                "relations": self.relations.num_rows,
+                "facts": self.facts.num_rows,
+            },
+            "meta": self.meta,
+        }
+        atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+        return out
+
+    @classmethod
+    def load(cls, directory: str | Path) -> TemporalKG:
+        path = Path(directory)
+        manifest_path = path / "manifest.json"
+        if not manifest_path.is_file():
+            raise KGFormatError(
+                f"{path}: not a chronoprobe KG directory (no manifest.json); "
+                "create one with `chronoprobe kg convert` or `chronoprobe kg synth`"
+            )
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except json.JSONDecodeError as err:
+            raise KGFormatError(f"{manifest_path}:{err.lineno}: invalid JSON: {err.msg}") from err
+        if manifest.get("format") != FORMAT:
+            raise KGFormatError(f"{manifest_path}: format is {manifest.get('format')!r}, not {FORMAT!r}")
+        if manifest.get("version", 0) > FORMAT_VERSION:
+            raise KGFormatError(
+                f"{manifest_path}: KG format version {manifest['version']} is newer than this "
+                f"chronoprobe reads ({FORMAT_VERSION}); upgrade chronoprobe"
+            )
+        tables = {}
+        for key, filename in _FILES.items():
+            file = path / filename
+            if not file.is_file():
+                raise KGFormatError(f"{file}: missing; the KG directory is incomplete")
+            tables[key] = pq.read_table(file)
+        return cls.from_tables(**tables, name=manifest.get("name", path.name), meta=manifest.get("meta"))
+
+    # ----- lookups ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self.facts.num_rows
+
+    def __repr__(self) -> str:
+        return (
+            f"TemporalKG({self.name!r}: {self.entities.num_rows} entities, "
+            f"{self.relations.num_rows} relations, {self.facts.num_rows} facts)"
+        )
+
+    @cached_property
+    def _labels(self) -> dict[str, str]:
+        return dict(
+            zip(
+                self.entities.column("id").to_pylist(),
+                self.entities.column("label").to_pylist(),
+                strict=True,
+            )
+        )
+
+    @cached_property
+    def _relation_labels(self) -> dict[str, str]:
+        return dict(
+            zip(
+                self.relations.column("id").to_pylist(),
+                self.relations.column("label").to_pylist(),
+                strict=True,
+            )
+        )
+
+    def label(self, entity_id: str) -> str:
+        """An entity's label, or its id when the KG has no record of it."""
+        return self._labels.get(entity_id, entity_id)
+
+    def relation_label(self, relation_id: str) -> str:
+        return self._relation_labels.get(relation_id, relation_id)
+
+    @cached_property
+    def start_days(self) -> np.ndarray:
+        """First day of each fact's start span (int64; OPEN_START when unknown)."""
+        return _bound_days(self.facts, "start", last=False)
+
+    @cached_property
+    def end_days(self) -> np.ndarray:
+        """Last day of each fact's end span (int64; OPEN_END when the fact still holds)."""
+        return _bound_days(self.facts, "end", last=True)
+
+    def fact_points(self, row: int) -> tuple[TimePoint | None, TimePoint | None]:
+        one = self.facts.slice(row, 1)
+        return bound_points(one, "start")[0], bound_points(one, "end")[0]
+
+    # ----- queries ---------------------------------------------------------------------------
+
+    def holding_mask(self, period: Period | str) -> np.ndarray:
+        """Boolean mask of the facts whose interval overlaps ``period``."""
+        p = Period.parse(period) if isinstance(period, str) else period
+        return (self.start_days <= p.last_day()) & (self.end_days >= p.first_day())
+
+    def facts_in(self, period: Period | str, relations: Sequence[str] | None = None) -> pa.Table:
+        """The facts holding in ``period`` (optionally of some relations only)."""
+        mask = self.holding_mask(period)
+        if relations is not None:
+            mask &= self._relation_mask(relations)
+        return self.facts.filter(pa.array(mask))
+
+    def _relation_mask(self, relations: Sequence[str]) -> np.ndarray:
+        return pc.is_in(self.facts.column("relation"), pa.array(list(relations))).to_numpy(
+            zero_copy_only=False
+        )
+
+    def answer_sets(
+        self,
+        period: Period | str | None = None,
+        relations: Sequence[str] | None = None,
+        ask: str = "object",
+    ) -> pa.Table:
+        """Every query's answer set at once.
+
+        ``ask="object"`` groups (subject, relation) -> sorted distinct objects; ``ask="subject"``
+        groups (object, relation) -> subjects. With a period, only facts overlapping it count.
+        """
+        if ask not in ("object", "subject"):
+            raise ValueError(f"ask must be 'object' or 'subject', not {ask!r}")
+        key = "subject" if ask == "object" else "object"
+        mask = np.ones(len(self), dtype=bool)
+        if period is not None:
+            mask &= self.holding_mask(period)
+        if relations is not None:
+            mask &= self._relation_mask(relations)
+        table = self.facts.filter(pa.array(mask)).select([key, "relation", ask])
+        # Sorting first and grouping single-threaded keeps each answer list sorted.
+        table = table.sort_by([(ask, "ascending")])
+        grouped = table.group_by([key, "relation"], use_threads=False).aggregate([(ask, "distinct")])
+        return pa.table(
+            {
+                key: grouped.column(key),
+                "relation": grouped.column("relation"),
+                "answers": grouped.column(f"{ask}_distinct"),
+            }
+        ).sort_by([("relation", "ascending"), (key, "ascending")])
+
+    def answers(
+        self,
+        subject: str | None = None,
+        relation: str | None = None,
+        object: str | None = None,
+        period: Period | str | None = None,
+    ) -> list[str]:
+        """One query's answers: give the relation and exactly one of subject or object."""
+        if relation is None or (subject is None) == (object is None):
+            raise ValueError("give a relation and exactly one of subject or object")
+        given, asked = ("subject", "object") if subject is not None else ("object", "subject")
+        mask = pc.and_(
+            pc.equal(self.facts.column(given), subject if subject is not None else object),
+            pc.equal(self.facts.column("relation"), relation),
+        ).to_numpy(zero_copy_only=False)
+        if period is not None:
+            mask &= self.holding_mask(period)
+        return sorted(set(self.facts.column(asked).filter(pa.array(mask)).to_pylist()))
+
+    def time_answers(
+        self, subject: str, relation: str, object: str
+    ) -> list[tuple[TimePoint | None, TimePoint | None]]:
+        """The intervals of (subject, relation, object), earliest first (repeated terms kept)."""
+        mask = pc.and_(
+            pc.and_(
+                pc.equal(self.facts.column("subject"), subject),
+                pc.equal(self.facts.column("relation"), relation),
+            ),
+            pc.equal(self.facts.column("object"), object),
+        )
+        rows = self.facts.filter(mask)
+        spans = list(zip(bound_points(rows, "start"), bound_points(rows, "end"), strict=True))
+        return sorted(spans, key=lambda s: (s[0] is not None, s[0] or TimePoint(0)))
+
+    def facts_per_relation(self) -> dict[str, int]:
+        counts = self.facts.group_by("relation").aggregate([("relation", "count")])
+        pairs = zip(counts.column("relation").to_pylist(), counts.column("relation_count").to_pylist(), strict=True)
+        return dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0])))
+
+    def cardinality(self) -> dict[str, str]:
+        """Each relation's class (1-1, 1-N, N-1, N-M) among facts holding at the same time.
+
+        Time matters: a footballer plays for many clubs over a career but usually one at a time,
+        so we count answers per (subject, relation, start year) and per (object, relation, start
+        year): mean objects per subject > 1.5 makes the object side "N", and likewise subjects.
+        """
+        start_year = self.facts.column("start_year")
+        table = pa.table(
+            {
+                "subject": self.facts.column("subject"),
+                "relation": self.facts.column("relation"),
+                "object": self.facts.column("object"),
+                "year": start_year,
+            }
+        )
+
+        def mean_fanout(key: str, value: str) -> dict[str, float]:
+            per_query = table.group_by([key, "relation", "year"]).aggregate([(value, "count_distinct")])
+            means = per_query.group_by("relation").aggregate([(f"{value}_count_distinct", "mean")])
+            return dict(
+                zip(
+                    means.column("relation").to_pylist(),
+                    means.column(f"{value}_count_distinct_mean").to_pylist(),
+                    strict=True,
+                )
+            )
+
+        objects_per_subject = mean_fanout("subject", "object")
+        subjects_per_object = mean_fanout("object", "subject")
+        classes = {}
+        for relation in sorted(objects_per_subject):
+            many_subjects = subjects_per_object[relation] > MANY_THRESHOLD
+            many_objects = objects_per_subject[relation] > MANY_THRESHOLD
+            classes[relation] = f"{'N' if many_subjects else '1'}-{'N' if many_objects else '1'}"
+            classes[relation] = classes[relation].replace("N-N", "N-M")
+        return classes
+
+    def popularity(self) -> pa.Table:
+        """Facts per entity (as subject or object), most popular first."""
+        ids = pa.chunked_array(
+            self.facts.column("subject").chunks + self.facts.column("object").chunks
+        )
+        counts = pa.table({"entity": ids}).group_by("entity").aggregate([("entity", "count")])
+        counts = counts.rename_columns(["entity", "facts"])
+        return counts.sort_by([("facts", "descending"), ("entity", "ascending")])
+
+    def multi_answer_share(self) -> float:
+        """Share of facts whose masked-object statement (s, r, start, end) has several answers."""
+        if not len(self):
+            return 0.0
+        keys = ["subject", "relation", "start_year", "end_year"]
+        grouped = self.facts.group_by(keys).aggregate([("object", "count_distinct")])
+        sizes = grouped.column("object_count_distinct").to_numpy()
+        return float(sizes[sizes > 1].sum() / sizes.sum())
+
+    def year_range(self) -> tuple[int | None, int | None]:
+        years = pa.chunked_array(
+            self.facts.column("start_year").chunks + self.facts.column("end_year").chunks
+        )
+        bounds = pc.min_max(years).as_py()
+        return bounds["min"], bounds["max"]
+
+
+def _distinct_rows(table: pa.Table) -> pa.Table:
+    """Drop exact duplicate rows, keeping the first occurrence's order."""
+    if table.num_rows == 0:
+        return table
+    indexed = table.append_column("_row", pa.array(np.arange(table.num_rows)))
+    keys = [name for name in table.column_names]
+    first = indexed.group_by(keys, use_threads=False).aggregate([("_row", "min")])
+    keep = np.sort(first.column("_row_min").to_numpy())
+    if len(keep) == table.num_rows:
+        return table
+    return table.take(pa.array(keep))

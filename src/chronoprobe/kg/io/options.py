@@ -1,0 +1,37 @@
+"""What every loader takes, and the registry of source formats (imported lazily by name)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.io.problems import Problems
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    relations: frozenset[str] | None = None  # keep only these relation ids (None: all)
+    lang: str = "en"  # language of labels, aliases and descriptions
+    processes: int = 1  # worker processes, for formats that parallelise
+    progress: bool = False  # show a progress bar on long loads
+
+
+Loader = Callable[[Sequence[Path], LoadOptions, Problems], TemporalKG]
+
+# format name -> "module:function"; modules are imported only when their format is used.
+FORMATS: dict[str, str] = {
+    "wikidata-json": "chronoprobe.kg.io.wikidata_dump:load",
+    "wikidata-sparql": "chronoprobe.kg.io.wikidata_sparql:load",
+    "cronquestions": "chronoprobe.kg.io.cronquestions:load",
+    "jsonl": "chronoprobe.kg.io.jsonl:load",
+}
+
+
+def get_loader(name: str) -> Loader:
+    if name not in FORMATS:
+        raise ValueError(f"unknown format {name!r}; choose one of: {', '.join(FORMATS)}")
+    module, function = FORMATS[name].split(":")
+    return getattr(importlib.import_module(module), function)

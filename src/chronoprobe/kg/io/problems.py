@@ -1,0 +1,52 @@
+"""Bad-input accounting shared by every loader.
+
+A loader calls :meth:`Problems.report` for each record it cannot use. In strict mode the first
+one raises :class:`BadRecord` naming file, line and reason; otherwise records are skipped and
+counted by reason, and the counts (with a first example of each) are printed at the end, so
+nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+class BadRecord(ValueError):
+    """A record a loader cannot use, located as file:line."""
+
+    def __init__(self, file: str, line: int, reason: str) -> None:
+        super().__init__(f"{file}:{line}: {reason}")
+        self.file, self.line, self.reason = file, line, reason
+
+
+@dataclass
+class Problems:
+    strict: bool = False
+    counts: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def report(self, file: str, line: int, reason: str, kind: str | None = None) -> None:
+        """Record one bad record; ``kind`` groups the count (defaults to the reason)."""
+        if self.strict:
+            raise BadRecord(file, line, reason)
+        key = kind or reason
+        self.counts[key] += 1
+        self.examples.setdefault(key, f"{file}:{line}: {reason}")
+
+    def merge(self, other: Problems) -> None:
+        """Fold in the problems a worker process counted."""
+        self.counts.update(other.counts)
+        for key, example in other.examples.items():
+            self.examples.setdefault(key, example)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> list[str]:
+        """One line per kind of problem, most frequent first, with its first example."""
+        return [
+            f"{count:>9,}  {key}  (first: {self.examples[key]})"
+            for key, count in self.counts.most_common()
+        ]
