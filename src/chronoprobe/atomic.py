@@ -7,10 +7,25 @@ disk) leaves no truncated output behind to be mistaken for finished work.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def _create_temp_beside(target: Path) -> Path:
+    """A new empty file next to ``target``, created with the process umask's permissions.
+
+    ``tempfile.mkstemp`` would create it 0600, and the rename would then make every output file
+    private to its writer; ``os.open`` with mode 0666 lets the umask decide, as ``open`` does.
+    """
+    while True:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return tmp
 
 
 @contextmanager
@@ -18,9 +33,7 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it over ``target`` on success."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _create_temp_beside(target)
     try:
         yield tmp
         os.replace(tmp, target)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import total_ordering
 
 import numpy as np
 
@@ -75,20 +76,31 @@ def civil_from_day_number(n: int) -> tuple[int, int, int]:
 
 
 def format_year(year: int) -> str:
-    """ISO-style year: at least four digits, a leading minus for BCE ("-0059")."""
-    return f"-{-year:04d}" if year < 0 else f"{year:04d}"
+    """ISO-style year: at least four digits, a leading minus for BCE ("-0059").
+
+    Years past 9999 take a plus sign (ISO 8601's expanded form), so that an unsigned run of
+    more than four digits is never a year and ``20090120`` cannot pass for one.
+    """
+    if year < 0:
+        return f"-{-year:04d}"
+    return f"+{year}" if year > 9999 else f"{year:04d}"
 
 
-_ISO = re.compile(r"^([+-]?)(\d{1,16})(?:-(\d{2})(?:-(\d{2}))?)?$")
+# A year is a signed run of digits (ISO expanded form, Wikidata style) or at most four unsigned.
+_YEAR = r"([+-]\d{1,16}|\d{1,4})"
+_ISO = re.compile(rf"^{_YEAR}(?:-(\d{{2}})(?:-(\d{{2}}))?)?$")
 _WIKIDATA = re.compile(r"^([+-])(\d{1,16})-(\d{2})-(\d{2})T")
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class TimePoint:
     """A date known to year, month or day precision.
 
     Coarser parts than the precision are meaningful, finer ones are None: ``TimePoint(2009)`` is
-    the year 2009, ``TimePoint(2009, 1)`` January 2009.
+    the year 2009, ``TimePoint(2009, 1)`` January 2009. Points order chronologically by their
+    first day, a coarser point before a finer one starting the same day (2009 < 2009-01 <
+    2009-01-01), so points of mixed precision sort without comparing None to an int.
     """
 
     year: int
@@ -101,7 +113,17 @@ class TimePoint:
         if self.month is not None and not 1 <= self.month <= 12:
             raise ValueError(f"month {self.month} is not in 1..12")
         if self.day is not None and not 1 <= self.day <= days_in_month(self.year, self.month):
-            raise ValueError(f"day {self.day} does not exist in {format_year(self.year)}-{self.month:02d}")
+            raise ValueError(
+                f"day {self.day} does not exist in {format_year(self.year)}-{self.month:02d}"
+            )
+
+    def _key(self) -> tuple[int, int, int]:
+        return (self.year, self.month or 0, self.day or 0)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, TimePoint):
+            return NotImplemented
+        return self._key() < other._key()
 
     @property
     def precision(self) -> Precision:
@@ -111,13 +133,18 @@ class TimePoint:
 
     @classmethod
     def parse(cls, text: str) -> TimePoint:
-        """Parse ``2009``, ``2009-01``, ``2009-01-20`` or ``-0059`` (BCE)."""
+        """Parse ``2009``, ``2009-01``, ``2009-01-20`` or ``-0059`` (BCE).
+
+        A leading ``+`` is accepted (``+2009``, ``+12345``) as in ISO 8601's expanded years.
+        """
         match = _ISO.match(text.strip())
         if not match:
             raise ValueError(f"not an ISO date of year, month or day precision: {text!r}")
-        sign, year, month, day = match.groups()
-        y = -int(year) if sign == "-" else int(year)
-        return cls(y, int(month) if month else None, int(day) if day else None)
+        year, month, day = match.groups()
+        try:
+            return cls(int(year), int(month) if month else None, int(day) if day else None)
+        except ValueError as err:
+            raise ValueError(f"not a valid date: {text!r} ({err})") from None
 
     @classmethod
     def from_wikidata(cls, time: str, precision: int) -> TimePoint | None:
@@ -138,11 +165,14 @@ class TimePoint:
             return cls(y)
         if int(month) == 0:
             raise ValueError(f"precision {precision} but month is 00 in {time!r}")
-        if precision == Precision.MONTH:
-            return cls(y, int(month))
-        if int(day) == 0:
+        if precision != Precision.MONTH and int(day) == 0:
             raise ValueError(f"precision {precision} but day is 00 in {time!r}")
-        return cls(y, int(month), int(day))
+        try:
+            if precision == Precision.MONTH:
+                return cls(y, int(month))
+            return cls(y, int(month), int(day))
+        except ValueError as err:
+            raise ValueError(f"{err} in {time!r}") from None
 
     def iso(self) -> str:
         text = format_year(self.year)
@@ -172,7 +202,8 @@ class Granularity(IntEnum):
     DAY = 4
 
 
-_PERIOD = re.compile(r"^(-?\d{1,16})(?:-(Q[1-4]|\d{2})(?:-(\d{2}))?)?$")
+_PERIOD = re.compile(rf"^{_YEAR}(?:-(Q[1-4]|\d{{2}})(?:-(\d{{2}}))?)?$")
+_PERIODS_PER_YEAR = {Granularity.YEAR: 1, Granularity.QUARTER: 4, Granularity.MONTH: 12}
 
 
 @dataclass(frozen=True, order=True)
@@ -188,13 +219,27 @@ class Period:
     index: int = 1
     day: int = 1
 
+    def __post_init__(self) -> None:
+        # Only the canonical form is valid, so equal periods compare and hash equal.
+        granularity = Granularity(self.granularity)
+        if granularity == Granularity.DAY:
+            TimePoint(self.year, self.index, self.day)  # validates month and day
+            return
+        if self.day != 1:
+            raise ValueError(f"a {granularity.name.lower()} period has no day (got {self.day})")
+        if granularity == Granularity.MONTH:
+            TimePoint(self.year, self.index)  # validates the month
+        elif not 1 <= self.index <= _PERIODS_PER_YEAR[granularity]:
+            raise ValueError(
+                f"{granularity.name.lower()} index {self.index} is not in "
+                f"1..{_PERIODS_PER_YEAR[granularity]}"
+            )
+
     @classmethod
     def parse(cls, text: str) -> Period:
         match = _PERIOD.match(text.strip())
         if not match:
-            raise ValueError(
-                f"not a period: {text!r} (use 2019, 2019-Q3, 2019-07 or 2019-07-24)"
-            )
+            raise ValueError(f"not a period: {text!r} (use 2019, 2019-Q3, 2019-07 or 2019-07-24)")
         year, mid, day = match.groups()
         y = int(year)
         if mid is None:
@@ -203,10 +248,12 @@ class Period:
             if day is not None:
                 raise ValueError(f"not a period: {text!r} (a quarter has no day)")
             return cls(Granularity.QUARTER, y, int(mid[1]))
-        TimePoint(y, int(mid), int(day) if day else None)  # validates month and day
-        if day is None:
-            return cls(Granularity.MONTH, y, int(mid))
-        return cls(Granularity.DAY, y, int(mid), int(day))
+        try:
+            if day is None:
+                return cls(Granularity.MONTH, y, int(mid))
+            return cls(Granularity.DAY, y, int(mid), int(day))
+        except ValueError as err:
+            raise ValueError(f"not a period: {text!r} ({err})") from None
 
     @classmethod
     def containing(cls, point: TimePoint, granularity: Granularity) -> Period:
@@ -254,9 +301,7 @@ class Period:
         if self.granularity == Granularity.DAY:
             y, m, d = civil_from_day_number(self.first_day() + 1)
             return Period(Granularity.DAY, y, m, d)
-        per_year = {Granularity.YEAR: 1, Granularity.QUARTER: 4, Granularity.MONTH: 12}
-        n = per_year[self.granularity]
-        if self.index < n:
+        if self.index < _PERIODS_PER_YEAR[self.granularity]:
             return Period(self.granularity, self.year, self.index + 1)
         return Period(self.granularity, self.year + 1, 1)
 

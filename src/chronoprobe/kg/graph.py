@@ -33,7 +33,12 @@ from chronoprobe.time import OPEN_END, OPEN_START, Period, TimePoint, day_number
 
 FORMAT = "chronoprobe-kg"
 FORMAT_VERSION = 1
-_FILES = {"entities": "entities.parquet", "relations": "relations.parquet", "facts": "facts.parquet"}
+_FILES = {
+    "entities": "entities.parquet",
+    "relations": "relations.parquet",
+    "facts": "facts.parquet",
+}
+_SCHEMAS = {"entities": ENTITY_SCHEMA, "relations": RELATION_SCHEMA, "facts": FACT_SCHEMA}
 
 # Mean answers per query above which a side counts as "many" (the usual 1.5 threshold).
 MANY_THRESHOLD = 1.5
@@ -231,18 +236,24 @@ class TemporalKG:
     def load(cls, directory: str | Path) -> TemporalKG:
         path = Path(directory)
         manifest_path = path / "manifest.json"
+        if not path.is_dir():
+            raise KGFormatError(f"{path}: no such KG directory")
         if not manifest_path.is_file():
             raise KGFormatError(
                 f"{path}: not a chronoprobe KG directory (no manifest.json); "
                 "create one with `chronoprobe kg convert` or `chronoprobe kg synth`"
             )
         try:
-            manifest = json.loads(manifest_path.read_text())
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise KGFormatError(f"{manifest_path}:{err.lineno}: invalid JSON: {err.msg}") from err
-        if manifest.get("format") != FORMAT:
-            raise KGFormatError(f"{manifest_path}: format is {manifest.get('format')!r}, not {FORMAT!r}")
-        if manifest.get("version", 0) > FORMAT_VERSION:
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            found = manifest.get("format") if isinstance(manifest, dict) else manifest
+            raise KGFormatError(f"{manifest_path}: format is {found!r}, not {FORMAT!r}")
+        version = manifest.get("version", 0)
+        if not isinstance(version, int):
+            raise KGFormatError(f"{manifest_path}: version {version!r} is not an integer")
+        if version > FORMAT_VERSION:
             raise KGFormatError(
                 f"{manifest_path}: KG format version {manifest['version']} is newer than this "
                 f"chronoprobe reads ({FORMAT_VERSION}); upgrade chronoprobe"
@@ -252,8 +263,16 @@ class TemporalKG:
             file = path / filename
             if not file.is_file():
                 raise KGFormatError(f"{file}: missing; the KG directory is incomplete")
-            tables[key] = pq.read_table(file)
-        return cls.from_tables(**tables, name=manifest.get("name", path.name), meta=manifest.get("meta"))
+            try:
+                tables[key] = pq.read_table(file)
+            except pa.ArrowException as err:
+                raise KGFormatError(f"{file}: not a readable Parquet file: {err}") from err
+            absent = [n for n in _SCHEMAS[key].names if n not in tables[key].column_names]
+            if absent:
+                raise KGFormatError(f"{file}: missing columns {', '.join(absent)}")
+        return cls.from_tables(
+            **tables, name=manifest.get("name", path.name), meta=manifest.get("meta")
+        )
 
     # ----- lookups ---------------------------------------------------------------------------
 
@@ -346,16 +365,21 @@ class TemporalKG:
         if relations is not None:
             mask &= self._relation_mask(relations)
         table = self.facts.filter(pa.array(mask)).select([key, "relation", ask])
-        # Sorting first and grouping single-threaded keeps each answer list sorted.
-        table = table.sort_by([(ask, "ascending")])
-        grouped = table.group_by([key, "relation"], use_threads=False).aggregate([(ask, "distinct")])
+        # Arrow's "distinct" aggregation does not keep input order on large groups, so the lists
+        # are cut from the sorted distinct triples instead: one sort, then offsets at key changes.
+        triples = table.group_by([key, "relation", ask]).aggregate([])
+        triples = triples.sort_by(
+            [("relation", "ascending"), (key, "ascending"), (ask, "ascending")]
+        ).combine_chunks()
+        starts = _run_starts(triples, ["relation", key])
+        offsets = pa.array(np.append(starts, triples.num_rows), type=pa.int32())
         return pa.table(
             {
-                key: grouped.column(key),
-                "relation": grouped.column("relation"),
-                "answers": grouped.column(f"{ask}_distinct"),
+                key: triples.column(key).take(pa.array(starts)),
+                "relation": triples.column("relation").take(pa.array(starts)),
+                "answers": pa.ListArray.from_arrays(offsets, triples.column(ask).combine_chunks()),
             }
-        ).sort_by([("relation", "ascending"), (key, "ascending")])
+        )
 
     def answers(
         self,
@@ -389,11 +413,24 @@ class TemporalKG:
         )
         rows = self.facts.filter(mask)
         spans = list(zip(bound_points(rows, "start"), bound_points(rows, "end"), strict=True))
-        return sorted(spans, key=lambda s: (s[0] is not None, s[0] or TimePoint(0)))
+        # Unknown starts first, then by start; a still-open end sorts after every known one.
+        return sorted(
+            spans,
+            key=lambda s: (
+                s[0] is not None,
+                s[0] or TimePoint(0),
+                s[1] is None,
+                s[1] or TimePoint(0),
+            ),
+        )
 
     def facts_per_relation(self) -> dict[str, int]:
         counts = self.facts.group_by("relation").aggregate([("relation", "count")])
-        pairs = zip(counts.column("relation").to_pylist(), counts.column("relation_count").to_pylist(), strict=True)
+        pairs = zip(
+            counts.column("relation").to_pylist(),
+            counts.column("relation_count").to_pylist(),
+            strict=True,
+        )
         return dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0])))
 
     def cardinality(self) -> dict[str, str]:
@@ -414,7 +451,9 @@ class TemporalKG:
         )
 
         def mean_fanout(key: str, value: str) -> dict[str, float]:
-            per_query = table.group_by([key, "relation", "year"]).aggregate([(value, "count_distinct")])
+            per_query = table.group_by([key, "relation", "year"]).aggregate(
+                [(value, "count_distinct")]
+            )
             means = per_query.group_by("relation").aggregate([(f"{value}_count_distinct", "mean")])
             return dict(
                 zip(
@@ -458,6 +497,19 @@ class TemporalKG:
         )
         bounds = pc.min_max(years).as_py()
         return bounds["min"], bounds["max"]
+
+
+def _run_starts(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
+    """Row indices where the values of ``keys`` change, in a table sorted by those keys."""
+    n = table.num_rows
+    changed = np.zeros(n, dtype=bool)
+    changed[:1] = True
+    if n > 1:
+        for name in keys:
+            column = table.column(name)
+            differs = pc.not_equal(column.slice(1), column.slice(0, n - 1))
+            changed[1:] |= differs.to_numpy(zero_copy_only=False)
+    return np.flatnonzero(changed)
 
 
 def _distinct_rows(table: pa.Table) -> pa.Table:
