@@ -280,7 +280,8 @@ class Period:
     def __str__(self) -> str:
         return self.label()
 
-    def _months(self) -> tuple[int, int]:
+    def months(self) -> tuple[int, int]:
+        """The first and last month this period covers."""
         if self.granularity == Granularity.YEAR:
             return 1, 12
         if self.granularity == Granularity.QUARTER:
@@ -288,11 +289,11 @@ class Period:
         return self.index, self.index
 
     def first_day(self) -> int:
-        first, _ = self._months()
+        first, _ = self.months()
         return day_number(self.year, first, self.day if self.granularity == Granularity.DAY else 1)
 
     def last_day(self) -> int:
-        _, last = self._months()
+        _, last = self.months()
         if self.granularity == Granularity.DAY:
             return day_number(self.year, last, self.day)
         return day_number(self.year, last, days_in_month(self.year, last))

@@ -43,7 +43,7 @@ def _relation_set(relations: str | None) -> frozenset[str] | None:
 @user_errors
 def convert(
     inputs: list[Path] = typer.Argument(
-        ..., exists=True, dir_okay=False, help="Source files (.json, .json.gz, .json.bz2, .txt, .jsonl)."
+        ..., exists=True, dir_okay=False, help="Source files (.json[.gz|.bz2], .txt, .jsonl)."
     ),
     format: SourceFormat = typer.Option(..., "--format", "-f", help="Format of the inputs."),
     out: Path = typer.Option(..., "--out", "-o", help="KG directory to write."),

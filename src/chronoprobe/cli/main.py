@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from chronoprobe import __version__
-from chronoprobe.cli import kg
+from chronoprobe.cli import build, kg
 
 app = typer.Typer(
     name="chronoprobe",
@@ -13,8 +13,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
 app.add_typer(kg.app, name="kg")
+app.add_typer(build.app, name="build")
 
 
 def _version(value: bool) -> None:

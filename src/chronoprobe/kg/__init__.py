@@ -1,4 +1,4 @@
-"""The temporal knowledge graph: records, the columnar TemporalKG, loaders and the synthetic world."""
+"""The temporal knowledge graph: records, the columnar TemporalKG, loaders, the synthetic world."""
 
 from chronoprobe.kg.graph import KGBuilder, KGFormatError, TemporalKG
 from chronoprobe.kg.records import Entity, Fact, Relation

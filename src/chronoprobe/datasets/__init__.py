@@ -1,0 +1,1 @@
+"""Probe-set builders: a TemporalKG in, JSONL probe rows out, one module per family."""

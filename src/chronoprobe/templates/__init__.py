@@ -1,0 +1,62 @@
+"""Relation templates as data files, one YAML file per probe family.
+
+Adding a relation is a YAML edit: each entry maps a relation id to a cloze template with
+``<subject>`` and ``<object>`` placeholders and the side to mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+MASK = "[MASK]"
+
+
+@dataclass(frozen=True)
+class ClozeTemplate:
+    relation: str
+    label: str
+    template: str
+    mask: str = "object"  # which side the query asks for
+
+    @property
+    def given(self) -> str:
+        """The side the query names (the other side is asked)."""
+        return "subject" if self.mask == "object" else "object"
+
+    def query(self, given: str) -> str:
+        """The template with the given side's label filled in and the asked side as [MASK]."""
+        return self.template.replace(f"<{self.given}>", given).replace(f"<{self.mask}>", MASK)
+
+    def fill(self, subject: str, object: str) -> str:
+        """The full statement, both sides filled in."""
+        return self.template.replace("<subject>", subject).replace("<object>", object)
+
+
+def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[str, ClozeTemplate]:
+    """Read ``templates/<family>.yaml`` (or a user's file) into relation -> template."""
+    source = Path(path) if path else resources.files("chronoprobe.templates") / f"{family}.yaml"
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a mapping of relation id to template")
+    templates = {}
+    for relation, entry in data.items():
+        where = f"{source}: {relation}"
+        if not isinstance(entry, dict) or not {"label", "template"} <= set(entry):
+            raise ValueError(f"{where}: needs 'label' and 'template'")
+        unknown = set(entry) - {"label", "template", "mask"}
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+        template = ClozeTemplate(
+            str(relation), entry["label"], entry["template"], entry.get("mask", "object")
+        )
+        if template.mask not in ("subject", "object"):
+            raise ValueError(f"{where}: mask must be 'subject' or 'object', not {template.mask!r}")
+        for slot in ("<subject>", "<object>"):
+            if template.template.count(slot) != 1:
+                raise ValueError(f"{where}: the template must hold {slot} exactly once")
+        templates[template.relation] = template
+    return templates
