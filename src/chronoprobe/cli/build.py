@@ -77,3 +77,68 @@ def _print_split_table(stats: list[dict]) -> None:
     for row in stats:
         table.add_row(*(str(row.get(c, 0)) if c != "period" else row[c] for c in columns))
     Console().print(table)
+
+
+class LamaTKTask(StrEnum):
+    memorize = "memorize"
+    boundary = "boundary"
+    implicit = "implicit"
+
+
+@app.command()
+@user_errors
+def lamatk(
+    kg_dir: Path = typer.Argument(..., help="KG directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write into."),
+    task: LamaTKTask = typer.Option(
+        LamaTKTask.memorize,
+        help="memorize: every masked statement; boundary: start/end statements of position "
+        "held plus zero-shot elected/resigned queries; implicit: facts with distractors plus "
+        "queries for a year inside each fact.",
+    ),
+    conflicts: bool = typer.Option(
+        True, help="Keep multi-answer statements (--no-conflicts: the non-conflict variant)."
+    ),
+    sample: int | None = typer.Option(None, min=1, help="Subsample to N statements (seeded)."),
+    seed: int = typer.Option(0, help="Seed for subsampling and query years."),
+) -> None:
+    """Build LAMA-TK: masked temporal statements with every correct answer kept.
+
+    Each fact with both bounds becomes four masked statements (subject, object, start, end; for
+    point-in-time relations subject, object, time), e.g. "Michael Jordan played for [MASK] from
+    1995 to 1998." The answer list holds every value that makes the masked text true. Writes
+    statements.jsonl (training/reciting rows), for boundary and implicit also queries.jsonl,
+    and stats.json.
+    """
+    from chronoprobe.datasets import lamatk as builder
+    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.kg.graph import TemporalKG
+
+    kg = TemporalKG.load(kg_dir)
+    queries: list[dict] | None = None
+    skipped = None
+    if task == LamaTKTask.memorize:
+        rows, skipped = builder.build_statements(kg)
+    elif task == LamaTKTask.boundary:
+        rows, queries = builder.boundary_set(kg, seed=seed)
+    else:
+        rows, queries = builder.implicit_set(kg, seed=seed)
+    if not conflicts:
+        rows = builder.without_conflicts(rows)
+    if sample is not None:
+        rows = builder.subsample(rows, sample, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "statements.jsonl", rows)
+    stats = {"statements": builder.statistics(rows, skipped)}
+    if queries is not None:
+        write_jsonl(out / "queries.jsonl", queries)
+        stats["queries"] = builder.statistics(queries)
+    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    summary = stats["statements"]
+    console.print(
+        f"[green]wrote[/] {summary['statements']:,} statements "
+        f"({summary['multi_answer_share']:.1%} multi-answer) to {out / 'statements.jsonl'}"
+        + (f" and {len(queries):,} queries" if queries is not None else "")
+    )
+    if skipped:
+        console.print("skipped facts: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v))

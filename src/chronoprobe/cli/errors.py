@@ -25,7 +25,7 @@ def user_errors(command: F) -> F:
         except USER_ERRORS as err:
             if os.environ.get("CHRONOPROBE_DEBUG"):
                 raise
-            Console(stderr=True).print(f"[red]error:[/] {err}", highlight=False)
+            Console(stderr=True).print(f"[red]error:[/] {err}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from err
 
     return wrapper  # type: ignore[return-value]

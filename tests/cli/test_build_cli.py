@@ -1,0 +1,57 @@
+"""`chronoprobe build ...` end to end on a saved KG: files written, errors reported cleanly."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+from chronoprobe.jsonl import read_jsonl
+from chronoprobe.kg import Entity, Fact, TemporalKG
+from chronoprobe.time import TimePoint
+
+runner = CliRunner()
+
+
+def save_kg(path):
+    facts = [
+        Fact("Q145", "P6", "Q264766", TimePoint(2016, 7, 13), TimePoint(2019, 7, 24)),
+        Fact("Q145", "P6", "Q180589", TimePoint(2019, 7, 24), TimePoint(2022, 9, 6)),
+        Fact("Q949", "P166", "Q38104", TimePoint(1956), TimePoint(1956)),
+        Fact("Q949", "P166", "Q38104", TimePoint(1972), TimePoint(1972)),
+    ]
+    labels = {"Q145": "United Kingdom", "Q264766": "Theresa May", "Q180589": "Boris Johnson"}
+    TemporalKG.from_records(facts, [Entity(i, n) for i, n in labels.items()]).save(path)
+
+
+def test_build_drift_writes_rows_and_stats(tmp_path):
+    save_kg(tmp_path / "kg")
+    out = tmp_path / "drift"
+    args = ["build", "drift", str(tmp_path / "kg"), "--granularity", "quarter"]
+    result = runner.invoke(app, [*args, "--from", "2019-Q2", "--to", "2019-Q4", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(read_jsonl(out / "examples.jsonl"))
+    assert [(r["period"], r["answers"], r["split"]) for r in rows] == [
+        ("2019-Q2", ["Q264766"], None),
+        ("2019-Q3", ["Q180589", "Q264766"], "updated"),
+        ("2019-Q4", ["Q180589"], "updated"),
+    ]
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats[1] == {"period": "2019-Q3", "total": 1, "updated": 1}
+
+
+def test_build_lamatk_writes_statements(tmp_path):
+    save_kg(tmp_path / "kg")
+    out = tmp_path / "lamatk"
+    result = runner.invoke(app, ["build", "lamatk", str(tmp_path / "kg"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(read_jsonl(out / "statements.jsonl"))
+    assert len(rows) == 6  # two award facts x (subject, object, time); P6 has no template
+    assert json.loads((out / "stats.json").read_text())["statements"]["multi_answer"] == 2
+
+
+def test_missing_kg_is_one_clear_line(tmp_path):
+    result = runner.invoke(app, ["build", "lamatk", str(tmp_path / "nope"), "-o", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no such KG directory" in result.output
