@@ -55,3 +55,18 @@ def test_missing_kg_is_one_clear_line(tmp_path):
     result = runner.invoke(app, ["build", "lamatk", str(tmp_path / "nope"), "-o", str(tmp_path)])
     assert result.exit_code == 2
     assert "no such KG directory" in result.output
+
+
+def test_build_cronq_writes_questions_and_splits(tmp_path):
+    save_kg(tmp_path / "kg")
+    out = tmp_path / "cronq"
+    result = runner.invoke(
+        app, ["build", "cronq", str(tmp_path / "kg"), "-o", str(out), "--exhaustive"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = list(read_jsonl(out / "questions.jsonl"))
+    assert {"Who was Q949 married to in 1956?"}.isdisjoint(r["question"] for r in rows)
+    assert any(r["template"] == "award_in_year" and r["answers"] == ["Q38104"] for r in rows)
+    stats = json.loads((out / "stats.json").read_text())
+    split_total = sum(stats[n]["questions"] for n in ("train", "valid", "test"))
+    assert split_total + stats["dropped_by_split"] == len(rows)

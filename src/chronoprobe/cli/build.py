@@ -142,3 +142,60 @@ def lamatk(
     )
     if skipped:
         console.print("skipped facts: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v))
+
+
+@app.command()
+@user_errors
+def cronq(
+    kg_dir: Path = typer.Argument(..., help="KG directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write into."),
+    exhaustive: bool = typer.Option(
+        False, "--exhaustive", help="Every question every template admits (small KGs)."
+    ),
+    max_per_template: int = typer.Option(
+        1000, min=1, help="Questions sampled per seed template (without --exhaustive)."
+    ),
+    seed: int = typer.Option(0, help="Seed for sampling, wording and the split."),
+) -> None:
+    """Generate CronQuestions-style temporal questions with answers executed over the KG.
+
+    Five reasoning types (simple_entity, simple_time, before_after, first_last, time_join) from
+    seed templates with paraphrases (templates/cronq.yaml). Writes questions.jsonl, the
+    entity-disjoint train.jsonl / valid.jsonl / test.jsonl, and stats.json.
+    """
+    from chronoprobe.datasets import cronq as generator
+    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.kg.graph import TemporalKG
+
+    kg = TemporalKG.load(kg_dir)
+    rows, skipped = generator.generate_questions(
+        kg, exhaustive=exhaustive, max_per_template=max_per_template, seed=seed
+    )
+    events = {event for event, _, _ in generator.YearIndex.from_kg(kg, []).events}
+    splits = generator.split_questions(rows, events, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "questions.jsonl", rows)
+    for name in ("train", "valid", "test"):
+        write_jsonl(out / f"{name}.jsonl", splits[name])
+    stats = {
+        "all": generator.question_statistics(rows),
+        **{
+            name: generator.question_statistics(splits[name]) for name in ("train", "valid", "test")
+        },
+        "dropped_by_split": len(splits["dropped"]),
+        "skipped_facts": dict(skipped),
+    }
+    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    table = Table(title="questions per type")
+    table.add_column("type")
+    for name in ("all", "train", "valid", "test"):
+        table.add_column(name, justify="right")
+    for kind in generator.QUESTION_TYPES:
+        table.add_row(
+            kind, *(str(stats[n]["types"][kind]) for n in ("all", "train", "valid", "test"))
+        )
+    Console().print(table)
+    console.print(
+        f"[green]wrote[/] {len(rows):,} questions to {out}; "
+        f"{len(splits['dropped']):,} left out of the splits to keep their entities disjoint"
+    )
