@@ -88,7 +88,9 @@ class YearIndex:
     def from_kg(cls, kg: TemporalKG, relations: Sequence[str]) -> YearIndex:
         index = cls()
         _, last_year = kg.year_range()
-        facts = kg.facts.filter(pc.is_in(kg.facts.column("relation"), pa.array(list(relations))))
+        facts = kg.facts.filter(
+            pc.is_in(kg.facts.column("relation"), pa.array(list(relations), type=pa.string()))
+        )
         for relation, head, tail, first, last in zip(
             facts.column("relation").to_pylist(),
             facts.column("subject").to_pylist(),

@@ -53,9 +53,9 @@ def top_subjects(
 ) -> dict[str, list[str]]:
     """Per relation, the ``n`` subjects with the most facts overlapping the range (ties by id)."""
     mask = (kg.start_days <= last.last_day()) & (kg.end_days >= first.first_day())
-    mask &= pc.is_in(kg.facts.column("relation"), pa.array(list(relations))).to_numpy(
-        zero_copy_only=False
-    )
+    mask &= pc.is_in(
+        kg.facts.column("relation"), pa.array(list(relations), type=pa.string())
+    ).to_numpy(zero_copy_only=False)
     counts = (
         kg.facts.filter(pa.array(mask))
         .group_by(["relation", "subject"])
@@ -85,7 +85,7 @@ def _period_answers(
         table = kg.answer_sets(period, relations=relations, ask=ask)
         given = templates[relations[0]].given
         keys = pc.binary_join_element_wise(table.column("relation"), table.column(given), "\t")
-        table = table.filter(pc.is_in(keys, pa.array(sorted(keep))))
+        table = table.filter(pc.is_in(keys, pa.array(sorted(keep), type=pa.string())))
         for entity, relation, answers in zip(
             table.column(given).to_pylist(),
             table.column("relation").to_pylist(),

@@ -68,7 +68,7 @@ def year_facts(kg: TemporalKG, templates: LamaTKTemplates, skipped: Counter) -> 
     state the same statement and are kept once.
     """
     facts = kg.facts
-    keep = pc.is_in(facts.column("relation"), pa.array(list(templates.relations)))
+    keep = pc.is_in(facts.column("relation"), pa.array(list(templates.relations), type=pa.string()))
     facts = facts.filter(keep)
     start = facts.column("start_precision").is_valid()
     end = facts.column("end_precision").is_valid()

@@ -341,9 +341,9 @@ class TemporalKG:
         return self.facts.filter(pa.array(mask))
 
     def _relation_mask(self, relations: Sequence[str]) -> np.ndarray:
-        return pc.is_in(self.facts.column("relation"), pa.array(list(relations))).to_numpy(
-            zero_copy_only=False
-        )
+        return pc.is_in(
+            self.facts.column("relation"), pa.array(list(relations), type=pa.string())
+        ).to_numpy(zero_copy_only=False)
 
     def answer_sets(
         self,
