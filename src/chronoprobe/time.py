@@ -75,6 +75,19 @@ def civil_from_day_number(n: int) -> tuple[int, int, int]:
     return (y + (m <= 2), m, d)
 
 
+def civil_from_day_numbers(days) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised inverse of :func:`day_number`: (years, months, days) arrays."""
+    n = np.asarray(days, dtype=np.int64) + 719468
+    era = np.floor_divide(n, 146097)
+    doe = n - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = np.where(mp < 10, mp + 3, mp - 9)
+    return yoe + era * 400 + (m <= 2), m, d
+
+
 def format_year(year: int) -> str:
     """ISO-style year: at least four digits, a leading minus for BCE ("-0059").
 
