@@ -24,7 +24,7 @@ from chronoprobe.time import day_number
 # How often structure that makes statements multi-answer occurs (tuned so that about 15% of
 # masked-object statements have several answers, as LAMA-TK reports).
 NATIONAL_TEAM_RATE = 0.35  # an athlete's spell doubled by a national-team call-up
-MINISTER_MP_RATE = 0.45  # a minister who also sits in parliament for the same years
+MINISTER_MP_RATE = 0.22  # a minister who also sits in parliament for the same years
 SECOND_EMPLOYER_RATE = 0.2  # an employee with a concurrent second employer
 
 
@@ -37,6 +37,16 @@ class People:
     active_from: np.ndarray
     active_to: np.ndarray
     weights: np.ndarray
+
+    def subset(self, mask: np.ndarray) -> People:
+        weights = self.weights[mask]
+        return People(
+            self.index[mask],
+            self.birth[mask],
+            self.active_from[mask],
+            self.active_to[mask],
+            weights / weights.sum(),
+        )
 
     def pick(self, rng, years) -> np.ndarray:
         """Entity index of an active, popularity-weighted person per year (-1: none)."""
@@ -57,7 +67,7 @@ class WorldBuilder:
 
     # ----- entities --------------------------------------------------------------------------
 
-    def people(self, n: int, kind: str, birth, active_from, active_to, exponent=0.9) -> People:
+    def people(self, n: int, kind: str, birth, active_from, active_to, exponent=0.6) -> People:
         labels = names.person_names(self.rng, n) if n else []
         labels = [self._unique(label) for label in labels]
         deaths = np.where(self.rng.random(n) < 0.3, birth + self.rng.integers(60, 95, n), 0)
@@ -83,7 +93,8 @@ class WorldBuilder:
         return candidate
 
     def add(self, relation, subject, obj, start: Dates, end: Dates) -> None:
-        keep = (subject >= 0) & (obj >= 0) & (start.year <= self.last)
+        inside = (start.year >= self.first) & (start.year <= self.last)
+        keep = (subject >= 0) & (obj >= 0) & inside
         self.chunks.append(
             FactChunk(
                 relation,
@@ -128,6 +139,14 @@ class WorldBuilder:
         holder = pool.pick(self.rng, start_years)
         back = np.flatnonzero((position >= 2) & (self.rng.random(len(holder)) < return_rate))
         holder[back] = holder[back - 2]
+        return holder
+
+    def national_holders(self, pools: list[People], nation, position, start_years, rate=0.1):
+        """Holders of offices of several countries, each drawn from its own country's pool."""
+        holder = np.full(len(nation), -1)
+        for country in np.unique(nation):
+            rows = np.flatnonzero(nation == country)
+            holder[rows] = self.holders(pools[country], position[rows], start_years[rows], rate)
         return holder
 
     def careers(self, pool_size: int, mean_spells: float, mean_length: float, budget: int):
@@ -207,13 +226,15 @@ class WorldBuilder:
 
     def politics(self, countries: np.ndarray) -> People:
         rng, first, last = self.rng, self.first, self.last
-        n_pol = max(40, self.budget["P39"] // 3)
+        n_c = len(countries)
+        n_pol = max(8 * n_c, self.budget["P39"] // 3)
         birth = rng.integers(first - 60, last - 29, n_pol)
         pool = self.people(n_pol, "politician", birth, birth + 28, birth + 78)
+        nation = rng.permutation(np.arange(n_pol) % n_c)  # every country has politicians
+        pools = [pool.subset(nation == c) for c in range(n_c)]
         # Heads of government: one at a time, handovers on exact days.
-        n_c = len(countries)
         chain, position, start, end = self.chains(n_c, np.full(n_c, first), 4.0, day_precise=True)
-        holder = self.holders(pool, position, start.year)
+        holder = self.national_holders(pools, chain, position, start.year)
         premiers = self.entities.add(
             [f"Prime Minister of {c}" for c in self.country_labels],
             "office",
@@ -225,22 +246,42 @@ class WorldBuilder:
             [f"Member of the Parliament of {c}" for c in self.country_labels], "office"
         )
         remaining = max(self.budget["P39"] - len(chain), 10)
-        chain_budget = int(remaining * 0.55)
-        n_offices = max(4, chain_budget // 7)
-        labels, nation = self._office_labels(n_offices, n_c)
-        founded = rng.integers(first, last - 15, n_offices)
-        offices = self.entities.add(labels, "office", start_years=founded)
-        precise = rng.random(n_offices) < 0.2
+        chain_budget = int(remaining / (1 + MINISTER_MP_RATE) * 0.6)
+        added = self._ministries(pools, parliaments, chain_budget)
+        self._parliament_terms(pools, parliaments, remaining - added)
+        self.politicians, self.politician_nation = pool, nation
+        return pool
+
+    def _ministries(self, pools: list[People], parliaments, budget: int) -> int:
+        """Ministers and mayors: chains of single holders, some with exact days; a share of
+        the ministers also sit in parliament for the same years. Returns the facts added."""
+        rng = self.rng
+        n = max(4, budget // 5)
+        labels, nation = self._office_labels(n, len(pools))
+        founded = rng.integers(self.first, self.last - 15, n)
+        precise = rng.random(n) < 0.2
         terms = []
         for flag in (False, True):
             chosen = np.flatnonzero(precise == flag)
             if len(chosen):
                 c, p, s, e = self.chains(len(chosen), founded[chosen], 4.0, day_precise=flag)
                 terms.append((chosen[c], p, s, e))
+        counts = np.zeros(n, dtype=np.int64)
+        for office, *_ in terms:
+            np.add.at(counts, office, 1)
+        used = truncate_to_budget(counts, budget)
+        offices = self.entities.add(labels[:used], "office", start_years=founded[:used])
+        added = 0
         for office, position, start, end in terms:
-            holder = self.holders(pool, position, start.year)
+            keep = np.flatnonzero(office < used)
+            office, position, start, end = (
+                office[keep],
+                position[keep],
+                start.take(keep),
+                end.take(keep),
+            )
+            holder = self.national_holders(pools, nation[office], position, start.year)
             self.add("P39", holder, offices[office], start, end)
-            # Ministers who also sit in parliament for the same years: concurrent positions.
             both = np.flatnonzero(rng.random(len(holder)) < MINISTER_MP_RATE)
             self.add(
                 "P39",
@@ -249,9 +290,8 @@ class WorldBuilder:
                 start.take(both),
                 end.take(both),
             )
-        self._parliament_terms(pool, parliaments, remaining - chain_budget)
-        self.politicians, self.politician_nation = pool, rng.integers(0, n_c, n_pol)
-        return pool
+            added += len(holder) + len(both)
+        return added
 
     def _office_labels(self, n: int, n_countries: int) -> tuple[list[str], np.ndarray]:
         portfolios = [
@@ -261,28 +301,35 @@ class WorldBuilder:
         ]
         self.rng.shuffle(portfolios)
         chosen = portfolios[:n]
+        if n > len(chosen):  # then ambassadors (one per pair of countries), then mayors
+            pairs = self.rng.permutation(n_countries * n_countries)[: n - len(chosen)]
+            chosen += [
+                (f"Ambassador of {self.country_labels[a]} to {self.country_labels[b]}", int(a))
+                for a, b in zip(pairs // n_countries, pairs % n_countries, strict=True)
+                if a != b
+            ]
         if n > len(chosen):
             places = names.place_names(self.rng, n - len(chosen))
             nations = self.rng.integers(0, n_countries, len(places))
             chosen += [(f"Mayor of {p}", int(c)) for p, c in zip(places, nations, strict=True)]
         return [label for label, _ in chosen], np.array([c for _, c in chosen])
 
-    def _parliament_terms(self, pool: People, parliaments: np.ndarray, budget: int) -> None:
-        """Legislatures of four years: many members with identical terms."""
+    def _parliament_terms(self, pools: list[People], parliaments: np.ndarray, budget: int) -> None:
+        """Legislatures of four years: many members of the country's own pool, identical terms."""
         terms = np.arange(self.first, self.last + 1, 4)
         slots = max(1, budget // (len(parliaments) * len(terms)))
-        house = np.repeat(np.arange(len(parliaments)), len(terms) * slots)
-        begin = np.tile(np.repeat(terms, slots), len(parliaments))
-        member = pool.pick(self.rng, begin)
-        rows = np.unique(np.stack([house, begin, member], 1), axis=0)
-        rows = rows[rows[:, 2] >= 0]
-        self.add(
-            "P39",
-            rows[:, 2],
-            parliaments[rows[:, 0]],
-            Dates.years(rows[:, 1]),
-            Dates.years(rows[:, 1] + 4),
-        )
+        for country, house in enumerate(parliaments):
+            begin = np.repeat(terms, slots)
+            member = pools[country].pick(self.rng, begin)
+            rows = np.unique(np.stack([begin, member], 1), axis=0)
+            rows = rows[rows[:, 1] >= 0]
+            self.add(
+                "P39",
+                rows[:, 1],
+                np.full(len(rows), house),
+                Dates.years(rows[:, 0]),
+                Dates.years(rows[:, 0] + 4),
+            )
 
     def business(self) -> People:
         rng = self.rng
@@ -353,7 +400,7 @@ class WorldBuilder:
             ([f"Order of {p}" for p in places], (2, 6), adults, 0.30),
         )
         for candidates, (low, high), pool, share in kinds:
-            budget = max(1, int(self.budget["P166"] * share))
+            budget = max(1, int(self.budget["P166"] * share * 0.88))  # dedupe loses a few
             n = max(1, round(budget / ((last - first) / 2 * (low + high) / 2)))
             labels = [candidates[i] for i in rng.permutation(len(candidates))[:n]]
             since = rng.integers(first, last - 3, len(labels))
@@ -403,7 +450,8 @@ class WorldBuilder:
             "university",
             start_years=rng.integers(1200, self.first, n_unis),
         )
-        who = rng.choice(len(everyone.index), size=min(n, len(everyone.index)), replace=False)
+        eligible = np.flatnonzero(everyone.birth + 18 >= self.first)
+        who = rng.choice(eligible, size=min(n, len(eligible)), replace=False)
         uni_w = zipf_weights(n_unis, 0.8, rng)
         begin = everyone.birth[who] + 18
         finish = begin + rng.integers(3, 5, len(who))
@@ -427,7 +475,7 @@ class WorldBuilder:
 
     def marriages(self, everyone: People) -> None:
         rng = self.rng
-        n = max(1, self.budget["P26"] // 2)
+        n = max(1, round(self.budget["P26"] / 2 / 0.8))  # about a fifth start after the world
         order = np.argsort(everyone.birth, kind="stable")
         a = rng.integers(0, len(order), n)
         b = np.clip(a + rng.integers(1, 40, n) * rng.choice([-1, 1], n), 0, len(order) - 1)

@@ -58,7 +58,19 @@ def place_names(rng: np.random.Generator, n: int) -> list[str]:
     """``n`` unique invented place names such as "Northbury" or "Valdale"."""
     combos = [o + c for o in _ONSET for c in _CODA]
     if n > len(combos):
-        combos += [f"{a} {b}" for a in ("North", "South", "East", "West", "New") for b in combos]
+        prefixes = (
+            "North",
+            "South",
+            "East",
+            "West",
+            "New",
+            "Upper",
+            "Lower",
+            "Old",
+            "Great",
+            "Port",
+        )
+        combos += [f"{a} {b}" for a in prefixes for b in combos]
     if n > len(combos):
         raise ValueError(f"cannot make {n} unique place names")
     return [combos[i] for i in rng.permutation(len(combos))[:n]]

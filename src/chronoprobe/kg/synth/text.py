@@ -1,0 +1,236 @@
+"""Texts of the synthetic world: dated snippets (the corpus models are trained on, period by
+period) and one Wikipedia-style article per entity with several facts.
+
+Snippets say what holds at a date in the words the drift probes use ("X plays for Y."), plus
+the changes ("In March 2019, X joined Y."), so a model trained on one period's snippets can know
+that period's facts and not later ones. Strings are built with Arrow's vectorised kernels.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.records import bound_points
+
+# relation -> (state sentence, change sentence at the start, sentence at the end); {s} {o}.
+PHRASES = {
+    "P54": ("{s} plays for {o}.", "{s} joined {o}.", "{s} left {o}."),
+    "P39": ("{s} holds the position of {o}.", "{s} became {o}.", "{s} stepped down as {o}."),
+    "P108": ("{s} works for {o}.", "{s} started working for {o}.", "{s} left {o}."),
+    "P102": ("{s} is a member of the {o}.", "{s} joined the {o}.", "{s} left the {o}."),
+    "P69": ("{s} attended {o}.", "{s} enrolled at {o}.", "{s} graduated from {o}."),
+    "P26": ("{s} is married to {o}.", "{s} married {o}.", "{s} and {o} divorced."),
+    "P27": (
+        "{s} is {o} citizen.",
+        "{s} became a citizen of {o}.",
+        "{s} gave up citizenship of {o}.",
+    ),
+    "P6": (
+        "{o} is the head of the government of {s}.",
+        "{o} took office as head of the government of {s}.",
+        "{o} left office as head of the government of {s}.",
+    ),
+    "P286": (
+        "{o} is the head coach of {s}.",
+        "{o} was appointed head coach of {s}.",
+        "{o} left as head coach of {s}.",
+    ),
+    "P488": (
+        "{o} is the chair of {s}.",
+        "{o} became chair of {s}.",
+        "{o} stepped down as chair of {s}.",
+    ),
+    "P166": (None, "{s} received {o}.", None),
+}
+# Past tense for articles narrating closed spans: "From 2003 to 2009, X played for Y."
+PAST = {
+    "P54": "{s} played for {o}",
+    "P39": "{s} held the position of {o}",
+    "P108": "{s} worked for {o}",
+    "P102": "{s} was a member of the {o}",
+    "P69": "{s} studied at {o}",
+    "P26": "{s} was married to {o}",
+    "P27": "{s} was a citizen of {o}",
+    "P6": "{o} was the head of the government of {s}",
+    "P286": "{o} was the head coach of {s}",
+    "P488": "{o} was the chair of {s}",
+}
+MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+STATE_YEARS = 4  # present-tense snippets per fact, spread over the years it holds
+
+
+def _labels(kg: TemporalKG, column: str) -> pa.Array:
+    ids = kg.facts.column(column)
+    index = pc.index_in(ids, value_set=kg.entities.column("id"))
+    labels = pc.take(kg.entities.column("label"), index)
+    return pc.coalesce(labels, ids).combine_chunks()
+
+
+def _fill(pattern: str, subjects: pa.Array, objects: pa.Array) -> pa.Array:
+    """Vectorised pattern filling: "{s} plays for {o}." over label arrays."""
+    parts: list = []
+    rest = pattern
+    while rest:
+        cut = min((rest.find(k) for k in ("{s}", "{o}") if k in rest), default=-1)
+        if cut < 0:
+            parts.append(rest)
+            break
+        if cut:
+            parts.append(rest[:cut])
+        parts.append(subjects if rest[cut + 1] == "s" else objects)
+        rest = rest[cut + 3 :]
+    return pc.binary_join_element_wise(*parts, "")
+
+
+def _date_prefix(years: np.ndarray, months: np.ndarray) -> pa.Array:
+    """ "In March 2019, " or "In 2019, " per row."""
+    month_names = np.array(["", *MONTHS])[months]
+    with_month = np.char.add(np.char.add(month_names, " "), years.astype(str))
+    when = np.where(months > 0, with_month, years.astype(str))
+    return pa.array(np.char.add(np.char.add("In ", when), ", "))
+
+
+def _iso(years: np.ndarray, months: np.ndarray) -> np.ndarray:
+    month_text = np.char.zfill(months.astype(str), 2)
+    return np.where(
+        months > 0, np.char.add(np.char.add(years.astype(str), "-"), month_text), years.astype(str)
+    )
+
+
+def write_snippets(kg: TemporalKG, seed: int = 0) -> pa.Table:
+    """Dated snippets: the start and end of every fact, and what holds in some of its years."""
+    first, last = kg.year_range()
+    facts = kg.facts
+    subjects, objects = _labels(kg, "subject"), _labels(kg, "object")
+    relation = facts.column("relation").to_numpy(zero_copy_only=False)
+    start_y = facts.column("start_year").fill_null(first).to_numpy()
+    start_m = facts.column("start_month").fill_null(0).to_numpy().astype(np.int64)
+    end_known = facts.column("end_precision").is_valid().to_numpy(zero_copy_only=False)
+    end_y = facts.column("end_year").fill_null(last).to_numpy()
+    end_m = facts.column("end_month").fill_null(0).to_numpy().astype(np.int64)
+    entity = facts.column("subject").combine_chunks()
+    pieces = []
+    for rel, (state, begin, finish) in PHRASES.items():
+        rows = np.flatnonzero(relation == rel)
+        if not len(rows):
+            continue
+        s, o = subjects.take(rows), objects.take(rows)
+        if begin:
+            text = pc.binary_join_element_wise(
+                _date_prefix(start_y[rows], start_m[rows]), _fill(begin, s, o), ""
+            )
+            pieces.append((rows, _iso(start_y[rows], start_m[rows]), start_y[rows], text))
+        if finish:
+            done = rows[end_known[rows]]
+            text = pc.binary_join_element_wise(
+                _date_prefix(end_y[done], end_m[done]),
+                _fill(finish, subjects.take(done), objects.take(done)),
+                "",
+            )
+            pieces.append((done, _iso(end_y[done], end_m[done]), end_y[done], text))
+        if state:
+            span = np.maximum(end_y[rows] - start_y[rows] + 1, 1)
+            count = np.minimum(span, STATE_YEARS)
+            which = np.repeat(np.arange(len(rows)), count)
+            step = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count)
+            offset = np.where(
+                count[which] > 1, step * (span[which] - 1) // np.maximum(count[which] - 1, 1), 0
+            )
+            years = start_y[rows][which] + offset
+            text = _fill(state, s.take(which), o.take(which))
+            pieces.append((rows[which], years.astype(str), years, text))
+    index = np.concatenate([p[0] for p in pieces])
+    order = np.lexsort((index, np.concatenate([p[2] for p in pieces])))
+    table = pa.table(
+        {
+            "entity": entity.take(pa.array(index[order])),
+            "date": pa.array(np.concatenate([p[1] for p in pieces])[order]),
+            "year": pa.array(np.concatenate([p[2] for p in pieces])[order], pa.int32()),
+            "text": pa.concat_arrays([p[3] for p in pieces]).take(pa.array(order)),
+        }
+    )
+    ids = pa.array(np.char.add("s", np.arange(table.num_rows).astype(str)))
+    return table.add_column(0, "id", ids)
+
+
+def write_articles(kg: TemporalKG, min_facts: int = 3) -> pa.Table:
+    """One article per subject with ``min_facts`` facts: a definition paragraph, then its facts
+    in time order, a few sentences a paragraph."""
+    facts = kg.facts
+    subjects = facts.column("subject").to_pylist()
+    counts: dict[str, int] = defaultdict(int)
+    for subject in subjects:
+        counts[subject] += 1
+    keep = [i for i, s in enumerate(subjects) if counts[s] >= min_facts]
+    rows = facts.take(pa.array(keep, pa.int64()))
+    starts, ends = bound_points(rows, "start"), bound_points(rows, "end")
+    by_subject: dict[str, list] = defaultdict(list)
+    for subject, relation, obj, start, end in zip(
+        rows.column("subject").to_pylist(),
+        rows.column("relation").to_pylist(),
+        rows.column("object").to_pylist(),
+        starts,
+        ends,
+        strict=True,
+    ):
+        by_subject[subject].append((start.first_day() if start else 0, relation, obj, start, end))
+    entities = {
+        e["id"]: e
+        for e in kg.entities.select(
+            ["id", "label", "aliases", "description", "start_year", "end_year"]
+        ).to_pylist()
+    }
+    ids, titles, texts = [], [], []
+    for subject in sorted(by_subject):
+        info = entities.get(
+            subject,
+            {
+                "label": subject,
+                "aliases": [],
+                "description": None,
+                "start_year": None,
+                "end_year": None,
+            },
+        )
+        sentences = [
+            _narrate(info, kg, *fact[1:], n)
+            for n, fact in enumerate(sorted(by_subject[subject], key=lambda f: f[:3]))
+        ]
+        body = [" ".join(sentences[i : i + 4]) for i in range(0, len(sentences), 4)]
+        ids.append(subject)
+        titles.append(info["label"])
+        texts.append("\n".join([_definition(info), *body]))
+    return pa.table({"id": ids, "title": titles, "text": texts})
+
+
+def _definition(info: dict) -> str:
+    born, died = info.get("start_year"), info.get("end_year")
+    life = ""
+    if born and info.get("description") in ("athlete", "politician", "business person"):
+        life = f" (born {born}" + (f", died {died}" if died else "") + ")"
+    kind = info.get("description") or "entity"
+    article = "an" if kind[0] in "aeiou" else "a"
+    return f"{info['label']}{life} is {article} {kind} in the synthetic world."
+
+
+def _narrate(info: dict, kg: TemporalKG, relation: str, obj: str, start, end, n: int) -> str:
+    """One sentence about a fact; every third names the subject by an alias."""
+    name = info["aliases"][0] if info.get("aliases") and n % 3 == 2 else info["label"]
+    state, begin, _ = PHRASES.get(relation, ("{s} is linked to {o}.", None, None))
+    pattern = begin if state is None else state
+    sentence = pattern.format(s=name, o=kg.label(obj)).rstrip(".")
+    if start is None:
+        return f"{sentence}" + (f" until {end.iso()}." if end else ".")
+    if state is None or (end is not None and end == start):
+        return f"In {start.iso()}, {sentence}."
+    if end is None:
+        return f"Since {start.iso()}, {sentence}."
+    past = PAST.get(relation, "{s} was linked to {o}").format(s=name, o=kg.label(obj))
+    return f"From {start.iso()} to {end.iso()}, {past}."
