@@ -141,6 +141,13 @@ def test_save_and_load_round_trip(world, tmp_path):
     assert back.snippets.equals(world.snippets) and back.articles.equals(world.articles)
 
 
+@pytest.mark.parametrize("facts", [200, 5_000])
+def test_small_worlds_build_with_texts(facts):
+    small = synthesize(SynthConfig(seed=1, facts=facts))
+    assert abs(len(small.kg) - facts) / facts < 0.25
+    assert small.snippets.num_rows > len(small.kg) and small.articles.num_rows > 0
+
+
 def test_bad_configs_are_refused():
     with pytest.raises(ValueError, match="at least 20 years"):
         SynthConfig(start_year=2000, end_year=2010)

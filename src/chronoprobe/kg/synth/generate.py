@@ -164,7 +164,7 @@ class WorldBuilder:
     # ----- relations -------------------------------------------------------------------------
 
     def countries(self) -> np.ndarray:
-        n = int(np.clip(round(self.budget["P6"] / 16), 5, 400))
+        n = int(np.clip(round(self.budget["P6"] / 16), 2, 400))
         self.country_labels = names.country_names(self.rng, n)
         founded = np.where(self.rng.random(n) < 0.3, self.rng.integers(1800, self.first, n), 0)
         return self.entities.add(self.country_labels, "country", start_years=founded)
@@ -232,8 +232,10 @@ class WorldBuilder:
         pool = self.people(n_pol, "politician", birth, birth + 28, birth + 78)
         nation = rng.permutation(np.arange(n_pol) % n_c)  # every country has politicians
         pools = [pool.subset(nation == c) for c in range(n_c)]
-        # Heads of government: one at a time, handovers on exact days.
-        chain, position, start, end = self.chains(n_c, np.full(n_c, first), 4.0, day_precise=True)
+        # Heads of government: one at a time, handovers on exact days. Small worlds keep only
+        # the recent part of each chain, so the budget holds.
+        since = max(first, last - int(np.ceil(4.0 * self.budget["P6"] / n_c)))
+        chain, position, start, end = self.chains(n_c, np.full(n_c, since), 4.0, day_precise=True)
         holder = self.national_holders(pools, chain, position, start.year)
         premiers = self.entities.add(
             [f"Prime Minister of {c}" for c in self.country_labels],
@@ -404,6 +406,8 @@ class WorldBuilder:
             n = max(1, round(budget / ((last - first) / 2 * (low + high) / 2)))
             labels = [candidates[i] for i in rng.permutation(len(candidates))[:n]]
             since = rng.integers(first, last - 3, len(labels))
+            if len(labels) == 1:  # a single award with a small budget: only the last years
+                since = np.maximum(since, last - budget * 2 // (low + high))
             awards = self.entities.add(labels, "award", start_years=since)
             years = [np.arange(y, last + 1) for y in since]
             award = np.repeat(np.arange(len(labels)), [len(y) for y in years])

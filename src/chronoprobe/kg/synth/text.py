@@ -98,6 +98,8 @@ def _date_prefix(years: np.ndarray, months: np.ndarray) -> pa.Array:
 
 
 def _iso(years: np.ndarray, months: np.ndarray) -> np.ndarray:
+    if not len(years):  # numpy's zfill cannot take an empty array
+        return years.astype(str)
     month_text = np.char.zfill(months.astype(str), 2)
     return np.where(
         months > 0, np.char.add(np.char.add(years.astype(str), "-"), month_text), years.astype(str)
