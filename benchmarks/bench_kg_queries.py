@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 
 def _timed(fn):
@@ -40,7 +39,9 @@ def naive_answer_sets(kg, period) -> dict[tuple[str, str], list[str]]:
         strict=True,
     )
     for subject, relation, obj, start, end in rows:
-        if (start is None or start.first_day() <= last) and (end is None or end.last_day() >= first):
+        if (start is None or start.first_day() <= last) and (
+            end is None or end.last_day() >= first
+        ):
             answers.setdefault((subject, relation), set()).add(obj)
     return {key: sorted(values) for key, values in answers.items()}
 
@@ -94,22 +95,27 @@ def main() -> None:
 
     from chronoprobe.kg.synth import SynthConfig, synthesize
 
-    print("| facts | load | facts in a year | answer sets of a year | one query | kg info stats "
-          "| naive answer sets | speed-up | peak RSS |")
+    print(
+        "| facts | load | facts in a year | answer sets of a year | one query | kg info stats "
+        "| naive answer sets | speed-up | peak RSS |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
             synthesize(SynthConfig(seed=0, facts=size, text=False)).kg.save(tmp)
             child = subprocess.run(
                 [sys.executable, __file__, "--measure", tmp],
-                check=True, capture_output=True, text=True,
+                check=True,
+                capture_output=True,
+                text=True,
             )
         r = json.loads(child.stdout)
         print(
             f"| {r['facts']:,} | {r['load_s']:.3f} s | {r['facts_in_period_s'] * 1e3:.1f} ms "
             f"| {r['answer_sets_s'] * 1e3:.1f} ms | {r['point_query_s'] * 1e3:.2f} ms "
             f"| {r['statistics_s']:.2f} s | {r['naive_answer_sets_s']:.2f} s "
-            f"| {r['naive_answer_sets_s'] / r['answer_sets_s']:.0f}x | {r['peak_rss_mib']:.0f} MiB |",
+            f"| {r['naive_answer_sets_s'] / r['answer_sets_s']:.0f}x "
+            f"| {r['peak_rss_mib']:.0f} MiB |",
             flush=True,
         )
 
