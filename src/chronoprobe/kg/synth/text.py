@@ -8,14 +8,12 @@ that period's facts and not later ones. Strings are built with Arrow's vectorise
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.kg.records import bound_points
+from chronoprobe.kg.io.jsonl import iso_column
 
 # relation -> (state sentence, change sentence at the start, sentence at the end); {s} {o}.
 PHRASES = {
@@ -89,21 +87,22 @@ def _fill(pattern: str, subjects: pa.Array, objects: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise(*parts, "")
 
 
+def _text(values: np.ndarray) -> pa.Array:
+    return pc.cast(pa.array(values), pa.string())
+
+
 def _date_prefix(years: np.ndarray, months: np.ndarray) -> pa.Array:
     """ "In March 2019, " or "In 2019, " per row."""
-    month_names = np.array(["", *MONTHS])[months]
-    with_month = np.char.add(np.char.add(month_names, " "), years.astype(str))
-    when = np.where(months > 0, with_month, years.astype(str))
-    return pa.array(np.char.add(np.char.add("In ", when), ", "))
+    month_names = pa.array(["", *MONTHS]).take(pa.array(months))
+    with_month = pc.binary_join_element_wise(month_names, _text(years), " ")
+    when = pc.if_else(pa.array(months > 0), with_month, _text(years))
+    return pc.binary_join_element_wise("In ", when, ", ", "")
 
 
-def _iso(years: np.ndarray, months: np.ndarray) -> np.ndarray:
-    if not len(years):  # numpy's zfill cannot take an empty array
-        return years.astype(str)
-    month_text = np.char.zfill(months.astype(str), 2)
-    return np.where(
-        months > 0, np.char.add(np.char.add(years.astype(str), "-"), month_text), years.astype(str)
-    )
+def _iso(years: np.ndarray, months: np.ndarray) -> pa.Array:
+    padded = pc.utf8_lpad(_text(months), 2, "0")
+    with_month = pc.binary_join_element_wise(_text(years), padded, "-")
+    return pc.if_else(pa.array(months > 0), with_month, _text(years))
 
 
 def write_snippets(kg: TemporalKG, seed: int = 0) -> pa.Table:
@@ -147,42 +146,40 @@ def write_snippets(kg: TemporalKG, seed: int = 0) -> pa.Table:
             )
             years = start_y[rows][which] + offset
             text = _fill(state, s.take(which), o.take(which))
-            pieces.append((rows[which], years.astype(str), years, text))
+            pieces.append((rows[which], _text(years), years, text))
     index = np.concatenate([p[0] for p in pieces])
     order = np.lexsort((index, np.concatenate([p[2] for p in pieces])))
     table = pa.table(
         {
             "entity": entity.take(pa.array(index[order])),
-            "date": pa.array(np.concatenate([p[1] for p in pieces])[order]),
+            "date": pa.concat_arrays([p[1] for p in pieces]).take(pa.array(order)),
             "year": pa.array(np.concatenate([p[2] for p in pieces])[order], pa.int32()),
             "text": pa.concat_arrays([p[3] for p in pieces]).take(pa.array(order)),
         }
     )
-    ids = pa.array(np.char.add("s", np.arange(table.num_rows).astype(str)))
+    ids = pc.binary_join_element_wise("s", _text(np.arange(table.num_rows)), "")
     return table.add_column(0, "id", ids)
 
 
 def write_articles(kg: TemporalKG, min_facts: int = 3) -> pa.Table:
     """One article per subject with ``min_facts`` facts: a definition paragraph, then its facts
     in time order, a few sentences a paragraph."""
-    facts = kg.facts
-    subjects = facts.column("subject").to_pylist()
-    counts: dict[str, int] = defaultdict(int)
-    for subject in subjects:
-        counts[subject] += 1
-    keep = [i for i, s in enumerate(subjects) if counts[s] >= min_facts]
-    rows = facts.take(pa.array(keep, pa.int64()))
-    starts, ends = bound_points(rows, "start"), bound_points(rows, "end")
-    by_subject: dict[str, list] = defaultdict(list)
-    for subject, relation, obj, start, end in zip(
-        rows.column("subject").to_pylist(),
-        rows.column("relation").to_pylist(),
-        rows.column("object").to_pylist(),
-        starts,
-        ends,
-        strict=True,
-    ):
-        by_subject[subject].append((start.first_day() if start else 0, relation, obj, start, end))
+    counts = pc.value_counts(kg.facts.column("subject"))
+    frequent = counts.field("values").filter(pc.greater_equal(counts.field("counts"), min_facts))
+    keep = pc.is_in(kg.facts.column("subject"), frequent).to_numpy(zero_copy_only=False)
+    rows = kg.facts.filter(pa.array(keep))
+    order = np.lexsort((kg.start_days[keep], rows.column("subject").to_numpy(zero_copy_only=False)))
+    rows = rows.take(pa.array(order))
+    columns = {
+        "subject": rows.column("subject").to_pylist(),
+        "relation": rows.column("relation").to_pylist(),
+        "object": pc.take(
+            kg.entities.column("label"),
+            pc.index_in(rows.column("object"), kg.entities.column("id")),
+        ).to_pylist(),
+        "start": iso_column(rows, "start").to_pylist(),
+        "end": iso_column(rows, "end").to_pylist(),
+    }
     entities = {
         e["id"]: e
         for e in kg.entities.select(
@@ -190,26 +187,26 @@ def write_articles(kg: TemporalKG, min_facts: int = 3) -> pa.Table:
         ).to_pylist()
     }
     ids, titles, texts = [], [], []
-    for subject in sorted(by_subject):
-        info = entities.get(
-            subject,
-            {
-                "label": subject,
-                "aliases": [],
-                "description": None,
-                "start_year": None,
-                "end_year": None,
-            },
-        )
-        sentences = [
-            _narrate(info, kg, *fact[1:], n)
-            for n, fact in enumerate(sorted(by_subject[subject], key=lambda f: f[:3]))
-        ]
-        body = [" ".join(sentences[i : i + 4]) for i in range(0, len(sentences), 4)]
-        ids.append(subject)
-        titles.append(info["label"])
-        texts.append("\n".join([_definition(info), *body]))
+    sentences: list[str] = []
+    current = None
+    for n, (subject, relation, obj, start, end) in enumerate(zip(*columns.values(), strict=True)):
+        if subject != current:
+            if current is not None:
+                _finish(entities[current], sentences, ids, titles, texts)
+            current, sentences, first = subject, [], n
+        info = entities[subject]
+        name = info["aliases"][0] if info["aliases"] and (n - first) % 3 == 2 else info["label"]
+        sentences.append(_narrate(name, relation, obj or "", start, end))
+    if current is not None:
+        _finish(entities[current], sentences, ids, titles, texts)
     return pa.table({"id": ids, "title": titles, "text": texts})
+
+
+def _finish(info: dict, sentences: list[str], ids: list, titles: list, texts: list) -> None:
+    body = [" ".join(sentences[i : i + 4]) for i in range(0, len(sentences), 4)]
+    ids.append(info["id"])
+    titles.append(info["label"])
+    texts.append("\n".join([_definition(info), *body]))
 
 
 def _definition(info: dict) -> str:
@@ -222,17 +219,15 @@ def _definition(info: dict) -> str:
     return f"{info['label']}{life} is {article} {kind} in the synthetic world."
 
 
-def _narrate(info: dict, kg: TemporalKG, relation: str, obj: str, start, end, n: int) -> str:
-    """One sentence about a fact; every third names the subject by an alias."""
-    name = info["aliases"][0] if info.get("aliases") and n % 3 == 2 else info["label"]
+def _narrate(name: str, relation: str, obj: str, start: str | None, end: str | None) -> str:
+    """One sentence about a fact, dated as precisely as the fact is."""
     state, begin, _ = PHRASES.get(relation, ("{s} is linked to {o}.", None, None))
-    pattern = begin if state is None else state
-    sentence = pattern.format(s=name, o=kg.label(obj)).rstrip(".")
+    sentence = (begin if state is None else state).format(s=name, o=obj).rstrip(".")
     if start is None:
-        return f"{sentence}" + (f" until {end.iso()}." if end else ".")
-    if state is None or (end is not None and end == start):
-        return f"In {start.iso()}, {sentence}."
+        return f"{sentence}" + (f" until {end}." if end else ".")
+    if state is None or end == start:
+        return f"{'On' if len(start) == 10 else 'In'} {start}, {sentence}."
     if end is None:
-        return f"Since {start.iso()}, {sentence}."
-    past = PAST.get(relation, "{s} was linked to {o}").format(s=name, o=kg.label(obj))
-    return f"From {start.iso()} to {end.iso()}, {past}."
+        return f"Since {start}, {sentence}."
+    past = PAST.get(relation, "{s} was linked to {o}").format(s=name, o=obj)
+    return f"From {start} to {end}, {past}."
