@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 import msgspec
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chronoprobe.jsonl import write_jsonl
+from chronoprobe.atomic import atomic_path
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
@@ -29,6 +31,10 @@ from chronoprobe.time import TimePoint
 FACT_KEYS = ("subject", "relation", "object", "start", "end")
 ENTITY_KEYS = ("id", "label", "aliases", "description", "start", "end", "type")
 RELATION_KEYS = ("kind", "id", "label")
+
+
+# Dates repeat across rows (terms start on the same days), and TimePoints are immutable.
+_parse_time = lru_cache(maxsize=1 << 16)(TimePoint.parse)
 
 
 def _lines(path: Path) -> Iterator[bytes]:
@@ -43,7 +49,7 @@ def _time(row: dict, key: str) -> TimePoint | None:
         return None
     if not isinstance(value, str):
         raise ValueError(f"{key!r} must be an ISO date string or null, not {value!r}")
-    return TimePoint.parse(value)
+    return _parse_time(value)
 
 
 def _text(row: dict, key: str) -> str:
@@ -124,16 +130,23 @@ def _kind(err: Exception) -> str:
 
 # ----- export ---------------------------------------------------------------------------------
 
+# Rows are formatted a batch at a time by Arrow kernels: no per-row dict, TimePoint or encoder call.
+_BATCH = 1 << 18
+# Only these characters need escaping in a JSON string; most ids and labels have none, so they
+# are quoted by concatenation and only a column that has one is encoded value by value.
+_NEEDS_ESCAPE = r'["\\\x00-\x1f]'
+_encode = msgspec.json.Encoder().encode
 
-def iso_column(table: pa.Table, prefix: str) -> list[str | None]:
-    """Vectorised ISO strings of a bound at its precision ("2009", "2021-08", "-0059")."""
+
+def iso_column(table: pa.Table, prefix: str) -> pa.Array:
+    """A bound as ISO strings at its precision ("2009", "2021-08", "-0059"), null when absent."""
     year = table.column(f"{prefix}_year")
     # As format_year: a minus for BCE, a plus for years past 9999 (ISO's expanded years).
     sign = pc.if_else(pc.less(year, 0), "-", pc.if_else(pc.greater(year, 9999), "+", ""))
-    digits = pc.utf8_lpad(pc.cast(pc.abs(year), pa.string()), 4, "0")
+    digits = pc.ascii_lpad(pc.cast(pc.abs(year), pa.string()), 4, "0")
     year_text = pc.binary_join_element_wise(sign, digits, "")
-    month = pc.utf8_lpad(pc.cast(table.column(f"{prefix}_month"), pa.string()), 2, "0")
-    day = pc.utf8_lpad(pc.cast(table.column(f"{prefix}_day"), pa.string()), 2, "0")
+    month = pc.ascii_lpad(pc.cast(table.column(f"{prefix}_month"), pa.string()), 2, "0")
+    day = pc.ascii_lpad(pc.cast(table.column(f"{prefix}_day"), pa.string()), 2, "0")
     with_month = pc.binary_join_element_wise(year_text, month, "-")
     with_day = pc.binary_join_element_wise(with_month, day, "-")
     precision = table.column(f"{prefix}_precision")
@@ -142,39 +155,86 @@ def iso_column(table: pa.Table, prefix: str) -> list[str | None]:
         with_day,
         pc.if_else(pc.equal(precision, 10), with_month, year_text),
     )
-    return pc.if_else(precision.is_valid(), text, pa.scalar(None, pa.string())).to_pylist()
+    return pc.if_else(precision.is_valid(), text, pa.scalar(None, pa.string()))
 
 
-def _rows(kg: TemporalKG, what: str) -> Iterator[dict]:
-    if what == "facts":
-        table = kg.facts
-        columns = [table.column(k).to_pylist() for k in ("subject", "relation", "object")]
-        columns += [iso_column(table, "start"), iso_column(table, "end")]
-        for values in zip(*columns, strict=True):
-            yield dict(zip(FACT_KEYS, values, strict=True))
-    elif what == "entities":
-        table = kg.entities
-        keys = ("id", "label", "aliases", "description")
-        columns = [table.column(k).to_pylist() for k in keys]
-        columns += [iso_column(table, "start"), iso_column(table, "end")]
-        types = table.column("type").to_pylist()
-        for values, kind in zip(zip(*columns, strict=True), types, strict=True):
-            row = dict(zip(ENTITY_KEYS[:6], values, strict=True))
-            row["aliases"] = row["aliases"] or []
-            if kind is not None:
-                row["type"] = kind
-            yield row
-    elif what == "relations":
-        for rid, label in zip(
-            kg.relations.column("id").to_pylist(),
-            kg.relations.column("label").to_pylist(),
-            strict=True,
-        ):
-            yield {"kind": "relation", "id": rid, "label": label}
+def fact_tuples(kg: TemporalKG) -> list[tuple[str, str, str, str | None, str | None]]:
+    """Facts as sorted (subject, relation, object, start, end) tuples with ISO bounds.
+
+    The form in which people read and compare small KGs (tests, fixtures, examples).
+    """
+    table = kg.facts
+    columns = [table.column(k).to_pylist() for k in ("subject", "relation", "object")]
+    columns += [iso_column(table, "start").to_pylist(), iso_column(table, "end").to_pylist()]
+    return sorted(zip(*columns, strict=True))
+
+
+def _member(key: str, values, first: bool = False, optional: bool = False) -> pa.Array:
+    """``,"key":<JSON string or null>`` per row (``{`` for the first member of an object).
+
+    An ``optional`` member is left out (empty text) where the value is null.
+    """
+    head = ("{" if first else ",") + f'"{key}":'
+    if pc.any(pc.match_substring_regex(values, _NEEDS_ESCAPE)).as_py():
+        texts = [None if v is None else head + _encode(v).decode() for v in values.to_pylist()]
+        member = pa.array(texts, pa.string())
     else:
-        raise ValueError(f"what must be facts, entities or relations, not {what!r}")
+        member = pc.binary_join_element_wise(head + '"', values, '"', "")
+    return member.fill_null("" if optional else head + "null")
+
+
+def _bounds(table: pa.Table) -> list[pa.Array]:
+    return [_member(bound, iso_column(table, bound)) for bound in ("start", "end")]
+
+
+def _fact_members(table: pa.Table) -> list[pa.Array]:
+    return [
+        _member("subject", table.column("subject"), first=True),
+        _member("relation", table.column("relation")),
+        _member("object", table.column("object")),
+        *_bounds(table),
+    ]
+
+
+def _entity_members(table: pa.Table) -> list[pa.Array]:
+    aliases = [',"aliases":' + _encode(a or []).decode() for a in table["aliases"].to_pylist()]
+    return [
+        _member("id", table.column("id"), first=True),
+        _member("label", table.column("label")),
+        pa.array(aliases, pa.string()),
+        _member("description", table.column("description")),
+        *_bounds(table),
+        _member("type", table.column("type"), optional=True),
+    ]
+
+
+def _relation_members(table: pa.Table) -> list[pa.Array]:
+    return [
+        _member("kind", pa.repeat("relation", table.num_rows), first=True),
+        _member("id", table.column("id")),
+        _member("label", table.column("label")),
+    ]
+
+
+_MEMBERS = {"facts": _fact_members, "entities": _entity_members, "relations": _relation_members}
+
+
+def _text_bytes(lines: pa.Array) -> memoryview:
+    """The concatenated UTF-8 of a string array without nulls, straight from its data buffer."""
+    if isinstance(lines, pa.ChunkedArray):
+        lines = lines.combine_chunks()
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
+    first, last = offsets[lines.offset], offsets[lines.offset + len(lines)]
+    return memoryview(lines.buffers()[2])[first:last]
 
 
 def export_jsonl(kg: TemporalKG, out: str | Path, what: str = "facts") -> int:
     """Write one table of ``kg`` as JSONL, atomically; returns the number of rows."""
-    return write_jsonl(out, _rows(kg, what))
+    if what not in _MEMBERS:
+        raise ValueError(f"what must be facts, entities or relations, not {what!r}")
+    table = getattr(kg, what)
+    with atomic_path(out) as tmp, open(tmp, "wb") as stream:
+        for start in range(0, table.num_rows, _BATCH):
+            members = _MEMBERS[what](table.slice(start, _BATCH))
+            stream.write(_text_bytes(pc.binary_join_element_wise(*members, "}\n", "")))
+    return table.num_rows
