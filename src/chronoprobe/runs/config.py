@@ -1,0 +1,268 @@
+"""Experiment configs: YAML in, validated models out, every error located as ``file:line: key``.
+
+Pydantic validates; the YAML node tree (``yaml.compose``) keeps where each key and item sits, so
+a message can point at the line a user has to edit rather than at a Python traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
+
+from chronoprobe.runs.steps import StepKind, get_kind
+
+Loc = tuple[str | int, ...]
+
+
+class ConfigError(ValueError):
+    """One or more problems in an experiment config, each as ``file:line: key.path: reason``."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
+
+
+def _existing_path(value: Path, info: ValidationInfo) -> Path:
+    """Resolve relative to the config's folder, so a config means the same from any directory."""
+    base = (info.context or {}).get("base_dir", Path.cwd())
+    path = value if value.is_absolute() else Path(base) / value
+    if not path.exists():
+        raise ValueError(f"no such file or directory: {path}")
+    return path.resolve()
+
+
+# A params field that names an input file: it must exist when the config is loaded.
+ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
+
+
+class StepConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
+    kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, str] = Field(default_factory=dict)
+
+
+class ExperimentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    seed: int = 0
+    cache_dir: Path | None = None
+    plugins: list[str] = Field(default_factory=list)
+    steps: list[StepConfig] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A loaded experiment: the config as written (after ``--set``) and each step's params."""
+
+    path: Path
+    config: ExperimentConfig
+    params: dict[str, BaseModel]  # step id -> validated params of its kind
+    kinds: dict[str, StepKind]  # step id -> its registered kind
+
+    def resolved(self) -> dict[str, Any]:
+        """The config with every default filled in, as it is written to ``RUNDIR/config.yaml``."""
+        data = self.config.model_dump(mode="json")
+        for step in data["steps"]:
+            step["params"] = self.params[step["id"]].model_dump(mode="json")
+        return data
+
+
+def format_loc(loc: Iterable[str | int]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Lines:
+    """Where each key path of a YAML document sits: ``demo.yaml:7`` or ``--set key=value``."""
+
+    def __init__(self, path: Path, root: yaml.Node | None) -> None:
+        self.where: dict[Loc, str] = {}
+        self.name = path.name
+        if root is not None:
+            self._walk(root, ())
+
+    def _walk(self, node: yaml.Node, loc: Loc) -> None:
+        self.where[loc] = f"{self.name}:{node.start_mark.line + 1}"
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                child = (*loc, key.value)
+                self._walk(value, child)
+                self.where[child] = f"{self.name}:{key.start_mark.line + 1}"
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self._walk(item, (*loc, i))
+
+    def set_by_override(self, loc: Loc, text: str) -> None:
+        for key in [k for k in self.where if k[: len(loc)] == loc]:
+            del self.where[key]
+        self.where[loc] = f"--set {text}"
+
+    def locate(self, loc: Loc) -> str:
+        """The nearest known place: the key itself, else the mapping that lacks it."""
+        for end in range(len(loc), -1, -1):
+            if loc[:end] in self.where:
+                return self.where[loc[:end]]
+        return self.name
+
+
+def _parse_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such experiment config")
+    text = path.read_text(encoding="utf-8")
+    try:
+        return yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        reason = getattr(err, "problem", None) or str(err)
+        raise ConfigError([f"{path.name}{line}: invalid YAML: {reason}"]) from err
+
+
+def _apply_override(data: dict, text: str, lines: _Lines) -> None:
+    """``steps.world.params.facts=5000``: steps are addressed by id (or index), values are YAML."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ConfigError([f"--set {text}: expected KEY=VALUE, e.g. steps.world.params.facts=5000"])
+    value = yaml.safe_load(raw)
+    node: Any = data
+    loc: list[str | int] = []
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            ids = [s.get("id") if isinstance(s, dict) else None for s in node]
+            if part in ids:
+                index = ids.index(part)
+            elif part.isdigit() and int(part) < len(node):
+                index = int(part)
+            else:
+                raise ConfigError(
+                    [f"--set {text}: no step {part!r} (steps: {', '.join(map(str, ids))})"]
+                )
+            loc.append(index)
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+        elif isinstance(node, dict):
+            loc.append(part)
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError([f"--set {text}: {format_loc(loc)} is not a mapping"])
+    lines.set_by_override(tuple(loc), text)
+
+
+def _tag_free(loc: Loc, data: Any) -> Loc:
+    """Drop the tag pydantic inserts in locations inside a tagged union (``params.synth.facts``).
+
+    The tag is the value of the discriminating key (``source: synth``), never a key of the data,
+    so an element that is not a key here but is one of this mapping's values is that tag.
+    """
+    out: list[str | int] = []
+    for part in loc:
+        if isinstance(data, dict) and part not in data and part in data.values():
+            continue
+        out.append(part)
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            data = None
+    return tuple(out)
+
+
+_MESSAGES = {"extra_forbidden": "unknown key", "missing": "required key is missing"}
+
+
+def _describe(err: ValidationError, prefix: Loc, data: Any, lines: _Lines) -> list[str]:
+    problems = []
+    for e in err.errors(include_url=False):
+        loc = (*prefix, *_tag_free(tuple(e["loc"]), data))
+        message = _MESSAGES.get(e["type"], e["msg"])
+        message = re.sub(r"^Value error, ", "", message)
+        problems.append(f"{lines.locate(loc)}: {format_loc(loc) or '(top level)'}: {message}")
+    return problems
+
+
+def _import_plugins(config: ExperimentConfig, lines: _Lines) -> list[str]:
+    problems = []
+    for i, module in enumerate(config.plugins):
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            where = lines.locate(("plugins", i))
+            problems.append(f"{where}: plugins[{i}]: cannot import {module!r}: {err}")
+    return problems
+
+
+def _check_steps(
+    config: ExperimentConfig, data: dict, base_dir: Path, lines: _Lines
+) -> tuple[dict[str, BaseModel], dict[str, StepKind], list[str]]:
+    params: dict[str, BaseModel] = {}
+    kinds: dict[str, StepKind] = {}
+    problems: list[str] = []
+    seen: list[str] = []
+    for i, step in enumerate(config.steps):
+        here = ("steps", i)
+        if step.id in seen:
+            where = lines.locate((*here, "id"))
+            problems.append(f"{where}: steps[{i}].id: duplicate step id {step.id!r}")
+        for name, source in step.inputs.items():
+            if source not in seen:
+                loc = (*here, "inputs", name)
+                why = "a later step" if source in [s.id for s in config.steps] else "no such step"
+                earlier = ", ".join(seen) or "none"
+                problems.append(
+                    f"{lines.locate(loc)}: {format_loc(loc)}: {source!r} is {why}; "
+                    f"inputs name earlier steps ({earlier})"
+                )
+        seen.append(step.id)
+        try:
+            kind = get_kind(step.kind)
+        except KeyError as err:
+            problems.append(f"{lines.locate((*here, 'kind'))}: steps[{i}].kind: {err.args[0]}")
+            continue
+        raw = data["steps"][i].get("params") or {}
+        try:
+            params[step.id] = kind.params.model_validate(raw, context={"base_dir": base_dir})
+            kinds[step.id] = kind
+        except ValidationError as err:
+            problems += _describe(err, (*here, "params"), raw, lines)
+    return params, kinds, problems
+
+
+def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experiment:
+    """Read, override, validate; raise :class:`ConfigError` listing every problem found."""
+    path = Path(path)
+    data, root = _parse_yaml(path)
+    lines = _Lines(path, root)
+    if not isinstance(data, dict):
+        raise ConfigError([f"{path.name}:1: expected a mapping with name, seed and steps"])
+    for text in overrides:
+        _apply_override(data, text, lines)
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_describe(err, (), data, lines)) from None
+    problems = _import_plugins(config, lines)
+    params, kinds, step_problems = _check_steps(config, data, path.parent, lines)
+    if problems or step_problems:
+        raise ConfigError(problems + step_problems)
+    return Experiment(path=path, config=config, params=params, kinds=kinds)

@@ -1,0 +1,273 @@
+"""Run an experiment: each step in order, from the cache when its key is known, into a run dir.
+
+The one entry point is :func:`run_experiment`; ``chronoprobe run`` is a thin wrapper around it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.runs.cache import (
+    STEP_RECORD,
+    StepCache,
+    clean_leftovers,
+    default_cache_dir,
+    link_tree,
+    replace_dir,
+    step_key,
+    temp_beside,
+)
+from chronoprobe.runs.config import Experiment, StepConfig, load_experiment
+from chronoprobe.runs.environment import environment
+from chronoprobe.runs.steps import StepContext
+
+
+@dataclass(frozen=True)
+class StepResult:
+    id: str
+    kind: str
+    key: str
+    cached: bool
+    seconds: float
+    dir: Path
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_dir: Path
+    steps: list[StepResult]
+
+    def step(self, step_id: str) -> StepResult:
+        return next(s for s in self.steps if s.id == step_id)
+
+    @property
+    def report(self) -> Path | None:
+        path = self.run_dir / "report.html"
+        return path if path.is_file() else None
+
+
+class _ConsoleHandler(logging.Handler):
+    """Log records on the rich console; engine lines carry their markup in ``record.rich``."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.INFO)
+        self.console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        rich = getattr(record, "rich", None)
+        self.console.print(rich or record.getMessage(), markup=rich is not None, highlight=False)
+
+
+def _say(log: logging.Logger, markup: str) -> None:
+    log.info(Text.from_markup(markup).plain, extra={"rich": markup})
+
+
+@contextmanager
+def _run_logger(path: Path, console: Console) -> Iterator[logging.Logger]:
+    log = logging.getLogger("chronoprobe.run")
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    file_handler = logging.FileHandler(path, encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+    handlers = [file_handler, _ConsoleHandler(console)]
+    for handler in handlers:
+        log.addHandler(handler)
+    try:
+        yield log
+    finally:
+        for handler in handlers:
+            log.removeHandler(handler)
+            handler.close()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class _Runner:
+    """The state of one run: where things go and the keys of the steps done so far."""
+
+    def __init__(
+        self,
+        experiment: Experiment,
+        run_dir: Path,
+        cache: StepCache,
+        use_cache: bool,
+        log: logging.Logger,
+        progress: Progress,
+    ) -> None:
+        self.experiment, self.run_dir, self.cache = experiment, run_dir, cache
+        self.use_cache, self.log, self.progress = use_cache, log, progress
+        self.keys: dict[str, str] = {}
+
+    def context(self, step: StepConfig, out_dir: Path) -> StepContext:
+        return StepContext(
+            step_id=step.id,
+            out_dir=out_dir,
+            run_dir=self.run_dir,
+            seed=self.experiment.config.seed,
+            log=self.log.getChild(step.id),
+            progress=self.progress,
+        )
+
+    def run_step(self, step: StepConfig) -> StepResult:
+        kind = self.experiment.kinds[step.id]
+        params = self.experiment.params[step.id]
+        extra = kind.fingerprint(params) if kind.fingerprint else None
+        input_keys = {name: self.keys[source] for name, source in step.inputs.items()}
+        seed = self.experiment.config.seed
+        key = step_key(kind.name, params.model_dump(mode="json"), input_keys, seed, extra)
+        self.keys[step.id] = key
+        inputs = {name: self.run_dir / "steps" / source for name, source in step.inputs.items()}
+        target = self.run_dir / "steps" / step.id
+        started, began = _now(), time.perf_counter()
+        cached = kind.cacheable and self.use_cache and self.cache.has(kind.name, key)
+        label = f"{step.id} [dim]({kind.name})[/]"
+        if not cached:
+            _say(self.log, f"[bold]…[/] {label} running")
+        if kind.cacheable:
+            if not cached:
+                cached = self._compute_into_cache(step, key, params, inputs, label)
+            entry = self.cache.entry(kind.name, key)
+            computed = json.loads((entry / STEP_RECORD).read_text(encoding="utf-8"))
+            outputs = link_tree(entry, target, skip=(STEP_RECORD,))
+        else:
+            work = temp_beside(self.run_dir / step.id, "work")  # outside steps/, which it reads
+            work.mkdir(parents=True)
+            try:
+                kind.run(self.context(step, work), params, inputs)
+                replace_dir(work, target)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            files = (p for p in target.rglob("*") if p.is_file())
+            outputs = sorted(p.relative_to(target).as_posix() for p in files)
+            computed = None
+        seconds = time.perf_counter() - began
+        record = {
+            "id": step.id,
+            "kind": kind.name,
+            "key": key,
+            "params": params.model_dump(mode="json"),
+            "inputs": dict(step.inputs),
+            "cached": cached,
+            "started": started,
+            "finished": _now(),
+            "seconds": round(seconds, 3),
+            "compute_seconds": computed["seconds"] if computed else round(seconds, 3),
+            "outputs": outputs,
+        }
+        atomic_write_text(target / STEP_RECORD, json.dumps(record, indent=2) + "\n")
+        status = "[green]cached[/]" if cached else f"{seconds:.1f}s"
+        _say(self.log, f"[green]✓[/] {label} {status}")
+        return StepResult(step.id, kind.name, key, cached, seconds, target)
+
+    def _compute_into_cache(
+        self, step: StepConfig, key: str, params: BaseModel, inputs: dict[str, Path], label: str
+    ) -> bool:
+        """Compute the step into its cache entry; True when another run finished it meanwhile."""
+        kind = self.experiment.kinds[step.id]
+        with self.cache.lock(kind.name, key) as free:
+            if not free:
+                _say(self.log, f"  {label} was being computed by another run; waited for it")
+            if self.use_cache and self.cache.has(kind.name, key):
+                return True
+            work = self.cache.work_dir(kind.name, key, fresh=not self.use_cache)
+            began, started = time.perf_counter(), _now()
+            kind.run(self.context(step, work), params, inputs)
+            record = {"id": step.id, "kind": kind.name, "key": key, "started": started}
+            record["seconds"] = round(time.perf_counter() - began, 3)
+            atomic_write_text(work / STEP_RECORD, json.dumps(record, indent=2) + "\n")
+            self.cache.commit(work, kind.name, key)
+        return False
+
+
+def _tidy(run_dir: Path, keep: set[str]) -> None:
+    """Drop what a killed run or an older version of the config left in the run directory."""
+    steps_dir = run_dir / "steps"
+    steps_dir.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(run_dir)
+    clean_leftovers(steps_dir)
+    for path in steps_dir.iterdir():
+        if path.is_dir() and path.name not in keep:
+            shutil.rmtree(path)
+
+
+def _summary(results: Sequence[StepResult]) -> Table:
+    table = Table(title="steps")
+    for column in ("step", "kind", "cached", "seconds"):
+        table.add_column(column, justify="right" if column == "seconds" else "left")
+    for r in results:
+        table.add_row(r.id, r.kind, "yes" if r.cached else "no", f"{r.seconds:.1f}")
+    return table
+
+
+def _cache_root(experiment: Experiment) -> Path:
+    configured = experiment.config.cache_dir
+    if configured is None:
+        return default_cache_dir()
+    return configured if configured.is_absolute() else experiment.path.parent / configured
+
+
+def run_experiment(
+    config_path: str | Path,
+    out: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    *,
+    use_cache: bool = True,
+    console: Console | None = None,
+) -> RunResult:
+    """Run every step of an experiment config into ``out`` (default ``runs/<name>``).
+
+    Finished steps come from the shared cache; an interrupted step resumes from its finished
+    shards. Raises :class:`~chronoprobe.runs.config.ConfigError` before doing anything when the
+    config is invalid.
+    """
+    experiment = load_experiment(config_path, overrides)
+    config = experiment.config
+    run_dir = Path(out) if out is not None else Path("runs") / config.name
+    console = console or Console(stderr=True)
+    _tidy(run_dir, {step.id for step in config.steps})
+    resolved = yaml.safe_dump(experiment.resolved(), sort_keys=False, allow_unicode=True)
+    atomic_write_text(run_dir / "config.yaml", resolved)
+    record = json.dumps(environment(config.seed), indent=2) + "\n"
+    atomic_write_text(run_dir / "environment.json", record)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    results: list[StepResult] = []
+    with _run_logger(run_dir / "run.log", console) as log, progress:
+        _say(log, f"run [bold]{config.name}[/] into {run_dir}")
+        cache = StepCache(_cache_root(experiment))
+        runner = _Runner(experiment, run_dir, cache, use_cache, log, progress)
+        for step in config.steps:
+            try:
+                results.append(runner.run_step(step))
+            except KeyboardInterrupt:
+                _say(log, f"[yellow]interrupted[/] in step {step.id}; run again to resume")
+                raise
+            except Exception as err:
+                _say(log, f"[red]failed[/] in step {step.id}: {err}")
+                raise
+    console.print(_summary(results))
+    return RunResult(run_dir, results)

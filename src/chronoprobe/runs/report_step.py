@@ -1,0 +1,25 @@
+"""The ``report`` step kind: ``report.html`` for the whole run, written by the report module.
+
+It reads every step before it, so its output cannot be keyed by its params and inputs alone:
+it is never cached and runs on every ``chronoprobe run``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.runs.steps import StepContext, step_kind
+
+
+class ReportParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@step_kind("report", ReportParams, cacheable=False)
+def run_report(ctx: StepContext, params: ReportParams, inputs: dict[str, Path]) -> None:
+    from chronoprobe.report import write_report
+
+    path = write_report(ctx.run_dir)
+    ctx.log.info(f"report: {path}")

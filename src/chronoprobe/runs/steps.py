@@ -1,0 +1,138 @@
+"""Step kinds: a registry of named functions, and the context a step runs in.
+
+A step kind is a pydantic model of its params and a function ``run(ctx, params, inputs)`` that
+writes its outputs into ``ctx.out_dir``. Kinds register with :func:`step_kind`; the built-in ones
+are imported by name when first used, and users add their own by listing a module under
+``plugins:`` in the experiment config.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+from rich.progress import Progress
+
+from chronoprobe.atomic import atomic_path
+
+StepFunction = Callable[["StepContext", Any, dict[str, Path]], None]
+
+
+@dataclass(frozen=True)
+class StepKind:
+    name: str
+    params: type[BaseModel]
+    run: StepFunction
+    cacheable: bool = True  # False for steps that read the whole run (the report)
+    # extra data for the cache key that params alone miss (e.g. input files' sizes and mtimes)
+    fingerprint: Callable[[Any], Any] | None = None
+
+
+STEP_KINDS: dict[str, StepKind] = {}
+
+# kinds that ship with chronoprobe: name -> module that registers it, imported on first use
+BUILTIN_KINDS: dict[str, str] = {
+    "kg": "chronoprobe.runs.kg_step",
+    "report": "chronoprobe.runs.report_step",
+}
+
+
+def step_kind(
+    name: str,
+    params: type[BaseModel],
+    *,
+    cacheable: bool = True,
+    fingerprint: Callable[[Any], Any] | None = None,
+) -> Callable[[StepFunction], StepFunction]:
+    """Register ``run(ctx, params, inputs)`` as the step kind ``name``."""
+
+    def register(function: StepFunction) -> StepFunction:
+        STEP_KINDS[name] = StepKind(name, params, function, cacheable, fingerprint)
+        return function
+
+    return register
+
+
+def get_kind(name: str) -> StepKind:
+    if name not in STEP_KINDS and name in BUILTIN_KINDS:
+        importlib.import_module(BUILTIN_KINDS[name])
+    if name not in STEP_KINDS:
+        known = sorted({*STEP_KINDS, *BUILTIN_KINDS})
+        raise KeyError(
+            f"unknown step kind {name!r}; known kinds: {', '.join(known)} "
+            "(add your own with a module listed under `plugins:`)"
+        )
+    return STEP_KINDS[name]
+
+
+SHARDS_DIR = ".shards"
+
+
+@dataclass
+class StepContext:
+    """What a step function gets besides its params and inputs.
+
+    ``out_dir`` is a work directory that becomes the step's cache entry once ``run`` returns;
+    shards written through :meth:`shards` survive a killed run there, everything else is
+    discarded before a retry.
+    """
+
+    step_id: str
+    out_dir: Path
+    run_dir: Path
+    seed: int
+    log: logging.Logger
+    progress: Progress | None = None
+    _open_shards: dict[str, int] = field(default_factory=dict)
+
+    def shard_path(self, name: str, index: int) -> Path:
+        return self.out_dir / SHARDS_DIR / name / f"{index:05d}.parquet"
+
+    def shards(self, name: str, n_shards: int) -> Iterator[int]:
+        """Yield the indices of the shards of ``name`` not finished by an earlier attempt.
+
+        The caller writes each yielded shard with :meth:`write_shard` before asking for the next,
+        then calls :meth:`merge_shards`. Finished shards are files renamed into place, so a
+        kill at any moment loses at most the shard in flight.
+        """
+        if n_shards < 1:
+            raise ValueError(f"{self.step_id}: {name!r} needs at least one shard, got {n_shards}")
+        todo = [i for i in range(n_shards) if not self.shard_path(name, i).is_file()]
+        if len(todo) < n_shards:
+            self.log.info(f"{name}: resuming, {n_shards - len(todo)} of {n_shards} shards done")
+        task = None
+        if self.progress is not None:
+            task = self.progress.add_task(
+                f"{self.step_id}: {name}", total=n_shards, completed=n_shards - len(todo)
+            )
+        self._open_shards[name] = n_shards
+        for index in todo:
+            yield index
+            if not self.shard_path(name, index).is_file():
+                raise RuntimeError(f"{self.step_id}: shard {index} of {name!r} was not written")
+            if task is not None:
+                self.progress.advance(task)
+        if task is not None:
+            self.progress.remove_task(task)
+
+    def write_shard(self, name: str, index: int, table: pa.Table) -> None:
+        with atomic_path(self.shard_path(name, index)) as tmp:
+            pq.write_table(table, tmp)
+
+    def merge_shards(self, name: str, filename: str | None = None) -> Path:
+        """Concatenate the shards of ``name`` in order into ``out_dir/<name>.parquet``."""
+        n_shards = self._open_shards[name]
+        tables = [pq.read_table(self.shard_path(name, i)) for i in range(n_shards)]
+        target = self.out_dir / (filename or f"{name}.parquet")
+        with atomic_path(target) as tmp:
+            pq.write_table(pa.concat_tables(tables), tmp)
+        shutil.rmtree(self.out_dir / SHARDS_DIR / name)
+        return target

@@ -1,0 +1,78 @@
+"""Step kinds for the run-engine tests, loaded the way users add theirs: ``plugins: [module]``.
+
+``tiny_kg`` writes a hand-checked KG, ``squares`` is a slow sharded step that logs every shard
+it computes to a side file (to count recomputation after a kill), ``summary`` reads an input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.kg import Entity, Fact, TemporalKG
+from chronoprobe.runs.steps import StepContext, step_kind
+from chronoprobe.time import TimePoint
+
+
+class TinyKGParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    last_pm: str = "Q180589"
+
+
+@step_kind("tiny_kg", TinyKGParams)
+def tiny_kg(ctx: StepContext, params: TinyKGParams, inputs: dict[str, Path]) -> None:
+    facts = [
+        Fact("Q145", "P6", "Q264766", TimePoint(2016, 7, 13), TimePoint(2019, 7, 24)),
+        Fact("Q145", "P6", params.last_pm, TimePoint(2019, 7, 24), TimePoint(2022, 9, 6)),
+    ]
+    labels = {"Q145": "United Kingdom", "Q264766": "Theresa May", "Q180589": "Boris Johnson"}
+    TemporalKG.from_records(facts, [Entity(i, n) for i, n in labels.items()]).save(ctx.out_dir)
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps({"facts": len(facts)}))
+
+
+class SquaresParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    shards: int = 20
+    rows_per_shard: int = 10
+    delay: float = 0.0  # seconds per shard, to leave time to kill the run
+    side_file: str | None = None  # every shard computation appends its index here
+
+
+@step_kind("squares", SquaresParams)
+def squares(ctx: StepContext, params: SquaresParams, inputs: dict[str, Path]) -> None:
+    for index in ctx.shards("squares", params.shards):
+        if params.side_file:
+            with open(params.side_file, "a") as side:
+                side.write(f"{index}\n")
+                side.flush()
+                os.fsync(side.fileno())
+        if str(index) == os.environ.get("CHRONOPROBE_TEST_FAIL_AT"):  # not a param: same key
+            raise RuntimeError(f"failing at shard {index}")
+        time.sleep(params.delay)
+        i = np.arange(index * params.rows_per_shard, (index + 1) * params.rows_per_shard)
+        noise = np.random.default_rng([ctx.seed, index]).random(len(i))
+        ctx.write_shard("squares", index, pa.table({"i": i, "square": i * i, "noise": noise}))
+    table = pq.read_table(ctx.merge_shards("squares"))
+    metrics = {"rows": table.num_rows, "noise": {"mean": float(np.mean(table["noise"]))}}
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics))
+
+
+class SummaryParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@step_kind("summary", SummaryParams)
+def summary(ctx: StepContext, params: SummaryParams, inputs: dict[str, Path]) -> None:
+    kg = TemporalKG.load(inputs["kg"])
+    answers = kg.answers(subject="Q145", relation="P6", period="2019-Q3")
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps({"answers": sorted(answers)}))

@@ -1,0 +1,190 @@
+"""Config validation: every error names the YAML line and the key path, with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chronoprobe.runs.config import ConfigError, load_experiment
+
+GOOD = """
+name: exp
+seed: 3
+plugins: [chronoprobe_test_steps]
+steps:
+  - id: kg
+    kind: tiny_kg
+  - id: sq
+    kind: squares
+    params:
+      shards: 4
+  - id: sum
+    kind: summary
+    inputs: {kg: kg}
+"""
+
+
+def problems(path: Path, overrides: tuple[str, ...] = ()) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load_experiment(path, overrides)
+    return caught.value.problems
+
+
+def test_good_config_fills_defaults(write_config):
+    experiment = load_experiment(write_config(GOOD))
+    assert experiment.config.seed == 3
+    assert [s.id for s in experiment.config.steps] == ["kg", "sq", "sum"]
+    resolved = experiment.resolved()
+    assert resolved["steps"][1]["params"] == {
+        "shards": 4,
+        "rows_per_shard": 10,
+        "delay": 0.0,
+        "side_file": None,
+    }
+    assert resolved["steps"][2]["inputs"] == {"kg": "kg"}
+
+
+def test_unknown_top_level_key(write_config):
+    path = write_config(GOOD.replace("seed: 3", "seed: 3\nseeds: 4"))
+    assert problems(path) == ["exp.yaml:3: seeds: unknown key"]
+
+
+def test_unknown_param_key(write_config):
+    path = write_config(GOOD.replace("shards: 4", "shards: 4\n      shard: 5"))
+    assert problems(path) == ["exp.yaml:11: steps[1].params.shard: unknown key"]
+
+
+def test_wrong_type_in_params(write_config):
+    path = write_config(GOOD.replace("shards: 4", "shards: many"))
+    assert problems(path) == [
+        "exp.yaml:10: steps[1].params.shards: Input should be a valid integer, "
+        "unable to parse string as an integer"
+    ]
+
+
+def test_wrong_type_at_top_level(write_config):
+    path = write_config(GOOD.replace("seed: 3", "seed: [3]"))
+    assert problems(path) == ["exp.yaml:2: seed: Input should be a valid integer"]
+
+
+def test_missing_required_key_points_at_its_mapping(write_config):
+    path = write_config(GOOD.replace("    kind: squares\n", ""))
+    assert problems(path) == ["exp.yaml:7: steps[1].kind: required key is missing"]
+
+
+def test_duplicate_step_id(write_config):
+    path = write_config(GOOD.replace("id: sq", "id: kg"))
+    assert problems(path) == ["exp.yaml:7: steps[1].id: duplicate step id 'kg'"]
+
+
+def test_input_naming_an_unknown_step(write_config):
+    path = write_config(GOOD.replace("{kg: kg}", "{kg: world}"))
+    assert problems(path) == [
+        "exp.yaml:13: steps[2].inputs.kg: 'world' is no such step; "
+        "inputs name earlier steps (kg, sq)"
+    ]
+
+
+def test_input_naming_a_later_step(write_config):
+    text = GOOD.replace("    kind: tiny_kg\n", "    kind: tiny_kg\n    inputs: {later: sum}\n")
+    assert problems(write_config(text)) == [
+        "exp.yaml:7: steps[0].inputs.later: 'sum' is a later step; inputs name earlier steps (none)"
+    ]
+
+
+def test_unknown_kind(write_config):
+    [problem] = problems(write_config(GOOD.replace("kind: squares", "kind: cubes")))
+    assert problem.startswith("exp.yaml:8: steps[1].kind: unknown step kind 'cubes'; known kinds:")
+    assert "squares" in problem and "kg" in problem
+
+
+def test_unimportable_plugin(write_config):
+    path = write_config(GOOD.replace("[chronoprobe_test_steps]", "[no_such_plugin_module]"))
+    [first, *_] = problems(path)
+    assert first.startswith("exp.yaml:3: plugins[0]: cannot import 'no_such_plugin_module'")
+
+
+def test_every_problem_is_reported_at_once(write_config):
+    text = GOOD.replace("shards: 4", "shards: x").replace("kind: summary", "kind: nope")
+    assert [p.split(": ")[:2] for p in problems(write_config(text))] == [
+        ["exp.yaml:10", "steps[1].params.shards"],
+        ["exp.yaml:12", "steps[2].kind"],
+    ]
+
+
+def test_invalid_yaml_names_the_line(write_config):
+    [problem] = problems(write_config(GOOD.replace("seed: 3", "seed: [3")))
+    assert problem.startswith("exp.yaml:3: invalid YAML:")
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such experiment config"):
+        load_experiment(tmp_path / "absent.yaml")
+
+
+KG_CONVERT = """
+name: exp
+steps:
+  - id: world
+    kind: kg
+    params:
+      source: convert
+      format: jsonl
+      paths: [data/facts.jsonl]
+"""
+
+
+def test_kg_convert_input_file_must_exist(write_config, tmp_path):
+    path = write_config(KG_CONVERT)
+    assert problems(path) == [
+        f"exp.yaml:8: steps[0].params.paths[0]: no such file or directory: "
+        f"{tmp_path / 'data/facts.jsonl'}"
+    ]
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/facts.jsonl").write_text("")
+    experiment = load_experiment(path)  # relative to the config's folder, stored absolute
+    assert experiment.params["world"].root.paths == [tmp_path / "data/facts.jsonl"]
+
+
+def test_kg_params_errors_skip_the_source_tag(write_config):
+    path = write_config(KG_CONVERT.replace("format: jsonl", "format: csv\n      fact: 1"))
+    assert problems(path) == [
+        "exp.yaml:7: steps[0].params.format: Input should be 'wikidata-json', "
+        "'wikidata-sparql', 'cronquestions' or 'jsonl'",
+        f"exp.yaml:9: steps[0].params.paths[0]: no such file or directory: "
+        f"{path.parent / 'data/facts.jsonl'}",
+        "exp.yaml:8: steps[0].params.fact: unknown key",
+    ]
+
+
+def test_kg_wrong_type(write_config):
+    text = (
+        "name: d\nsteps:\n  - id: world\n    kind: kg\n    params: {source: synth, facts: lots}\n"
+    )
+    assert problems(write_config(text)) == [
+        "exp.yaml:5: steps[0].params.facts: Input should be a valid integer, "
+        "unable to parse string as an integer"
+    ]
+
+
+def test_overrides_set_values_by_step_id(write_config):
+    path = write_config(GOOD)
+    experiment = load_experiment(path, ["seed=7", "steps.sq.params.shards=9", "name=other"])
+    assert experiment.config.seed == 7
+    assert experiment.config.name == "other"
+    assert experiment.params["sq"].shards == 9
+
+
+def test_bad_override_values_are_blamed_on_the_override(write_config):
+    path = write_config(GOOD)
+    assert problems(path, ("steps.sq.params.shards=many",)) == [
+        "--set steps.sq.params.shards=many: steps[1].params.shards: Input should be a valid "
+        "integer, unable to parse string as an integer"
+    ]
+    assert problems(path, ("steps.cube.params.shards=1",)) == [
+        "--set steps.cube.params.shards=1: no step 'cube' (steps: kg, sq, sum)"
+    ]
+    assert problems(path, ("seed",)) == [
+        "--set seed: expected KEY=VALUE, e.g. steps.world.params.facts=5000"
+    ]
