@@ -6,6 +6,8 @@ import typer
 
 from chronoprobe import __version__
 from chronoprobe.cli import build, kg
+from chronoprobe.cli import run as run_commands
+from chronoprobe.cli.report import report
 
 app = typer.Typer(
     name="chronoprobe",
@@ -17,6 +19,9 @@ app = typer.Typer(
 )
 app.add_typer(kg.app, name="kg")
 app.add_typer(build.app, name="build")
+app.command("run")(run_commands.run)
+app.command("results")(run_commands.results)
+app.command("report")(report)
 
 
 def _version(value: bool) -> None:

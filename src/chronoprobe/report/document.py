@@ -1,0 +1,204 @@
+"""Assemble the report of a run: summary first, one section per step in config order, then the run.
+
+A section that fails to build (a step's outputs damaged, a bug in a section function) shows the
+error in its place and the rest of the report is still written: one broken step should not
+hide hours of other results, nor be hidden itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import chronoprobe
+from chronoprobe.report.blocks import (
+    Block,
+    Code,
+    Details,
+    Link,
+    Section,
+    Table,
+    Text,
+    flatten,
+    format_value,
+    key_value_table,
+)
+from chronoprobe.report.html import StepView, anchor, render_page
+from chronoprobe.report.rundir import STEP_RECORD, RunInfo, StepInfo, load_run
+from chronoprobe.report.sections import read_metrics, section_kind
+
+log = logging.getLogger(__name__)
+
+HEADLINE_ITEMS = 4  # metrics per summary row when a kind names none
+LOG_LINES = 60
+REPORT_KIND = "report"  # the step that writes this page; it is still running while it does
+MAX_FILES = 100
+
+
+def _status(step: StepInfo) -> str:
+    if step.kind == REPORT_KIND:
+        return "this page"
+    if not step.done:
+        return "not run"
+    return "cached" if step.record.get("cached") else "computed"
+
+
+def headline(step: StepInfo) -> str:
+    """The few metrics that say how a step went, for its row in the summary table."""
+    if not step.done:
+        return ""
+    try:
+        metrics = flatten(read_metrics(step.dir))
+    except ValueError as err:
+        return f"unreadable metrics: {err}"
+    keys = section_kind(step.kind).headline
+    if keys is None:
+        keys = tuple(
+            k
+            for k, v in metrics.items()
+            if "." not in k and isinstance(v, int | float) and not isinstance(v, bool)
+        )[:HEADLINE_ITEMS]
+    return " · ".join(f"{k} {format_value(metrics[k])}" for k in keys if k in metrics)
+
+
+def _summary(run: RunInfo, shown: set[str]) -> Table:
+    """One row per step in config order; steps with a section link to it."""
+    rows: list[list[Any]] = []
+    for step in run.steps:
+        seconds = step.record.get("seconds")
+        rows.append(
+            [
+                Link(step.id, f"#{anchor(step.id)}") if step.id in shown else step.id,
+                step.kind,
+                _status(step),
+                seconds,
+                headline(step),
+            ]
+        )
+    return Table(["step", "kind", "status", "seconds", "headline metrics"], rows)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _rows(path: Path) -> int | str | None:
+    if path.suffix != ".parquet":
+        return None
+    try:
+        return pq.read_metadata(path).num_rows
+    except (OSError, pa.ArrowException):
+        return "unreadable"
+
+
+def _files(step_dir: Path) -> Table:
+    """The step's output files; Parquet ones with their row counts (queryable with SQL)."""
+    files = sorted(
+        p
+        for p in step_dir.rglob("*")
+        if p.is_file()
+        and p.name != STEP_RECORD
+        and not any(part.startswith(".") for part in p.relative_to(step_dir).parts)
+    )
+    rows = []
+    for path in files[:MAX_FILES]:
+        rows.append(
+            [path.relative_to(step_dir).as_posix(), _size(path.stat().st_size), _rows(path)]
+        )
+    return Table(["file", "size", "rows"], rows, omitted=max(0, len(files) - MAX_FILES))
+
+
+def _step_view(step: StepInfo) -> StepView | None:
+    """The step's section with its parameters, inputs and files; None for steps not run yet."""
+    if not step.done:
+        return None
+    try:
+        section = section_kind(step.kind).build(step.dir, step.record)
+    except Exception as err:  # a broken section is shown, not raised: see the module docstring
+        log.warning("report: section of step %s failed: %s", step.id, err)
+        log.debug("report: section of step %s failed", step.id, exc_info=True)
+        message = f"This section could not be built: {type(err).__name__}: {err}"
+        section = Section(f"Step {step.id}", [Text(message, style="error")])
+    if section is None:
+        return None
+    extra: list[Block] = []
+    if step.record.get("params"):
+        extra.append(Details("Parameters", [key_value_table(step.record["params"])]))
+    if step.record.get("inputs"):
+        inputs = Table(
+            ["input", "from step"],
+            [[name, Link(src, f"#{anchor(src)}")] for name, src in step.record["inputs"].items()],
+        )
+        extra.append(Details("Inputs", [inputs]))
+    extra.append(Details("Files", [_files(step.dir)]))
+    section = Section(section.title, [*section.blocks, *extra])
+    return StepView(step.id, step.kind, _status(step), step.record.get("seconds"), section)
+
+
+def _when(iso: Any) -> str:
+    """An ISO timestamp as "2026-01-31 14:05 UTC"; anything else as given."""
+    try:
+        moment = datetime.fromisoformat(str(iso))
+    except ValueError:
+        return str(iso)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
+
+
+def _environment(run: RunInfo) -> list[tuple[str, str]]:
+    env = run.environment
+    revision = env.get("git_revision")
+    pairs = [
+        ("started", _when(env["started"]) if "started" in env else None),
+        ("chronoprobe", env.get("chronoprobe")),
+        ("python", env.get("python")),
+        ("device", env.get("device")),
+        ("seed", env.get("seed", run.config.get("seed"))),
+        ("git revision", revision[:12] if isinstance(revision, str) else "not a git checkout"),
+        ("platform", env.get("platform")),
+    ]
+    return [(k, format_value(v) if not isinstance(v, str) else v) for k, v in pairs]
+
+
+def _appendix(run: RunInfo) -> list[Block]:
+    blocks: list[Block] = [
+        Details("Configuration (config.yaml, resolved)", [Code(run.config_text)])
+    ]
+    packages = run.environment.get("packages") or {}
+    if packages:
+        rows = [[name, version or "not installed"] for name, version in packages.items()]
+        blocks.append(Details("Package versions", [Table(["package", "version"], rows)]))
+    log_path = run.dir / "run.log"
+    if log_path.is_file():
+        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        blocks.append(
+            Details(f"Log (run.log, last {LOG_LINES} lines)", [Code("\n".join(lines[-LOG_LINES:]))])
+        )
+    return blocks
+
+
+def render_report(run_dir: str | Path) -> str:
+    """The report of the run in ``run_dir`` as one HTML string."""
+    run = load_run(run_dir)
+    views = [view for step in run.steps if (view := _step_view(step)) is not None]
+    started = _when(run.environment.get("started", "at an unknown time"))
+    now = _when(datetime.now(UTC).isoformat())
+    return render_page(
+        title=f"chronoprobe report: {run.name}",
+        subtitle=f"Run started {started}, {len(run.steps)} steps, in {run.dir}",
+        environment=_environment(run),
+        summary=_summary(run, {view.id for view in views}),
+        steps=views,
+        appendix=_appendix(run),
+        footer=f"Written by chronoprobe {chronoprobe.__version__} at {now}.",
+    )

@@ -1,0 +1,93 @@
+"""Report sections per step kind: a registry filled by one decorator per kind.
+
+Adding a section for a new step kind is one function::
+
+    @section("probe", headline=("hits@1", "mrr"))
+    def probe_section(step_dir: Path, record: dict) -> Section:
+        metrics = read_metrics(step_dir)
+        return Section("Probe results", [embed(grouped_bars(...), alt="...")])
+
+Kinds that ship with chronoprobe are imported by name when first needed (like step kinds), so
+building a report loads only the sections it shows. Unknown kinds get :func:`generic_section`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.report.blocks import Section, Text, key_value_table
+
+SectionFunction = Callable[[Path, dict], Section | None]
+
+
+@dataclass(frozen=True)
+class SectionKind:
+    kind: str
+    build: SectionFunction
+    # metrics.json keys shown in the summary table (default: the first few numbers)
+    headline: tuple[str, ...] | None = None
+
+
+SECTIONS: dict[str, SectionKind] = {}
+
+# sections that ship with chronoprobe: step kind -> module that registers it
+BUILTIN_SECTIONS: dict[str, str] = {
+    "kg": "chronoprobe.report.kg_section",
+}
+
+
+def section(
+    kind: str, *, headline: Sequence[str] | None = None
+) -> Callable[[SectionFunction], SectionFunction]:
+    """Register ``build(step_dir, record) -> Section`` as the report section of step ``kind``.
+
+    ``record`` is the step's ``step.json``. Return None to leave the step out of the report body
+    (it still has its row in the summary table).
+    """
+
+    def register(function: SectionFunction) -> SectionFunction:
+        SECTIONS[kind] = SectionKind(kind, function, tuple(headline) if headline else None)
+        return function
+
+    return register
+
+
+def section_kind(kind: str) -> SectionKind:
+    if kind not in SECTIONS and kind in BUILTIN_SECTIONS:
+        importlib.import_module(BUILTIN_SECTIONS[kind])
+    return SECTIONS.get(kind) or SectionKind(kind, generic_section)
+
+
+def read_metrics(step_dir: Path) -> dict[str, Any]:
+    """A step's ``metrics.json`` ({} when it wrote none); bad JSON names the file and line."""
+    path = step_dir / "metrics.json"
+    if not path.is_file():
+        return {}
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
+    if not isinstance(metrics, dict):
+        raise ValueError(f"{path}:1: metrics must be a JSON object, not {type(metrics).__name__}")
+    return metrics
+
+
+def generic_section(step_dir: Path, record: dict) -> Section:
+    """Parameters and every metric, for step kinds without a section of their own."""
+    metrics = read_metrics(step_dir)
+    if metrics:
+        blocks = [key_value_table(metrics, caption="Metrics (metrics.json)")]
+    else:
+        blocks = [Text(f"Step kind {record.get('kind')!r} wrote no metrics.json.", style="note")]
+    return Section(f"Step {record.get('id', step_dir.name)}", blocks)
+
+
+@section("report")
+def _report_section(step_dir: Path, record: dict) -> None:
+    """The report step's output is this page: nothing to show about it."""
+    return None
