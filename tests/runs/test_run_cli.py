@@ -99,7 +99,7 @@ def test_real_kg_step_synth_is_deterministic_and_cached(write_config, tmp_path, 
 def test_real_kg_step_convert_keys_on_the_input_file(write_config, tmp_path):
     source = tmp_path / "facts.jsonl"
     fixture = Path(__file__).parents[1] / "fixtures/jsonl/presidents.jsonl"
-    valid = "".join(fixture.read_text().splitlines(keepends=True)[:12])  # the rest is bad on purpose
+    valid = "".join(fixture.read_text().splitlines(keepends=True)[:12])  # then bad on purpose
     source.write_text(valid + "not json\n")
     text = "name: c\nsteps:\n  - id: kg\n    kind: kg\n"
     path = write_config(
