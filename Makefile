@@ -17,10 +17,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/chronoprobe kg synth --out $(DEMO_OUT)/kg --facts 50000 --seed 0
-	$(BIN)/chronoprobe kg info $(DEMO_OUT)/kg
+	$(BIN)/chronoprobe run experiments/demo.yaml --out $(DEMO_OUT)
 
 test: $(STAMP)
+	# the report's browser test needs Debian's chromium; installed here when missing
+	sh tests/report/ensure_chromium.sh
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/pytest -q
