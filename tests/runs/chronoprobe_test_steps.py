@@ -58,6 +58,8 @@ def squares(ctx: StepContext, params: SquaresParams, inputs: dict[str, Path]) ->
                 os.fsync(side.fileno())
         if str(index) == os.environ.get("CHRONOPROBE_TEST_FAIL_AT"):  # not a param: same key
             raise RuntimeError(f"failing at shard {index}")
+        if str(index) == os.environ.get("CHRONOPROBE_TEST_BLOCK_AT"):  # wait here to be killed
+            time.sleep(60)
         time.sleep(params.delay)
         i = np.arange(index * params.rows_per_shard, (index + 1) * params.rows_per_shard)
         noise = np.random.default_rng([ctx.seed, index]).random(len(i))

@@ -22,6 +22,7 @@ from chronoprobe.runs.engine import run_experiment
 
 HERE = Path(__file__).parent
 SHARDS = 20
+BLOCK_AT = 6
 
 CONFIG = f"""
 name: slow
@@ -31,12 +32,14 @@ steps:
     kind: tiny_kg
   - id: sq
     kind: squares
-    params: {{shards: {SHARDS}, rows_per_shard: 5, delay: 0.05, side_file: side.txt}}
+    params: {{shards: {SHARDS}, rows_per_shard: 5, delay: 0.01, side_file: side.txt}}
 """
 
 
 def start(config: Path, run_dir: Path, cache: Path) -> subprocess.Popen:
+    # the step blocks in shard BLOCK_AT, so the kill lands mid-step however loaded the machine is
     env = dict(os.environ, CHRONOPROBE_CACHE=str(cache), PYTHONPATH=str(HERE))
+    env["CHRONOPROBE_TEST_BLOCK_AT"] = str(BLOCK_AT)
     command = [sys.executable, "-c", "from chronoprobe.cli.main import app; app()"]
     return subprocess.Popen(
         [*command, "run", str(config), "--out", str(run_dir)],
@@ -67,7 +70,7 @@ def test_killed_run_resumes_without_recomputing(write_config, tmp_path, monkeypa
     side, run_dir, cache = tmp_path / "side.txt", tmp_path / "run", tmp_path / "cache"
     process = start(config, run_dir, cache)
     deadline = time.monotonic() + 30
-    while len(computed(side)) < 6:
+    while BLOCK_AT not in computed(side):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the run never got going"
         time.sleep(0.01)
@@ -81,7 +84,7 @@ def test_killed_run_resumes_without_recomputing(write_config, tmp_path, monkeypa
     before = computed(side)
     [work] = (cache / "squares").glob("*.partial")
     finished = sorted(int(p.stem) for p in (work / ".shards/squares").glob("*.parquet"))
-    assert 5 <= len(finished) < SHARDS  # killed mid-step, with finished shards to keep
+    assert finished == list(range(BLOCK_AT))  # killed mid-step, with finished shards to keep
     assert not (run_dir / "steps/sq").exists()
 
     monkeypatch.setenv("CHRONOPROBE_CACHE", str(cache))
