@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 
@@ -42,31 +41,26 @@ def drift(
 
     Example: chronoprobe build drift kg/world --granularity quarter --from 2019 --to 2021 -o drift/
     """
-    from chronoprobe.datasets.drift import build_drift, drift_statistics, periods_between
-    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.datasets.writers import write_drift
     from chronoprobe.kg.graph import TemporalKG
     from chronoprobe.time import Granularity
 
     kg = TemporalKG.load(kg_dir)
-    periods = periods_between(first, last, Granularity[granularity.name.upper()])
-    chosen = [r.strip() for r in relations.split(",")] if relations else None
-    rows: list[dict] = []
     with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("periods", total=len(periods))
-        for row in build_drift(
+        task = progress.add_task("periods", total=None)
+        stats = write_drift(
             kg,
-            periods,
-            top=top_subjects,
-            relations=chosen,
+            out,
+            first=first,
+            last=last,
+            granularity=Granularity[granularity.name.upper()],
+            top_subjects=top_subjects,
+            relations=[r.strip() for r in relations.split(",")] if relations else None,
             on_period=lambda _: progress.advance(task),
-        ):
-            rows.append(row.to_dict())
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "examples.jsonl", rows)
-    stats = drift_statistics(rows)
-    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+        )
     _print_split_table(stats)
-    console.print(f"[green]wrote[/] {len(rows):,} rows to {out / 'examples.jsonl'}")
+    rows = sum(row.get("total", 0) for row in stats)
+    console.print(f"[green]wrote[/] {rows:,} rows to {out / 'examples.jsonl'}")
 
 
 def _print_split_table(stats: list[dict]) -> None:
@@ -110,37 +104,20 @@ def lamatk(
     statements.jsonl (training/reciting rows), for boundary and implicit also queries.jsonl,
     and stats.json.
     """
-    from chronoprobe.datasets import lamatk as builder
-    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.datasets.writers import write_lamatk
     from chronoprobe.kg.graph import TemporalKG
 
-    kg = TemporalKG.load(kg_dir)
-    queries: list[dict] | None = None
-    skipped = None
-    if task == LamaTKTask.memorize:
-        rows, skipped = builder.build_statements(kg)
-    elif task == LamaTKTask.boundary:
-        rows, queries = builder.boundary_set(kg, seed=seed)
-    else:
-        rows, queries = builder.implicit_set(kg, seed=seed)
-    if not conflicts:
-        rows = builder.without_conflicts(rows)
-    if sample is not None:
-        rows = builder.subsample(rows, sample, seed)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "statements.jsonl", rows)
-    stats = {"statements": builder.statistics(rows, skipped)}
-    if queries is not None:
-        write_jsonl(out / "queries.jsonl", queries)
-        stats["queries"] = builder.statistics(queries)
-    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    stats = write_lamatk(
+        TemporalKG.load(kg_dir), out, task=task.value, conflicts=conflicts, sample=sample, seed=seed
+    )
     summary = stats["statements"]
     console.print(
         f"[green]wrote[/] {summary['statements']:,} statements "
         f"({summary['multi_answer_share']:.1%} multi-answer) to {out / 'statements.jsonl'}"
-        + (f" and {len(queries):,} queries" if queries is not None else "")
+        + (f" and {stats['queries']['statements']:,} queries" if "queries" in stats else "")
     )
-    if skipped:
+    skipped = summary.get("skipped_facts") or {}
+    if any(skipped.values()):
         console.print("skipped facts: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v))
 
 
@@ -163,41 +140,29 @@ def cronq(
     seed templates with paraphrases (templates/cronq.yaml). Writes questions.jsonl, the
     entity-disjoint train.jsonl / valid.jsonl / test.jsonl, and stats.json.
     """
-    from chronoprobe.datasets import cronq as generator
-    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.datasets.cronq import QUESTION_TYPES
+    from chronoprobe.datasets.writers import write_cronq
     from chronoprobe.kg.graph import TemporalKG
 
-    kg = TemporalKG.load(kg_dir)
-    rows, skipped = generator.generate_questions(
-        kg, exhaustive=exhaustive, max_per_template=max_per_template, seed=seed
+    stats = write_cronq(
+        TemporalKG.load(kg_dir),
+        out,
+        exhaustive=exhaustive,
+        max_per_template=max_per_template,
+        seed=seed,
     )
-    events = {event for event, _, _ in generator.YearIndex.from_kg(kg, []).events}
-    splits = generator.split_questions(rows, events, seed=seed)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "questions.jsonl", rows)
-    for name in ("train", "valid", "test"):
-        write_jsonl(out / f"{name}.jsonl", splits[name])
-    stats = {
-        "all": generator.question_statistics(rows),
-        **{
-            name: generator.question_statistics(splits[name]) for name in ("train", "valid", "test")
-        },
-        "dropped_by_split": len(splits["dropped"]),
-        "skipped_facts": dict(skipped),
-    }
-    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
     table = Table(title="questions per type")
     table.add_column("type")
     for name in ("all", "train", "valid", "test"):
         table.add_column(name, justify="right")
-    for kind in generator.QUESTION_TYPES:
+    for kind in QUESTION_TYPES:
         table.add_row(
             kind, *(str(stats[n]["types"][kind]) for n in ("all", "train", "valid", "test"))
         )
     Console().print(table)
     console.print(
-        f"[green]wrote[/] {len(rows):,} questions to {out}; "
-        f"{len(splits['dropped']):,} left out of the splits to keep their entities disjoint"
+        f"[green]wrote[/] {stats['all']['questions']:,} questions to {out}; "
+        f"{stats['dropped_by_split']:,} left out of the splits to keep their entities disjoint"
     )
 
 
@@ -222,24 +187,22 @@ def ecbd(
     Sentences (from the second paragraph on) that mention the entity outside quotes; NP and
     random spans after the mention, within ten words of it; dev/test split by entity.
     """
-    from chronoprobe.datasets.articles import iter_articles
-    from chronoprobe.datasets.ecbd import ECBDConfig, build_ecbd, load_spacy
-    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.datasets.ecbd import ECBDConfig
+    from chronoprobe.datasets.writers import write_ecbd
     from chronoprobe.kg.graph import TemporalKG
 
-    kg = TemporalKG.load(kg_dir)
-    source = articles or kg_dir / "articles.parquet"
-    if not source.exists():
-        raise FileNotFoundError(f"{source}: no articles; pass --articles")
     config = ECBDConfig(
         min_article_words=min_article_words, popular=popular, per_group=per_group, seed=seed
     )
     with console.status("parsing articles"):
-        rows = build_ecbd(kg, iter_articles(source), config, nlp=load_spacy(spacy_model))
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "examples.jsonl", rows)
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["year"]] = counts.get(row["year"], 0) + 1
-    (out / "stats.json").write_text(json.dumps({"examples": len(rows), "groups": counts}) + "\n")
-    console.print(f"[green]wrote[/] {len(rows):,} examples over {len(counts)} groups to {out}")
+        stats = write_ecbd(
+            TemporalKG.load(kg_dir),
+            out,
+            articles or kg_dir / "articles.parquet",
+            config,
+            spacy_model,
+        )
+    console.print(
+        f"[green]wrote[/] {stats['examples']:,} examples "
+        f"over {len(stats['groups'])} groups to {out}"
+    )

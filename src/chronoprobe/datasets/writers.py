@@ -1,0 +1,136 @@
+"""Each probe-set builder from a KG to files on disk, shared by `chronoprobe build` and run steps.
+
+Every function writes its JSONL files and ``stats.json`` atomically into ``out`` and returns the
+statistics, so the command line prints them and a run step records them as its metrics.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.jsonl import write_jsonl
+from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.time import Granularity
+
+Stats = dict[str, Any]
+
+
+def _write_stats(out: Path, stats: Any) -> None:
+    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
+
+
+def write_drift(
+    kg: TemporalKG,
+    out: Path,
+    *,
+    first: str,
+    last: str,
+    granularity: Granularity = Granularity.YEAR,
+    top_subjects: int = 1000,
+    relations: Sequence[str] | None = None,
+    on_period: Callable[[Any], None] | None = None,
+) -> list[Stats]:
+    """``examples.jsonl`` (one row per subject, relation and period) and per-period split counts."""
+    from chronoprobe.datasets.drift import build_drift, drift_statistics, periods_between
+
+    periods = periods_between(first, last, granularity)
+    rows = [
+        row.to_dict()
+        for row in build_drift(
+            kg, periods, top=top_subjects, relations=relations, on_period=on_period
+        )
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "examples.jsonl", rows)
+    stats = drift_statistics(rows)
+    _write_stats(out, stats)
+    return stats
+
+
+def write_lamatk(
+    kg: TemporalKG,
+    out: Path,
+    *,
+    task: str = "memorize",
+    conflicts: bool = True,
+    sample: int | None = None,
+    seed: int = 0,
+) -> Stats:
+    """``statements.jsonl`` (and ``queries.jsonl`` for the boundary and implicit tasks)."""
+    from chronoprobe.datasets import lamatk as builder
+
+    queries: list[dict] | None = None
+    skipped = None
+    if task == "memorize":
+        rows, skipped = builder.build_statements(kg)
+    elif task == "boundary":
+        rows, queries = builder.boundary_set(kg, seed=seed)
+    elif task == "implicit":
+        rows, queries = builder.implicit_set(kg, seed=seed)
+    else:
+        raise ValueError(f"unknown LAMA-TK task {task!r}; choose memorize, boundary or implicit")
+    if not conflicts:
+        rows = builder.without_conflicts(rows)
+    if sample is not None:
+        rows = builder.subsample(rows, sample, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "statements.jsonl", rows)
+    stats = {"statements": builder.statistics(rows, skipped)}
+    if queries is not None:
+        write_jsonl(out / "queries.jsonl", queries)
+        stats["queries"] = builder.statistics(queries)
+    _write_stats(out, stats)
+    return stats
+
+
+def write_cronq(
+    kg: TemporalKG,
+    out: Path,
+    *,
+    exhaustive: bool = False,
+    max_per_template: int = 1000,
+    seed: int = 0,
+) -> Stats:
+    """``questions.jsonl`` and the entity-disjoint ``train/valid/test.jsonl``."""
+    from chronoprobe.datasets import cronq as generator
+
+    rows, skipped = generator.generate_questions(
+        kg, exhaustive=exhaustive, max_per_template=max_per_template, seed=seed
+    )
+    events = {event for event, _, _ in generator.YearIndex.from_kg(kg, []).events}
+    splits = generator.split_questions(rows, events, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "questions.jsonl", rows)
+    for name in ("train", "valid", "test"):
+        write_jsonl(out / f"{name}.jsonl", splits[name])
+    stats = {
+        "all": generator.question_statistics(rows),
+        **{
+            name: generator.question_statistics(splits[name]) for name in ("train", "valid", "test")
+        },
+        "dropped_by_split": len(splits["dropped"]),
+        "skipped_facts": dict(skipped),
+    }
+    _write_stats(out, stats)
+    return stats
+
+
+def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_model: str) -> Stats:
+    """``examples.jsonl`` of masked spans, grouped by the entities' origination years."""
+    from chronoprobe.datasets.articles import iter_articles
+    from chronoprobe.datasets.ecbd import build_ecbd, load_spacy
+
+    if not articles.exists():
+        raise FileNotFoundError(f"{articles}: no articles; pass --articles")
+    rows = build_ecbd(kg, iter_articles(articles), config, nlp=load_spacy(spacy_model))
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "examples.jsonl", rows)
+    groups = Counter(str(row["year"]) for row in rows)
+    stats = {"examples": len(rows), "groups": dict(sorted(groups.items()))}
+    _write_stats(out, stats)
+    return stats
