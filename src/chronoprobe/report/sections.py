@@ -38,6 +38,7 @@ SECTIONS: dict[str, SectionKind] = {}
 # sections that ship with chronoprobe: step kind -> module that registers it
 BUILTIN_SECTIONS: dict[str, str] = {
     "kg": "chronoprobe.report.kg_section",
+    "build": "chronoprobe.report.build_section",
 }
 
 

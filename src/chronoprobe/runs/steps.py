@@ -41,6 +41,7 @@ STEP_KINDS: dict[str, StepKind] = {}
 # kinds that ship with chronoprobe: name -> module that registers it, imported on first use
 BUILTIN_KINDS: dict[str, str] = {
     "kg": "chronoprobe.runs.kg_step",
+    "build": "chronoprobe.runs.build_step",
     "report": "chronoprobe.runs.report_step",
 }
 
