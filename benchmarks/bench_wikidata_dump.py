@@ -1,0 +1,254 @@
+"""Wikidata JSON dump loading speed (MB/s of uncompressed JSON) and peak memory.
+
+Real dumps cannot be downloaded here, so this writes a synthetic dump in the official layout
+whose lines look like real ones: labels, descriptions and aliases in dozens of languages,
+sitelinks, references on every statement, many statements that are no facts (external ids,
+strings, quantities, dates, unqualified items) and a few time-qualified ones, several KB a
+line. Each (file, processes) run is a fresh process, so its peak RSS (the largest of the main
+process and its workers) is its own. CPU seconds (all processes) next to wall seconds keep the
+figures readable on a busy machine. The target (PERFORMANCE.md): >= 300 MB/s per core.
+
+    python benchmarks/bench_wikidata_dump.py [--mb 200] [--formats json,json.gz] [--processes 1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+GREGORIAN = "http://www.wikidata.org/entity/Q1985727"
+LANGUAGES = [
+    *("en de fr es it nl pt ru ja zh pl sv uk ca ar fa he ko fi cs hu no da ro tr id vi".split()),
+    *("el bg sr hr sk sl lt lv et eu gl cy ga is mk sq hy ka az kk uz be ta te hi bn ur".split()),
+]
+WIKIS = [f"{lang}wiki" for lang in LANGUAGES[:30]] + ["commonswiki", "enwikiquote"]
+EXTERNAL_IDS = [f"P{n}" for n in (214, 227, 244, 213, 268, 269, 349, 409, 646, 691, 906, 950)]
+FACT_RELATIONS = ("P39", "P54", "P108", "P69", "P166", "P26", "P102")
+
+
+def _time(pid: str, year: int, month: int, day: int, precision: int) -> dict:
+    value = {
+        "time": f"+{year:04d}-{month:02d}-{day:02d}T00:00:00Z",
+        "timezone": 0,
+        "before": 0,
+        "after": 0,
+        "precision": precision,
+        "calendarmodel": GREGORIAN,
+    }
+    return {
+        "snaktype": "value",
+        "property": pid,
+        "datavalue": {"value": value, "type": "time"},
+        "datatype": "time",
+    }
+
+
+def _item(pid: str, q: int) -> dict:
+    value = {"entity-type": "item", "numeric-id": q, "id": f"Q{q}"}
+    return {
+        "snaktype": "value",
+        "property": pid,
+        "datavalue": {"value": value, "type": "wikibase-entityid"},
+        "datatype": "wikibase-item",
+    }
+
+
+def _string(pid: str, text: str) -> dict:
+    return {
+        "snaktype": "value",
+        "property": pid,
+        "datavalue": {"value": text, "type": "string"},
+        "datatype": "external-id",
+    }
+
+
+def _reference(rng: random.Random) -> dict:
+    snaks = {
+        "P248": [_item("P248", rng.randrange(1, 10**7))],
+        "P854": [_string("P854", f"https://example.org/{rng.randrange(10**9)}")],
+        "P813": [_time("P813", 2020 + rng.randrange(5), 1 + rng.randrange(12), 1, 11)],
+    }
+    return {"hash": f"{rng.getrandbits(160):040x}", "snaks": snaks, "snaks-order": list(snaks)}
+
+
+def _statement(rng: random.Random, subject: str, main: dict, qualifiers: dict | None) -> dict:
+    statement = {"mainsnak": main, "type": "statement"}
+    if qualifiers:
+        statement["qualifiers"] = qualifiers
+        statement["qualifiers-order"] = list(qualifiers)
+    statement["id"] = f"{subject}${rng.getrandbits(128):032X}"
+    statement["rank"] = "normal"
+    statement["references"] = [_reference(rng)] if rng.random() < 0.6 else []
+    return statement
+
+
+def _entity(rng: random.Random, number: int) -> tuple[dict, int]:
+    """One item like a real person's, and how many facts the loader must find in it."""
+    q = f"Q{number}"
+    name = f"Person {number}"
+    langs = rng.sample(LANGUAGES, rng.randrange(5, 30))
+    claims: dict[str, list[dict]] = {}
+
+    def add(main: dict, qualifiers: dict | None = None) -> None:
+        claims.setdefault(main["property"], []).append(_statement(rng, q, main, qualifiers))
+
+    add(_item("P31", 5))
+    add(_item("P21", 6581097))
+    add(_item("P27", rng.randrange(1, 300)))
+    add(_time("P569", 1900 + rng.randrange(100), 1 + rng.randrange(12), 1 + rng.randrange(28), 11))
+    for pid in rng.sample(EXTERNAL_IDS, rng.randrange(2, 8)):
+        add(_string(pid, str(rng.randrange(10**9))))
+    for _ in range(rng.randrange(1, 4)):
+        add(_item("P106", rng.randrange(1, 10**6)))  # occupation: items, but no time
+    facts = 0
+    for _ in range(rng.randrange(0, 6)):
+        start = 1950 + rng.randrange(70)
+        qualifiers = {"P580": [_time("P580", start, 1 + rng.randrange(12), 1, 10)]}
+        if rng.random() < 0.7:
+            qualifiers["P582"] = [_time("P582", start + rng.randrange(1, 10), 1, 1, 9)]
+        add(_item(rng.choice(FACT_RELATIONS), rng.randrange(1, 10**6)), qualifiers)
+        facts += 1
+    entity = {
+        "type": "item",
+        "id": q,
+        "labels": {lang: {"language": lang, "value": name} for lang in langs},
+        "descriptions": {
+            lang: {"language": lang, "value": f"person number {number} ({lang})"}
+            for lang in langs[: len(langs) // 2]
+        },
+        "aliases": {
+            lang: [{"language": lang, "value": f"P. {number}"}] for lang in langs[: len(langs) // 4]
+        },
+        "claims": claims,
+        "sitelinks": {
+            wiki: {"site": wiki, "title": name, "badges": []}
+            for wiki in rng.sample(WIKIS, rng.randrange(0, 12))
+        },
+        "pageid": number + 100,
+        "ns": 0,
+        "title": q,
+        "lastrevid": 2_000_000_000 + number,
+        "modified": "2024-05-01T12:00:00Z",
+    }
+    return entity, facts
+
+
+def write_dump(path: Path, megabytes: float, seed: int = 0) -> dict:
+    """A synthetic dump of about ``megabytes`` MB; returns its size and expected fact count."""
+    rng = random.Random(seed)
+    target, size, facts, entities = int(megabytes * 1e6), 0, 0, 0
+    with path.open("wb") as out:
+        out.write(b"[\n")
+        while size < target:
+            entity, found = _entity(rng, entities + 1)
+            line = orjson.dumps(entity)
+            out.write(line if size == 0 else b",\n" + line)
+            size += len(line) + 2
+            facts += found
+            entities += 1
+        out.write(b"\n]\n")
+    return {"bytes": path.stat().st_size, "entities": entities, "facts": facts}
+
+
+def gzip_copy(path: Path) -> Path:
+    from isal import igzip
+
+    target = path.with_name(path.name + ".gz")
+    with path.open("rb") as source, igzip.open(target, "wb", compresslevel=2) as out:
+        while block := source.read(16 << 20):
+            out.write(block)
+    return target
+
+
+def bz2_copy(path: Path) -> Path:
+    import bz2
+
+    target = path.with_name(path.name + ".bz2")
+    with path.open("rb") as source, bz2.open(target, "wb", compresslevel=9) as out:
+        while block := source.read(16 << 20):
+            out.write(block)
+    return target
+
+
+def measure(path: Path, processes: int) -> dict:
+    from chronoprobe.kg.io.options import LoadOptions
+    from chronoprobe.kg.io.problems import Problems
+    from chronoprobe.kg.io.wikidata_dump import load
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_before = own.ru_utime + own.ru_stime  # the imports above
+    began = time.perf_counter()
+    kg = load([path], LoadOptions(processes=processes), Problems(strict=True))
+    seconds = time.perf_counter() - began
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return {
+        "seconds": seconds,
+        "cpu_seconds": sum(u.ru_utime + u.ru_stime for u in usage) - cpu_before,
+        "facts": len(kg),
+        "peak_rss_mib": max(u.ru_maxrss for u in usage) / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=200, help="uncompressed dump size in MB")
+    parser.add_argument("--formats", default="json,json.gz", help="of json, json.gz, json.bz2")
+    parser.add_argument("--processes", default="1,2")
+    parser.add_argument("--dir", type=Path, help="where to write the dump (default: a temp dir)")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: "path,processes"
+    args = parser.parse_args()
+    if args.measure:
+        path, processes = args.measure.rsplit(",", 1)
+        print(json.dumps(measure(Path(path), int(processes))))
+        return
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+        plain = Path(folder) / "latest-all.json"
+        began = time.perf_counter()
+        dump = write_dump(plain, args.mb)
+        copies = {"json": plain}
+        formats = args.formats.split(",")
+        if "json.gz" in formats:
+            copies["json.gz"] = gzip_copy(plain)
+        if "json.bz2" in formats:
+            copies["json.bz2"] = bz2_copy(plain)
+        print(
+            f"dump: {dump['bytes'] / 1e6:.0f} MB, {dump['entities']:,} entities "
+            f"({dump['bytes'] / dump['entities'] / 1e3:.1f} kB a line), {dump['facts']:,} facts; "
+            + ", ".join(f"{k} {p.stat().st_size / 1e6:.0f} MB" for k, p in copies.items())
+            + f" (written in {time.perf_counter() - began:.0f} s)",
+            flush=True,
+        )
+        print("| file | processes | wall s | MB/s | CPU s | MB per CPU s | facts | peak RSS |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for name in formats:
+            for processes in (int(p) for p in args.processes.split(",")):
+                child = subprocess.run(
+                    [sys.executable, __file__, "--measure", f"{copies[name]},{processes}"],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                run = json.loads(child.stdout)
+                if run["facts"] != dump["facts"]:
+                    raise SystemExit(f"expected {dump['facts']:,} facts, loaded {run['facts']:,}")
+                megabytes = dump["bytes"] / 1e6
+                print(
+                    f"| .{name} | {processes} | {run['seconds']:.1f} | "
+                    f"{megabytes / run['seconds']:.0f} | {run['cpu_seconds']:.1f} | "
+                    f"{megabytes / run['cpu_seconds']:.0f} | {run['facts']:,} | "
+                    f"{run['peak_rss_mib']:.0f} MiB |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
