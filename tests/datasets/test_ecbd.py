@@ -136,3 +136,29 @@ def test_article_sources(tmp_path):
         list(iter_articles(bad))
     with pytest.raises(ValueError, match="not an article source"):
         list(iter_articles(tmp_path / "x.csv"))
+
+
+def test_real_wikipedia_summaries_of_the_sample_kg(nlp):
+    from pathlib import Path
+
+    from chronoprobe.kg.samples import load_sample
+
+    source = Path(__file__).parents[1] / "fixtures/wikipedia/summaries.jsonl"
+    kg = load_sample()
+    config = ECBDConfig(min_article_words=20, popular=10, seed=0)
+    rows = build_ecbd(kg, iter_articles(source), config, nlp=nlp)
+    assert len({row["entity"] for row in rows}) >= 10
+    obama = [row for row in rows if row["entity"] == "Q76"]
+    ids, alias_lists = kg.entities["id"].to_pylist(), kg.entities["aliases"].to_pylist()
+    aliases = dict(zip(ids, alias_lists, strict=True))
+    for row in rows:
+        label = kg.label(row["entity"])
+        names = {label, label.split()[-1], *(aliases[row["entity"]] or [])}
+        mention = row["sentence"][row["mention_start"] : row["mention_end"]]
+        assert any(mention in name for name in names), row  # e.g. "Cicero", "CR7"
+        assert row["sentence"][row["span_start"] : row["span_end"]] == row["span"]
+        assert row["span_start"] >= row["mention_end"]
+        assert row["sentence"] not in row["definition"]  # the first paragraph is never sampled
+    assert all(row["year"] in ("1961", "popular") for row in obama)
+    assert obama and obama[0]["definition"].startswith("Barack Hussein Obama II is an American")
+    assert {row["span_type"] for row in rows} == {"np", "random"}
