@@ -43,7 +43,9 @@ def _relation_set(relations: str | None) -> frozenset[str] | None:
 @user_errors
 def convert(
     inputs: list[Path] = typer.Argument(
-        ..., exists=True, dir_okay=False, help="Source files (.json[.gz|.bz2], .txt, .jsonl)."
+        ...,
+        exists=True,
+        help="Source files (.json[.gz|.bz2], .txt, .jsonl), or a CronQuestions kg directory.",
     ),
     format: SourceFormat = typer.Option(..., "--format", "-f", help="Format of the inputs."),
     out: Path = typer.Option(..., "--out", "-o", help="KG directory to write."),
@@ -81,6 +83,9 @@ def convert(
         f"[green]wrote[/] {out}: {kg.entities.num_rows:,} entities, "
         f"{kg.relations.num_rows:,} relations, {len(kg):,} facts in {seconds:.1f}s"
     )
+    skipped = kg.meta.get("skipped") or {}
+    if any(skipped.values()):  # valid records that are not facts (no time, deprecated, ...)
+        console.print("not facts: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v))
     if problems.total:
         console.print(f"[yellow]skipped {problems.total:,} bad records:[/]")
         for line in problems.summary():

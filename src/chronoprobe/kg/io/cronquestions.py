@@ -1,0 +1,293 @@
+"""The CronQuestions temporal KG (Saxena et al., 2021), as released in ``data/wikidata_big/kg/``.
+
+Facts are tab-separated ``head rel tail start end`` lines (``Q25559009	P39	Q41582555	1847
+1852``) in ``full.txt`` and its splits ``train``/``valid``/``test`` (with or without ``.txt``);
+labels are tab-separated ``id label`` lines in ``wd_id2entity_text.txt`` and
+``wd_id2relation_text.txt``. Times are years: each bound is a year-precision point, a negative
+year is BCE, and the years in :data:`UNKNOWN_YEARS` stand for an unknown start or an open end.
+A fact listed in several files (``full.txt`` is the union of the splits) is one fact.
+
+The paper adds events as facts ``(event, significant event, occurred, start, end)``; those also
+give the event entity its own span (type ``event``), which is where the CronQuestions builder
+looks for events. An event fact is recognised by relation P793 and an object whose label (or
+id) is "occurred" or "occurrence".
+
+The KG has a third of a million lines, so a file is split, checked and converted at once by
+Arrow kernels (:func:`parse_lines`, a pure function of a batch of lines); only bad lines are
+looked at one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from chronoprobe.kg.graph import TemporalKG, entities_table, relations_table
+from chronoprobe.kg.io.options import LoadOptions
+from chronoprobe.kg.io.problems import Problems
+from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, Entity, Relation
+from chronoprobe.time import Precision, TimePoint
+
+ENTITY_LABELS = "wd_id2entity_text.txt"
+RELATION_LABELS = "wd_id2relation_text.txt"
+# In a directory, full.txt holds every fact; the splits are read only when it is absent.
+FULL = "full.txt"
+SPLITS = ("train.txt", "valid.txt", "test.txt", "train", "valid", "test")
+# Years that mean "not known": the start of a fact whose beginning Wikidata lacks, the end of
+# one still true.
+UNKNOWN_YEARS = (0, 9999)
+EVENT_RELATION = "P793"
+EVENT_OBJECTS = frozenset({"occurred", "occurrence"})
+COLUMNS = ("head", "rel", "tail", "start", "end")
+
+_ID = r"^\S+$"
+_YEAR = r"^-?\d{1,6}$"
+
+
+@dataclass
+class Parsed:
+    """What a batch of lines yields: the facts, and each bad line's index and reason."""
+
+    facts: pa.Table  # in FACT_SCHEMA, one row per good line with a known time
+    bad: list[tuple[int, str, str]]  # (index in the batch, reason, kind)
+    timeless: int  # good lines whose start and end are both unknown
+
+
+def _first_bad_id(row: dict[str, str]) -> str:
+    name = next(n for n in ("head", "rel", "tail") if not row[n] or row[n].split() != [row[n]])
+    return f"{name} is not an id: {row[name]!r}"
+
+
+def _year_reason(row: dict[str, str]) -> str:
+    name = next(n for n in ("start", "end") if not _is_year(row[n]))
+    return f"{name} is not a year: {row[name]!r}"
+
+
+def _is_year(text: str) -> bool:
+    digits = text.removeprefix("-")
+    return digits.isascii() and digits.isdigit() and len(digits) <= 6
+
+
+def _bound(years: pa.Array, known: pa.Array) -> dict[str, pa.Array]:
+    null8 = pa.nulls(len(years), pa.int8())
+    return {
+        "year": pc.if_else(known, years, pa.scalar(None, pa.int32())),
+        "month": null8,
+        "day": null8,
+        "precision": pc.if_else(known, pa.scalar(int(Precision.YEAR), pa.int8()), null8),
+    }
+
+
+def _fields(lines: pa.Array) -> tuple[pa.Table, np.ndarray, list[tuple[int, str, str]]]:
+    """The five fields of every line that has five, their line indices, and the other lines."""
+    lines = pc.utf8_rtrim(lines, characters="\r")
+    tabs = pc.count_substring(lines, "\t").to_numpy(zero_copy_only=False)
+    blank = pc.equal(pc.utf8_trim_whitespace(lines), "").to_numpy(zero_copy_only=False)
+    bad = [
+        (
+            int(i),
+            f"expected 5 tab-separated fields (head rel tail start end), found {tabs[i] + 1}",
+            "wrong number of fields",
+        )
+        for i in np.flatnonzero((tabs != 4) & ~blank)
+    ]
+    index = np.flatnonzero(tabs == 4)
+    parts = pc.split_pattern(lines.take(pa.array(index, pa.int64())), "\t").flatten()
+    step = len(COLUMNS)
+    table = pa.table(
+        {
+            name: pc.utf8_trim_whitespace(parts.take(pa.array(np.arange(k, len(parts), step))))
+            for k, name in enumerate(COLUMNS)
+        }
+    )
+    return table, index, bad
+
+
+def parse_lines(lines: pa.Array, relations: frozenset[str] | None = None) -> Parsed:
+    """Facts from a batch of KG lines; lines whose relation is not among ``relations`` go.
+
+    A line is bad when it has not five tab-separated fields, an id is empty or holds
+    whitespace, a year is not an integer, or the end is before the start.
+    """
+    table, index, bad = _fields(lines)
+    if relations is not None:
+        keep = pc.is_in(table["rel"], pa.array(sorted(relations), table["rel"].type))
+        table, index = table.filter(keep), index[keep.to_numpy(zero_copy_only=False)]
+    ids_ok = pc.and_(
+        pc.and_(
+            pc.match_substring_regex(table["head"], _ID),
+            pc.match_substring_regex(table["rel"], _ID),
+        ),
+        pc.match_substring_regex(table["tail"], _ID),
+    )
+    years_ok = pc.and_(
+        pc.match_substring_regex(table["start"], _YEAR),
+        pc.match_substring_regex(table["end"], _YEAR),
+    )
+    readable = pc.and_(ids_ok, years_ok)
+    zero = pa.scalar("0")
+    start = pc.cast(pc.if_else(readable, table["start"], zero), pa.int32())
+    end = pc.cast(pc.if_else(readable, table["end"], zero), pa.int32())
+    unknown = pa.array(UNKNOWN_YEARS, pa.int32())
+    start_known = pc.invert(pc.is_in(start, unknown))
+    end_known = pc.invert(pc.is_in(end, unknown))
+    backwards = pc.and_(pc.and_(start_known, end_known), pc.less(end, start))
+    good = pc.and_(readable, pc.invert(backwards))
+
+    wrong = np.flatnonzero(~good.to_numpy(zero_copy_only=False))
+    rows = table.take(pa.array(wrong, pa.int64())).to_pylist()
+    for i, row in zip(wrong, rows, strict=True):
+        if not ids_ok[i].as_py():
+            bad.append((int(index[i]), _first_bad_id(row), "bad id"))
+        elif not years_ok[i].as_py():
+            bad.append((int(index[i]), _year_reason(row), "bad year"))
+        else:
+            later, earlier = TimePoint(end[i].as_py()), TimePoint(start[i].as_py())
+            bad.append((int(index[i]), f"end {later} before start {earlier}", "end before start"))
+
+    timed = pc.and_(good, pc.or_(start_known, end_known))
+    timeless = pc.sum(pc.and_(good, pc.invert(timed))).as_py() or 0
+    starts, ends = _bound(start, start_known), _bound(end, end_known)
+    facts = pa.table(
+        {
+            "subject": table["head"],
+            "relation": table["rel"],
+            "object": table["tail"],
+            **{f"start_{k}": v for k, v in starts.items()},
+            **{f"end_{k}": v for k, v in ends.items()},
+        }
+    ).filter(timed)
+    return Parsed(facts.cast(FACT_SCHEMA), sorted(bad), timeless)
+
+
+def _lines(path: Path) -> pa.Array:
+    """A file's lines as one Arrow array, split by Arrow (at newlines only)."""
+    text = pa.array([path.read_bytes()], pa.large_binary()).cast(pa.large_string())
+    return pc.split_pattern(text, "\n").flatten()
+
+
+def _label_lines(path: Path, problems: Problems) -> Iterator[tuple[str, str]]:
+    """(id, label) pairs of a label file; a blank or whitespace label is no label."""
+    text = path.read_text(encoding="utf-8")
+    for number, line in enumerate(text.split("\n"), start=1):
+        key, _, label = line.removesuffix("\r").partition("\t")
+        if not key and not label:
+            continue
+        if not key or key.split() != [key]:
+            problems.report(str(path), number, f"not an id: {key!r}", kind="bad label id")
+        elif label.strip():
+            yield key, label
+
+
+def find_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """Fact files and label files from files or release directories, labels found beside facts.
+
+    A directory contributes ``full.txt`` (or, without it, its splits); a label file is known by
+    its released name, and one lying beside a fact file is read too.
+    """
+    facts: list[Path] = []
+    labels: list[Path] = []
+
+    def add(path: Path) -> None:
+        target = labels if path.name in (ENTITY_LABELS, RELATION_LABELS) else facts
+        if path not in target:
+            target.append(path)
+
+    for path in map(Path, paths):
+        if not path.is_dir():
+            add(path)
+            continue
+        found = [path / FULL] if (path / FULL).is_file() else [path / s for s in SPLITS]
+        found = [p for p in found if p.is_file()]
+        if not found:
+            raise FileNotFoundError(
+                f"{path}: no CronQuestions KG file ({FULL}, or train/valid/test)"
+            )
+        for fact_file in found:
+            add(fact_file)
+    for fact_file in list(facts):
+        for name in (ENTITY_LABELS, RELATION_LABELS):
+            if (fact_file.parent / name).is_file():
+                add(fact_file.parent / name)
+    return facts, labels
+
+
+def _event_spans(facts: pa.Table, labels: dict[str, str]) -> list[Entity]:
+    """Event entities with the widest span their event facts give them."""
+    candidates = facts.filter(pc.equal(facts["relation"], EVENT_RELATION))
+    objects = candidates["object"].to_pylist()
+    is_event = [
+        labels.get(o, o).strip().casefold() in EVENT_OBJECTS or o.casefold() in EVENT_OBJECTS
+        for o in objects
+    ]
+    events = candidates.filter(pa.array(is_event, pa.bool_()))
+    spans: dict[str, tuple[TimePoint | None, TimePoint | None]] = {}
+    for subject, start, end in zip(
+        events["subject"].to_pylist(),
+        events["start_year"].to_pylist(),
+        events["end_year"].to_pylist(),
+        strict=True,
+    ):
+        first, last = spans.get(subject, (None, None))
+        if start is not None and (first is None or start < first.year):
+            first = TimePoint(start)
+        if end is not None and (last is None or end > last.year):
+            last = TimePoint(end)
+        spans[subject] = (first, last)
+    return [
+        Entity(event, labels.get(event, event), start=first, end=last, type="event")
+        for event, (first, last) in spans.items()
+    ]
+
+
+def _entities(facts: pa.Table, labels: dict[str, str]) -> pa.Table:
+    events = _event_spans(facts, labels)
+    ids = pc.unique(pa.chunked_array(facts["subject"].chunks + facts["object"].chunks, pa.string()))
+    others = pc.filter(ids, pc.invert(pc.is_in(ids, pa.array([e.id for e in events], pa.string()))))
+    names = others.to_pylist()
+    plain = pa.table(
+        {"id": others, "label": pa.array([labels.get(n, n) for n in names], pa.string())}
+    )
+    for column in ENTITY_SCHEMA:
+        if column.name not in plain.column_names:
+            plain = plain.append_column(column, pa.nulls(plain.num_rows, column.type))
+    return pa.concat_tables(
+        [plain.select(ENTITY_SCHEMA.names).cast(ENTITY_SCHEMA), entities_table(events)]
+    )
+
+
+def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> TemporalKG:
+    """Load CronQuestions KG files or release directories into one temporal KG."""
+    fact_files, label_files = find_inputs(paths)
+    entity_labels: dict[str, str] = {}
+    relation_labels: dict[str, str] = {}
+    for path in label_files:
+        target = relation_labels if path.name == RELATION_LABELS else entity_labels
+        target.update(_label_lines(path, problems))
+    tables, timeless = [], 0
+    for path in fact_files:
+        parsed = parse_lines(_lines(path), options.relations)
+        for row, reason, kind in parsed.bad:
+            problems.report(str(path), row + 1, reason, kind=kind)
+        tables.append(parsed.facts)
+        timeless += parsed.timeless
+    facts = pa.concat_tables(tables) if tables else FACT_SCHEMA.empty_table()
+    used = pc.unique(facts["relation"]).to_pylist()
+    relations = relations_table(Relation(r, relation_labels.get(r, r)) for r in sorted(used))
+    meta = {
+        "source": {
+            "format": "cronquestions",
+            "inputs": [str(p) for p in paths],
+            "files": [str(p) for p in fact_files + label_files],
+        },
+        "skipped": {"no time": timeless} if timeless else {},
+    }
+    kg = TemporalKG.from_tables(_entities(facts, entity_labels), relations, facts, meta=meta)
+    if facts.num_rows > len(kg):
+        kg.meta["skipped"]["duplicate"] = facts.num_rows - len(kg)
+    return kg
