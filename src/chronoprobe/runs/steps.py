@@ -43,6 +43,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "kg": "chronoprobe.runs.kg_step",
     "build": "chronoprobe.runs.build_step",
     "report": "chronoprobe.runs.report_step",
+    "tkg": "chronoprobe.runs.tkg_step",
 }
 
 

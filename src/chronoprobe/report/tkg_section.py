@@ -1,0 +1,114 @@
+"""The report section of a ``tkg`` step: how well the embeddings rank held-out facts.
+
+The first ``tkg`` step of a run also compares every ``tkg`` step of the run in one bar chart,
+so that ComplEx against TComplEx (the paper's question) reads at a glance; later ones show
+their own bars only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
+from chronoprobe.report.plots import embed, grouped_bars, line_plot
+from chronoprobe.report.rundir import load_run
+from chronoprobe.report.sections import read_metrics, section
+
+METRICS = {
+    "mrr": "MRR",
+    "hits@1": "Hits@1",
+    "hits@3": "Hits@3",
+    "hits@10": "Hits@10",
+    "time_accuracy": "time accuracy",
+}
+
+
+def _label(step_id: str, metrics: dict[str, Any]) -> str:
+    return f"{step_id} ({metrics.get('model', '?')})"
+
+
+def _tkg_steps(step_dir: Path, step_id: str) -> list[tuple[str, Path]]:
+    """(id, directory) of every finished tkg step of the run, in config order; just this one
+    when the run directory cannot be read."""
+    try:
+        run = load_run(step_dir.parent.parent)
+    except (ValueError, FileNotFoundError):
+        return [(step_id, step_dir)]
+    return [(s.id, s.dir) for s in run.steps if s.kind == "tkg" and s.done] or [(step_id, step_dir)]
+
+
+def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
+    names = list(METRICS.values())
+    series = {
+        _label(step_id, m): [float(m.get(key, math.nan)) for key in METRICS] for step_id, m in steps
+    }
+    figure = grouped_bars(
+        names,
+        series,
+        title="Filtered ranking of held-out facts",
+        xlabel="metric",
+        ylabel="score (higher is better)",
+    )
+    figure.axes[0].set_ylim(0, 1)
+    alt = "Bar chart of filtered MRR, Hits@1/3/10 and time accuracy: " + "; ".join(
+        f"{name} MRR {values[0]:.3f}" for name, values in series.items()
+    )
+    data = Table(
+        ["model", *names],
+        [
+            [name, *("—" if math.isnan(v) else round(v, 4) for v in values)]
+            for name, values in series.items()
+        ],
+    )
+    caption = (
+        "Each test fact is asked in both directions at its start year; answers true in that "
+        "year are filtered. Time accuracy: the fact's year ranked first among all years "
+        "(ComplEx has no time embeddings, so no bar)."
+    )
+    return embed(figure, alt=alt, caption=caption, data=data)
+
+
+def loss_curve(step_dir: Path) -> list[Block]:
+    path = step_dir / "config.json"
+    if not path.is_file():
+        return []
+    history = json.loads(path.read_text(encoding="utf-8")).get("history") or []
+    if len(history) < 2:
+        return []
+    epochs = [row["epoch"] for row in history]
+    losses = [row["loss"] for row in history]
+    figure = line_plot(
+        {"training loss": (epochs, losses)},
+        title="Training loss per epoch",
+        xlabel="epoch",
+        ylabel="cross entropy over entities",
+        markers=True,
+    )
+    alt = f"Line chart of the training loss from {losses[0]:.3f} to {losses[-1]:.3f}."
+    return [embed(figure, alt=alt)]
+
+
+@section("tkg", headline=("mrr", "hits@1", "hits@10", "time_accuracy"))
+def tkg_section(step_dir: Path, record: dict) -> Section:
+    metrics = read_metrics(step_dir)
+    step_id = str(record.get("id", step_dir.name))
+    title = f"Temporal KG embeddings: {step_id}"
+    if not metrics:
+        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+    params = record.get("params") or {}
+    tiles: dict[str, Any] = {
+        "model": metrics.get("model", params.get("model", "?")),
+        "rank": params.get("rank", "?"),
+        "test queries": metrics.get("queries", 0),
+        **{label: round(metrics[key], 4) for key, label in METRICS.items() if key in metrics},
+    }
+    steps = _tkg_steps(step_dir, step_id)
+    if steps[0][0] == step_id:
+        blocks: list[Block] = [Stats(tiles), metric_bars([(i, read_metrics(d)) for i, d in steps])]
+    else:
+        note = f"Compared with the run's other embedding models in the section of {steps[0][0]}."
+        blocks = [Stats(tiles), metric_bars([(step_id, metrics)]), Text(note, style="note")]
+    return Section(title, [*blocks, *loss_curve(step_dir)])

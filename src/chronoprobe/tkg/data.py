@@ -1,0 +1,237 @@
+"""A TemporalKG as the integer facts temporal KG embeddings train and are ranked on.
+
+Timestamps are years. Time indices cover every year from the first to the last year in the KG,
+contiguously, so that neighbouring indices are neighbouring years (the temporal smoothness
+penalty relies on it). Relations get reciprocals (index ``r + n_relations``) so that subject
+prediction is object prediction with the inverse relation, as in tkbc.
+
+Facts are kept as intervals of time indices, ``(s, r, o, first, last)``; a :class:`TimeMode`
+says which ``(s, r, o, t)`` quadruples a training epoch draws from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+
+from chronoprobe.kg.graph import TemporalKG
+
+SPLITS = ("train", "valid", "test")
+
+
+class TimeMode(StrEnum):
+    """Which years of a fact ``(s, r, o, [first, last])`` become training quadruples."""
+
+    every_year = "every-year"  # one per year of the interval (CronQuestions' semantics)
+    start = "start"  # one, at the start year (tkbc's setting for CronQuestions)
+    sampled = "sampled"  # one per epoch, at a year drawn uniformly from the interval
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Id vocabularies in row order: entity ids, relation ids, and the years time rows stand for."""
+
+    entities: tuple[str, ...]
+    relations: tuple[str, ...]
+    first_year: int
+    last_year: int
+
+    @property
+    def n_times(self) -> int:
+        return self.last_year - self.first_year + 1
+
+    @property
+    def years(self) -> range:
+        return range(self.first_year, self.last_year + 1)
+
+    def to_json(self) -> dict:
+        return {
+            "entities": list(self.entities),
+            "relations": list(self.relations),
+            "years": list(self.years),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Vocab:
+        years = [int(y) for y in data["years"]]
+        if not years or years != list(range(years[0], years[0] + len(years))):
+            raise ValueError("`years` must be a non-empty run of consecutive years")
+        return cls(tuple(data["entities"]), tuple(data["relations"]), years[0], years[-1])
+
+
+def with_reciprocals(quads: np.ndarray, n_relations: int) -> np.ndarray:
+    """Each (s, r, o, t) and its inverse (o, r + n_relations, s, t), stacked."""
+    inverse = quads[:, [2, 1, 0, 3]].copy()
+    inverse[:, 1] += n_relations
+    return np.concatenate([quads, inverse])
+
+
+def every_year(intervals: np.ndarray) -> np.ndarray:
+    """(m, 4) quadruples: one per fact and year of its interval, in fact order."""
+    spans = intervals[:, 4] - intervals[:, 3] + 1
+    rows = np.repeat(np.arange(len(intervals)), spans)
+    offsets = np.arange(len(rows)) - np.repeat(np.cumsum(spans) - spans, spans)
+    quads = intervals[rows, :4].copy()
+    quads[:, 3] += offsets
+    return quads
+
+
+def start_year(intervals: np.ndarray) -> np.ndarray:
+    return intervals[:, :4].copy()
+
+
+def sampled_year(intervals: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    spans = intervals[:, 4] - intervals[:, 3] + 1
+    quads = intervals[:, :4].copy()
+    quads[:, 3] += (rng.random(len(intervals)) * spans).astype(np.int64)
+    return quads
+
+
+def _distinct(rows: np.ndarray) -> np.ndarray:
+    return np.unique(rows, axis=0) if len(rows) else rows
+
+
+@dataclass
+class TKGData:
+    """Facts split into train, valid and test over one vocabulary, and what was left out."""
+
+    vocab: Vocab
+    mode: TimeMode
+    train: np.ndarray  # (n, 5) int64 intervals: s, r, o, first, last (time indices)
+    valid: np.ndarray
+    test: np.ndarray
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def split(self, name: str) -> np.ndarray:
+        if name not in SPLITS:
+            raise ValueError(f"unknown split {name!r}; choose one of: {', '.join(SPLITS)}")
+        return getattr(self, name)
+
+    def queries(self, name: str) -> np.ndarray:
+        """The ranking queries of a split: each distinct fact once, at its start year."""
+        return _distinct(start_year(self.split(name)))
+
+    @cached_property
+    def known(self) -> np.ndarray:
+        """Every true quadruple of every split: the filter of filtered ranking.
+
+        In ``start`` mode a fact is only known at its start year (the protocol tkbc reports);
+        otherwise at every year it holds, so an answer true in the query's year through a fact
+        that started earlier is not counted as a mistake.
+        """
+        facts = np.concatenate([self.train, self.valid, self.test])
+        expand = start_year if self.mode is TimeMode.start else every_year
+        return _distinct(expand(facts))
+
+    def training_quadruples(self, epoch: int, seed: int) -> np.ndarray:
+        """The quadruples of one epoch (the same for every epoch unless ``sampled``)."""
+        if self.mode is TimeMode.start:
+            return start_year(self.train)
+        if self.mode is TimeMode.every_year:
+            return every_year(self.train)
+        return sampled_year(self.train, np.random.default_rng([seed, epoch]))
+
+    def summary(self) -> str:
+        v = self.vocab
+        text = (
+            f"{len(v.entities):,} entities, {len(v.relations):,} relations, "
+            f"{v.n_times:,} years ({v.first_year}-{v.last_year}); facts: "
+            f"{len(self.train):,} train, {len(self.valid):,} valid, {len(self.test):,} test"
+        )
+        left_out = ", ".join(f"{n:,} {why}" for why, n in self.skipped.items() if n)
+        return f"{text}; left out: {left_out}" if left_out else text
+
+
+# ----- reading a TemporalKG -------------------------------------------------------------------
+
+
+def _years(facts: pa.Table, bound: str) -> np.ndarray:
+    """A bound's year, or -1 where the bound is absent (null precision)."""
+    present = facts.column(f"{bound}_precision").is_valid().to_numpy(zero_copy_only=False)
+    years = facts.column(f"{bound}_year").fill_null(0).to_numpy().astype(np.int64)
+    return np.where(present, years, -1)
+
+
+def _ids(column: pa.Array) -> tuple[list[str], np.ndarray]:
+    """Sorted distinct strings of a column and each row's index among them."""
+    encoded = column.dictionary_encode()
+    words = encoded.dictionary.to_pylist()
+    order = np.argsort(np.array(words, dtype=object)) if words else np.empty(0, np.int64)
+    rank = np.empty(len(words), np.int64)
+    rank[order] = np.arange(len(words))
+    indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return [words[i] for i in order], rank[indices]
+
+
+def intervals_of(kg: TemporalKG) -> tuple[Vocab, np.ndarray, dict[str, int]]:
+    """The vocabulary and distinct (s, r, o, first, last) intervals of a KG.
+
+    A bound of month or day precision counts as its year. A missing end means the fact still
+    holds: its interval runs to the KG's last year. A missing start means the start is unknown:
+    the fact is only known to hold in its end year. Facts with neither bound carry no time and
+    are left out (and counted).
+    """
+    facts = kg.facts
+    start, end = _years(facts, "start"), _years(facts, "end")
+    timed = (start >= 0) | (end >= 0)
+    if not timed.any():
+        raise ValueError(
+            f"the KG {kg.name!r} has no fact with a start or end year: nothing to train temporal "
+            "embeddings on"
+        )
+    facts = facts.filter(pa.array(timed))
+    start, end = start[timed], end[timed]
+    ends = [facts.column(name).combine_chunks() for name in ("subject", "object")]
+    entities, both = _ids(pa.concat_arrays(ends))
+    relations, relation = _ids(facts.column("relation").combine_chunks())
+    bounds = np.concatenate([start[start >= 0], end[end >= 0]])
+    vocab = Vocab(tuple(entities), tuple(relations), int(bounds.min()), int(bounds.max()))
+    first = np.where(start >= 0, start, end)
+    last = np.where(end >= 0, end, vocab.last_year)
+    last = np.where(start >= 0, np.maximum(last, first), first)
+    n = facts.num_rows
+    rows = np.stack([both[:n], relation, both[n:], first - vocab.first_year, last - first], 1)
+    rows[:, 4] += rows[:, 3]
+    distinct = _distinct(rows)
+    skipped = {
+        "facts without a start or end year": int((~timed).sum()),
+        "duplicate facts": n - len(distinct),
+    }
+    return vocab, distinct, skipped
+
+
+def split_kg(
+    kg: TemporalKG,
+    *,
+    valid_fraction: float = 0.05,
+    test_fraction: float = 0.05,
+    seed: int = 0,
+    mode: TimeMode = TimeMode.every_year,
+) -> TKGData:
+    """Split a KG's distinct facts into train, valid and test, reproducibly from ``seed``.
+
+    The distinct facts, sorted by (subject, relation, object, first, last) ids, are shuffled by
+    ``numpy.random.default_rng(seed).permutation``; the first ``round(test_fraction * n)`` are
+    test, the next ``round(valid_fraction * n)`` valid, the rest train. A fact's years never
+    straddle two splits.
+    """
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"the test fraction must be between 0 and 1, not {test_fraction}")
+    if not 0.0 <= valid_fraction < 1.0 - test_fraction:
+        raise ValueError(
+            f"the valid fraction must be at least 0 and below 1 - test fraction "
+            f"({1.0 - test_fraction:g}), not {valid_fraction}"
+        )
+    vocab, facts, skipped = intervals_of(kg)
+    order = np.random.default_rng(seed).permutation(len(facts))
+    n_test = max(1, round(test_fraction * len(facts)))
+    n_valid = round(valid_fraction * len(facts))
+    if n_test + n_valid >= len(facts):
+        raise ValueError(f"the KG has {len(facts)} distinct facts: too few to split")
+    parts = np.split(order, [n_test, n_test + n_valid])
+    test, valid, train = (facts[np.sort(part)] for part in parts)
+    return TKGData(vocab, TimeMode(mode), train, valid, test, skipped)

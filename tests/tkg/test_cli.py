@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+from chronoprobe.tkg import checkpoint
+
+runner = CliRunner()
+
+
+def test_train_then_eval(synth_dir, tmp_path):
+    out = tmp_path / "emb"
+    args = ["tkg", "train", str(synth_dir), "--out", str(out), "--rank", "8", "--epochs", "2"]
+    result = runner.invoke(app, [*args, "--batch-size", "2000", "--device", "cpu", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert "entities" in result.output and "epoch 2:" in result.output and "mrr" in result.output
+    saved = checkpoint.load(out)
+    assert saved.epoch == 2 and saved.config["data"]["seed"] == 3
+    written = json.loads((out / "metrics.json").read_text())
+    result = runner.invoke(app, ["tkg", "eval", str(out), "--json", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout)
+    assert metrics["split"] == "test" and metrics["model"] == "tcomplex"
+    assert metrics["mrr"] == written["mrr"] and 0 < metrics["mrr"] <= 1
+    valid = runner.invoke(app, ["tkg", "eval", str(out), "--split", "valid", "--json"])
+    assert json.loads(valid.stdout)["queries"] == 2 * len(saved.data.queries("valid"))
+    # a second run with more epochs resumes instead of starting over
+    result = runner.invoke(app, [*args[:-1], "3", "--batch-size", "2000", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert f"resuming {out} after epoch 2" in result.output.replace("\n", "")
+    assert "epoch 1:" not in result.output and checkpoint.load(out).epoch == 3
+
+
+def test_errors_are_one_line_messages(tmp_path):
+    result = runner.invoke(app, ["tkg", "eval", str(tmp_path)])
+    assert result.exit_code == 2
+    message = result.output.replace("\n", "")
+    expected = f"{tmp_path}: not a TKG checkpoint (no config.json); create one with `chronoprobe"
+    assert message == f"error: {expected} tkg train`"
+    result = runner.invoke(app, ["tkg", "train", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "error:" in result.output
+
+
+def test_help_teaches():
+    result = runner.invoke(app, ["tkg", "train", "--help"])
+    assert result.exit_code == 0
+    for words in ("--time-mode", "--valid-fraction", "--no-resume", "Example"):
+        assert words in result.output

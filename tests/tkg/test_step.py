@@ -1,0 +1,60 @@
+"""The `tkg` step kind inside a run, and its report section."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from rich.console import Console
+
+from chronoprobe.report.blocks import Image, Stats, Text
+from chronoprobe.report.tkg_section import tkg_section
+from chronoprobe.runs.engine import run_experiment
+from chronoprobe.tkg import checkpoint
+
+CONFIG = """
+name: t
+seed: 1
+steps:
+  - id: world
+    kind: kg
+    params: {source: synth, facts: 1500, text: false}
+  - id: temporal
+    kind: tkg
+    inputs: {kg: world}
+    params: {model: tcomplex, rank: 8, epochs: 2, batch_size: 2000, device: cpu}
+  - id: static
+    kind: tkg
+    inputs: {kg: world}
+    params: {model: complex, rank: 8, epochs: 1, batch_size: 2000, device: cpu}
+  - id: report
+    kind: report
+"""
+
+
+def test_tkg_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
+    config = tmp_path / "exp.yaml"
+    config.write_text(textwrap.dedent(CONFIG).lstrip(), encoding="utf-8")
+    run = tmp_path / "run"
+    with open("/dev/null", "w") as sink:
+        run_experiment(config, run, console=Console(file=sink))
+    steps = run / "steps"
+    metrics = json.loads((steps / "temporal" / "metrics.json").read_text())
+    assert {"mrr", "hits@1", "hits@3", "hits@10", "time_accuracy"} <= set(metrics)
+    assert "time_accuracy" not in json.loads((steps / "static" / "metrics.json").read_text())
+    saved = checkpoint.load(steps / "temporal")
+    assert saved.epoch == 2 and saved.config["data"]["seed"] == 1  # the experiment's seed
+    assert not (steps / "temporal" / ".shards").exists()
+
+    record = json.loads((steps / "temporal" / "step.json").read_text())
+    first = tkg_section(steps / "temporal", record)
+    stats = next(b for b in first.blocks if isinstance(b, Stats))
+    assert stats.items["MRR"] == round(metrics["mrr"], 4)
+    chart = next(b for b in first.blocks if isinstance(b, Image))
+    assert [row[0] for row in chart.data.rows] == ["temporal (tcomplex)", "static (complex)"]
+    assert chart.data.rows[1][-1] == "—"  # ComplEx has no time accuracy
+    second = tkg_section(steps / "static", json.loads((steps / "static" / "step.json").read_text()))
+    assert any(isinstance(b, Text) and "section of temporal" in b.text for b in second.blocks)
+    html = (run / "report.html").read_text()
+    assert "Temporal KG embeddings: temporal" in html and "could not be built" not in html
