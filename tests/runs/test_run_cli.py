@@ -29,8 +29,8 @@ def test_run_prints_steps_and_where_the_run_is(write_config, tmp_path):
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "✓ kg (tiny_kg)" in result.output
-    unwrapped = result.output.replace("\n", "")  # rich wraps long paths to the terminal width
-    assert f"run directory: {tmp_path / 'run'}" in unwrapped
+    unwrapped = "".join(result.output.split())  # rich wraps long paths to the terminal width
+    assert f"rundirectory:{tmp_path / 'run'}" in unwrapped
     result = runner.invoke(app, args)
     assert "✓ kg (tiny_kg) cached" in result.output
     result = runner.invoke(app, [*args, "--no-cache"])
