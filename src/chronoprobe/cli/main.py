@@ -6,6 +6,7 @@ import typer
 
 from chronoprobe import __version__
 from chronoprobe.cli import build, kg, tkg
+from chronoprobe.cli import probe as probe_commands
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
 
@@ -23,6 +24,7 @@ app.add_typer(tkg.app, name="tkg")
 app.command("run")(run_commands.run)
 app.command("results")(run_commands.results)
 app.command("report")(report)
+app.command("probe")(probe_commands.probe)
 
 
 def _version(value: bool) -> None:

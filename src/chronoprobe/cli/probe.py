@@ -1,0 +1,97 @@
+"""`chronoprobe probe`: run one evaluation view of a model over a probe set."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from chronoprobe.cli.errors import user_errors
+
+console = Console(stderr=True)
+
+
+class ViewName(StrEnum):
+    single_token = "single-token"
+    multi_token = "multi-token"
+    pll = "pll"
+
+
+class FamilyName(StrEnum):
+    masked = "masked"
+    causal = "causal"
+    seq2seq = "seq2seq"
+
+
+@user_errors
+def probe(
+    data: Path = typer.Argument(
+        ..., help="Probe set JSONL (e.g. examples.jsonl from build drift)."
+    ),
+    model: str = typer.Option(
+        ...,
+        "--model",
+        "-m",
+        help="Hugging Face id, local save_pretrained directory, .gguf file, or package:smollm2.",
+    ),
+    view: ViewName = typer.Option(..., "--view", help="Which evaluation view to run."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for predictions and metrics."),
+    batch_size: int = typer.Option(64, min=1, help="Sequences per forward pass."),
+    device: str = typer.Option("auto", help="auto (cuda if available), cpu, cuda, cuda:1, mps."),
+    top_k: int = typer.Option(10, min=1, help="single-token: predictions listed per row."),
+    max_tokens: int = typer.Option(5, min=1, help="multi-token: longest filling tried (M)."),
+    family: FamilyName | None = typer.Option(
+        None, help="Model family, when the config does not tell (it usually does)."
+    ),
+) -> None:
+    """Probe a model with one view; write DIR/predictions.jsonl and DIR/metrics.json.
+
+    Views: **single-token** ranks the vocabulary at the gap (rows with a one-token gold label;
+    P@1/10/50/100, MRR); **multi-token** fills 1..M tokens greedily and keeps the most likely
+    (exact match, token F1, ROUGE-L); **pll** scores every gold label in context (masked LMs:
+    pseudo-log-likelihood; causal: log p(label | left context); seq2seq: decoder scoring).
+    Metrics are reported overall, per period and per split. An interrupted run resumes from
+    its finished shards when rerun with the same arguments. bf16 on a GPU, fp32 on the CPU.
+
+    Example: chronoprobe probe drift/examples.jsonl --model package:smollm2 --view pll -o out/
+    """
+    from chronoprobe.models.spec import load_model
+    from chronoprobe.probes import ViewOptions, run_probe
+
+    if not data.is_file():
+        raise FileNotFoundError(f"{data}: no such probe file")
+    with console.status(f"loading {model}"):
+        adapter = load_model(
+            model,
+            family=family.value if family else None,
+            device=device,
+            batch_size=batch_size,
+        )
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(f"{view.value} rows", total=None)
+
+        def advance(done: float, total: float) -> None:
+            progress.update(task, completed=int(done), total=total)
+
+        metrics = run_probe(
+            data,
+            adapter,
+            view.value,
+            out,
+            ViewOptions(top_k=top_k, max_tokens=max_tokens),
+            progress=advance,
+        )
+    overall = ", ".join(
+        f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in metrics["overall"].items()
+    )
+    console.print(f"[green]wrote[/] {out / 'predictions.jsonl'} and metrics.json: {overall}")

@@ -1,0 +1,159 @@
+"""What every adapter shares: the three requests, length bucketing, padding, span location.
+
+An adapter answers a whole list of requests at once. It sorts them by token length, cuts the
+sorted list into batches padded only to their own longest member, and writes each answer back at
+its request's original index, so a caller never sees the order the work was done in.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from chronoprobe.models.requests import (
+    Candidate,
+    GenerateRequest,
+    Ranking,
+    RankRequest,
+    ScoreRequest,
+    SpanScore,
+)
+
+# called as progress(done, total) in units of requests (or, for PLL, of masked copies)
+Progress = Callable[[int, int], None] | None
+
+
+def length_buckets(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
+    """Indices of ``lengths`` in batches of similar length, longest batch first.
+
+    Longest first makes an out-of-memory batch size fail at once rather than at the end.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch size must be at least 1, got {batch_size}")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
+
+
+def pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ids and their attention mask."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.as_tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    return ids, mask
+
+
+def span_positions(offsets: Sequence[tuple[int, int]], start: int, end: int) -> list[int]:
+    """Token positions whose characters overlap ``[start, end)`` (zero-width specials never do)."""
+    return [i for i, (a, b) in enumerate(offsets) if a < end and b > start and b > a]
+
+
+def rank_logits(
+    logits: torch.Tensor, candidates: Sequence[Sequence[int]], top_k: int
+) -> list[Ranking]:
+    """Top-k token ids with log-probabilities and the 1-based rank of each candidate id.
+
+    A candidate's rank counts the tokens scored strictly higher, so ties rank optimistically;
+    a token masked to -inf (outside a restricted vocabulary) ranks after every allowed one.
+    """
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    k = min(top_k, logprobs.shape[-1])
+    top = torch.topk(logprobs, k, dim=-1)
+    top_ids, top_lp = top.indices.tolist(), top.values.tolist()
+    flat = [(row, c) for row, cands in enumerate(candidates) for c in cands]
+    ranks: list[list[int]] = [[] for _ in candidates]
+    if flat:
+        rows = torch.tensor([r for r, _ in flat], device=logprobs.device)
+        ids = torch.tensor([c for _, c in flat], device=logprobs.device)
+        gold = logprobs[rows, ids]
+        counts = (logprobs[rows] > gold[:, None]).sum(-1) + 1
+        for (row, _), rank in zip(flat, counts.tolist(), strict=True):
+            ranks[row].append(rank)
+    return [
+        Ranking(token_ids=i, logprobs=lp, candidate_ranks=r)
+        for i, lp, r in zip(top_ids, top_lp, ranks, strict=True)
+    ]
+
+
+class LanguageModel(ABC):
+    """A model and its tokenizer behind the three requests; subclasses add one family each."""
+
+    family: str = ""
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        batch_size: int = 64,
+        name: str = "",
+    ) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.name = name or getattr(model.config, "name_or_path", "") or type(model).__name__
+        self.pad_id = self._pick_pad_id()
+        self._token_text: dict[int, str] = {}
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def _pick_pad_id(self) -> int:
+        """Any id works as padding (masked out), but a real pad token keeps outputs readable."""
+        for token_id in (
+            self.tokenizer.pad_token_id,
+            self.tokenizer.eos_token_id,
+            self.tokenizer.unk_token_id,
+        ):
+            if token_id is not None:
+                return int(token_id)
+        return 0
+
+    def vocabulary_mask(self, vocabulary: Sequence[int] | None, size: int) -> torch.Tensor | None:
+        """Additive mask that keeps only ``vocabulary`` (an entity vocabulary, say) rankable."""
+        if vocabulary is None:
+            return None
+        mask = torch.full((size,), float("-inf"), device=self.device)
+        mask[torch.as_tensor(list(vocabulary), device=self.device)] = 0.0
+        return mask
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(token_ids), skip_special_tokens=True).strip()
+
+    def token_text(self, token_id: int) -> str:
+        """One token as a prediction string, memoised: top-k lists repeat the same tokens."""
+        text = self._token_text.get(token_id)
+        if text is None:
+            text = self._token_text[token_id] = self.decode([token_id])
+        return text
+
+    @abstractmethod
+    def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
+        """The ids a span is scored as, located as this family's ``score`` locates them."""
+
+    @abstractmethod
+    def rank(
+        self,
+        requests: Sequence[RankRequest],
+        top_k: int = 10,
+        vocabulary: Sequence[int] | None = None,
+        progress: Progress = None,
+    ) -> list[Ranking]:
+        """Rank the vocabulary at each request's gap."""
+
+    @abstractmethod
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
+        """Summed log-probability of each request's span in its gap."""
+
+    @abstractmethod
+    def generate(
+        self, requests: Sequence[GenerateRequest], progress: Progress = None
+    ) -> list[list[Candidate]]:
+        """Greedy fillings of each gap, one candidate per length 1..max_tokens."""

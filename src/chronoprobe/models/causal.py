@@ -1,0 +1,81 @@
+"""Causal LMs (GPT-2, Llama, SmolLM2...): the gap is whatever follows the left context.
+
+Rank: the next-token distribution after the left context. Score: log p(span | left context),
+the span's tokens located by character offsets in the filled sentence, so a byte-level BPE's
+" Paris" (space included) is the token scored. Generate: greedy tokens after the left context;
+a candidate of m tokens is scored with the right context that must follow it. The backbone runs
+over every position, the LM head only where a request reads logits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from chronoprobe.models.base import span_positions
+from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
+from chronoprobe.models.requests import Cloze, ScoreRequest
+
+# config fields that transform logits after the output projection: the head-only path would
+# skip them, so such models take the full forward instead
+_LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
+
+
+class CausalLM(DecoderLM):
+    family = "causal"
+
+    def __init__(self, model, tokenizer, **kwargs) -> None:
+        super().__init__(model, tokenizer, **kwargs)
+        start = tokenizer.bos_token_id
+        start = tokenizer.eos_token_id if start is None else start
+        if start is None and not self.lead:
+            raise ValueError(f"{self.name}: the tokenizer has neither a BOS nor an EOS token")
+        self.start = [start] if start is not None else []
+        base = getattr(model, model.base_model_prefix, None)
+        head = model.get_output_embeddings()
+        plain = not any(getattr(model.config, a, None) for a in _LOGIT_TRANSFORMS)
+        self._split = (base, head) if base is not None and head is not None and plain else None
+
+    def _context(self, ids: list[int]) -> list[int]:
+        """Context ids as the tokenizer frames them; an empty context becomes the start token."""
+        framed = self.lead + ids
+        return framed or self.start
+
+    def rank_row(self, cloze: Cloze) -> DecoderRow:
+        left = cloze.left.rstrip()
+        ids = self.tokenizer(left, add_special_tokens=False)["input_ids"] if left else []
+        return DecoderRow(self._context(ids))
+
+    def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
+        texts = [r.cloze.filled(r.span) for r in requests]
+        encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        scored = []
+        for r, text, ids, offsets in zip(
+            requests, texts, encoded["input_ids"], encoded["offset_mapping"], strict=True
+        ):
+            start = len(r.cloze.left)
+            positions = span_positions(offsets, start, start + len(r.span))
+            if not positions:
+                raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
+            context = self._context(ids[: positions[0]])
+            span = ids[positions[0] : positions[-1] + 1]
+            scored.append(Scored(DecoderRow(context + span), len(context), span))
+        return scored
+
+    def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:
+        right = self.tokenizer(cloze.right, add_special_tokens=False)["input_ids"]
+        return self.rank_row(cloze), right
+
+    def encode(self, ids: torch.Tensor, attention: torch.Tensor):
+        return None
+
+    @torch.inference_mode()
+    def logits_at(self, ids, attention, rows, cols, encoded=None) -> torch.Tensor:
+        ids, attention = ids.to(self.device), attention.to(self.device)
+        rows, cols = rows.to(self.device), cols.to(self.device)
+        if self._split is None:
+            return self.model(input_ids=ids, attention_mask=attention).logits[rows, cols]
+        base, head = self._split
+        hidden = base(input_ids=ids, attention_mask=attention).last_hidden_state
+        return head(hidden[rows, cols])

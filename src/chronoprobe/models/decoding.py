@@ -1,0 +1,228 @@
+"""Requests answered left to right by a decoder: causal LMs, and seq2seq LMs' decoders.
+
+Each family only says how a request becomes decoder ids (plus encoder ids for seq2seq); the
+rest is shared. Ranking reads the distribution after a prefix. Scoring reads the log-probability
+of target positions given everything before them. Generation extends the prefix greedily and,
+after every token, scores the "closing" ids that must follow a finished span (a causal LM's
+right context, T5's next sentinel, BART's right context and end token), so that candidates of
+different lengths are compared as whole sentences. Step ``m`` runs one forward over
+``prefix + generated[:m] + closing``: the causal mask makes it serve both purposes at once.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from chronoprobe.models.base import LanguageModel, Progress, length_buckets, pad, rank_logits
+from chronoprobe.models.requests import (
+    Candidate,
+    Cloze,
+    GenerateRequest,
+    Ranking,
+    RankRequest,
+    ScoreRequest,
+    SpanScore,
+)
+
+
+@dataclass(frozen=True)
+class DecoderRow:
+    """Decoder ids and, for seq2seq models, the encoder ids they attend to."""
+
+    ids: list[int]
+    encoder: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    row: DecoderRow
+    first: int  # positions first..len(row.ids)-1 are the span's tokens
+    span_ids: list[int]
+
+
+def special_frame(tokenizer) -> tuple[list[int], list[int]]:
+    """The special ids a tokenizer puts before and after any text (e.g. <s> ... </s>)."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    framed = tokenizer("a")["input_ids"]
+    for start in range(len(framed) - len(plain) + 1):
+        if framed[start : start + len(plain)] == plain:
+            return framed[:start], framed[start + len(plain) :]
+    return [], []
+
+
+class DecoderLM(LanguageModel):
+    """Rank, score and generate on top of three row builders and one forward."""
+
+    def __init__(self, model, tokenizer, **kwargs) -> None:
+        super().__init__(model, tokenizer, **kwargs)
+        self.lead, self.trail = special_frame(tokenizer)
+        self._special = sorted(set(tokenizer.all_special_ids))
+
+    # --- what a family defines -------------------------------------------------------------
+    @abstractmethod
+    def rank_row(self, cloze: Cloze) -> DecoderRow:
+        """Decoder ids whose last position predicts the gap's first token."""
+
+    @abstractmethod
+    def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
+        """Decoder ids ending with the span's tokens."""
+
+    @abstractmethod
+    def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:
+        """The generation prefix and the closing ids that follow a finished span."""
+
+    @abstractmethod
+    def encode(self, ids: torch.Tensor, attention: torch.Tensor):
+        """Encoder state for a batch (None for decoder-only models)."""
+
+    @abstractmethod
+    def logits_at(
+        self,
+        ids: torch.Tensor,
+        attention: torch.Tensor,
+        rows: torch.Tensor,
+        cols: torch.Tensor,
+        encoded=None,
+    ) -> torch.Tensor:
+        """Vocabulary logits at ``(rows[i], cols[i])`` of the decoder."""
+
+    # --- shared ------------------------------------------------------------------------------
+    def _batch(self, rows: Sequence[DecoderRow]):
+        ids, attention = pad([r.ids for r in rows], self.pad_id)
+        encoded = None
+        if rows[0].encoder is not None:
+            enc_ids, enc_attention = pad([r.encoder for r in rows], self.pad_id)  # type: ignore[misc]
+            encoded = self.encode(enc_ids, enc_attention)
+        return ids, attention, encoded
+
+    @staticmethod
+    def _cost(row: DecoderRow) -> int:
+        return len(row.ids) + len(row.encoder or ())
+
+    def rank(
+        self,
+        requests: Sequence[RankRequest],
+        top_k: int = 10,
+        vocabulary: Sequence[int] | None = None,
+        progress: Progress = None,
+    ) -> list[Ranking]:
+        if not requests:
+            return []
+        rows = [self.rank_row(r.cloze) for r in requests]
+        restrict = self.vocabulary_mask(vocabulary, self.model.config.vocab_size)
+        results: list[Ranking | None] = [None] * len(requests)
+        done = 0
+        for batch in length_buckets([self._cost(r) for r in rows], self.batch_size):
+            ids, attention, encoded = self._batch([rows[i] for i in batch])
+            cols = torch.tensor([len(rows[i].ids) - 1 for i in batch])
+            logits = self.logits_at(ids, attention, torch.arange(len(batch)), cols, encoded)
+            logits = logits.float() if restrict is None else logits.float() + restrict
+            rankings = rank_logits(logits, [requests[i].candidates for i in batch], top_k)
+            for i, ranking in zip(batch, rankings, strict=True):
+                results[i] = ranking
+            done += len(batch)
+            if progress:
+                progress(done, len(requests))
+        return results  # type: ignore[return-value]
+
+    def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
+        if not requests:
+            return []
+        return [s.span_ids for s in self.score_rows(requests)]
+
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
+        if not requests:
+            return []
+        scored = self.score_rows(requests)
+        results: list[SpanScore | None] = [None] * len(requests)
+        done = 0
+        for batch in length_buckets([self._cost(s.row) for s in scored], self.batch_size):
+            ids, attention, encoded = self._batch([scored[i].row for i in batch])
+            where = [
+                (b, p)
+                for b, i in enumerate(batch)
+                for p in range(scored[i].first, len(scored[i].row.ids))
+            ]
+            rows = torch.tensor([b for b, _ in where])
+            cols = torch.tensor([p - 1 for _, p in where])  # position p-1 predicts token p
+            logits = self.logits_at(ids, attention, rows, cols, encoded)
+            targets = ids[rows, cols + 1].to(logits.device)
+            picked = torch.log_softmax(logits.float(), -1).gather(1, targets[:, None])[:, 0]
+            totals = [0.0] * len(batch)
+            for (b, _), v in zip(where, picked.tolist(), strict=True):
+                totals[b] += v
+            for b, i in enumerate(batch):
+                results[i] = SpanScore(logprob=totals[b], n_tokens=len(scored[i].span_ids))
+            done += len(batch)
+            if progress:
+                progress(done, len(requests))
+        return results  # type: ignore[return-value]
+
+    def generate(
+        self, requests: Sequence[GenerateRequest], progress: Progress = None
+    ) -> list[list[Candidate]]:
+        if not requests:
+            return []
+        starts = [self.generate_row(r.cloze) for r in requests]
+        results: list[list[Candidate] | None] = [None] * len(requests)
+        done = 0
+        for batch in length_buckets([self._cost(row) for row, _ in starts], self.batch_size):
+            prefixes = [starts[i][0] for i in batch]
+            closings = [starts[i][1] for i in batch]
+            limits = [requests[i].max_tokens for i in batch]
+            made: list[list[int]] = [[] for _ in batch]
+            made_lp: list[list[float]] = [[] for _ in batch]
+            closing_lp: list[list[float]] = [[] for _ in batch]
+            _, _, encoded = self._batch(prefixes)  # the encoder runs once per batch
+            for step in range(max(limits) + 1):
+                ids, attention = pad(
+                    [p.ids + m + c for p, m, c in zip(prefixes, made, closings, strict=True)],
+                    self.pad_id,
+                )
+                active = [b for b in range(len(batch)) if step <= limits[b]]
+                where = [
+                    (b, len(prefixes[b].ids) + step - 1 + j)
+                    for b in active
+                    for j in range(max(1, len(closings[b])))
+                ]
+                rows = torch.tensor([b for b, _ in where])
+                cols = torch.tensor([c for _, c in where])
+                logprobs = torch.log_softmax(
+                    self.logits_at(ids, attention, rows, cols, encoded).float(), -1
+                )
+                offset = 0
+                for b in active:
+                    block = logprobs[offset : offset + max(1, len(closings[b]))]
+                    offset += len(block)
+                    if step > 0:
+                        closing_lp[b].append(
+                            sum(block[j, t].item() for j, t in enumerate(closings[b]))
+                        )
+                    if step < limits[b]:
+                        token, lp = self._greedy(block[0])
+                        made[b].append(token)
+                        made_lp[b].append(lp)
+            for b, i in enumerate(batch):
+                results[i] = [
+                    Candidate(
+                        self.decode(made[b][:m]),
+                        made[b][:m],
+                        sum(made_lp[b][:m]) + closing_lp[b][m - 1],
+                    )
+                    for m in range(1, limits[b] + 1)
+                ]
+            done += len(batch)
+            if progress:
+                progress(done, len(requests))
+        return results  # type: ignore[return-value]
+
+    def _greedy(self, logprobs: torch.Tensor) -> tuple[int, float]:
+        """The best token that is not a special one (an end token is a closing, not content)."""
+        allowed = logprobs.clone()
+        allowed[self._special] = float("-inf")
+        token = int(allowed.argmax())
+        return token, logprobs[token].item()

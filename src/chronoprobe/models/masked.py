@@ -1,0 +1,193 @@
+"""Masked LMs (BERT, RoBERTa, ...): the gap becomes the model's own mask token(s).
+
+The encoder runs over the whole sentence, but the LM head (a vocabulary-sized projection, the
+costliest layer for a small model) runs only at the positions a request asks about: for a
+16-token query that is one row of logits instead of sixteen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from chronoprobe.models.base import (
+    LanguageModel,
+    Progress,
+    length_buckets,
+    pad,
+    rank_logits,
+    span_positions,
+)
+from chronoprobe.models.requests import (
+    Candidate,
+    GenerateRequest,
+    Ranking,
+    RankRequest,
+    ScoreRequest,
+    SpanScore,
+)
+
+# attribute names of the MLM head on top of ``model.base_model`` in transformers' masked LMs
+_HEAD_NAMES = ("lm_head", "cls", "predictions")
+
+
+class MaskedLM(LanguageModel):
+    """Rank: the mask's distribution. Score: pseudo-log-likelihood. Generate: fill m masks."""
+
+    family = "masked"
+
+    def __init__(self, model, tokenizer, **kwargs) -> None:
+        super().__init__(model, tokenizer, **kwargs)
+        if tokenizer.mask_token_id is None:
+            raise ValueError(f"{self.name}: the tokenizer has no mask token, not a masked LM")
+        self.mask_id = int(tokenizer.mask_token_id)
+        base = getattr(model, model.base_model_prefix, None)
+        head = next((getattr(model, n) for n in _HEAD_NAMES if hasattr(model, n)), None)
+        # without a recognised head, fall back to the full forward and pick positions after it
+        self._split = (base, head) if base is not None and head is not None else None
+        self._special = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
+
+    @torch.inference_mode()
+    def logits_at(
+        self, ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor
+    ) -> torch.Tensor:
+        """Vocabulary logits at ``(rows[i], cols[i])`` only."""
+        ids, attention = ids.to(self.device), attention.to(self.device)
+        rows, cols = rows.to(self.device), cols.to(self.device)
+        if self._split is None:
+            return self.model(input_ids=ids, attention_mask=attention).logits[rows, cols]
+        base, head = self._split
+        hidden = base(input_ids=ids, attention_mask=attention).last_hidden_state
+        return head(hidden[rows, cols])
+
+    def _masked_ids(self, clozes: Sequence, counts: Sequence[int]) -> list[list[int]]:
+        """Token ids of each cloze with ``count`` mask tokens in its gap."""
+        mask = self.tokenizer.mask_token
+        texts = [c.left + mask * n + c.right for c, n in zip(clozes, counts, strict=True)]
+        encoded = self.tokenizer(texts, add_special_tokens=True)["input_ids"]
+        for text, ids, n in zip(texts, encoded, counts, strict=True):
+            found = ids.count(self.mask_id)
+            if found != n:
+                raise ValueError(f"{text!r}: expected {n} mask token(s), tokenized to {found}")
+        return encoded
+
+    def rank(
+        self,
+        requests: Sequence[RankRequest],
+        top_k: int = 10,
+        vocabulary: Sequence[int] | None = None,
+        progress: Progress = None,
+    ) -> list[Ranking]:
+        if not requests:
+            return []
+        encoded = self._masked_ids([r.cloze for r in requests], [1] * len(requests))
+        restrict = self.vocabulary_mask(vocabulary, self.model.config.vocab_size)
+        results: list[Ranking | None] = [None] * len(requests)
+        done = 0
+        for batch in length_buckets([len(e) for e in encoded], self.batch_size):
+            ids, attention = pad([encoded[i] for i in batch], self.pad_id)
+            cols = torch.tensor([encoded[i].index(self.mask_id) for i in batch])
+            logits = self.logits_at(ids, attention, torch.arange(len(batch)), cols).float()
+            if restrict is not None:
+                logits = logits + restrict
+            rankings = rank_logits(logits, [requests[i].candidates for i in batch], top_k)
+            for i, ranking in zip(batch, rankings, strict=True):
+                results[i] = ranking
+            done += len(batch)
+            if progress:
+                progress(done, len(requests))
+        return results  # type: ignore[return-value]
+
+    def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
+        if not requests:
+            return []
+        return [[ids[p] for p in positions] for ids, positions in self._locate(requests)]
+
+    def _locate(self, requests: Sequence[ScoreRequest]) -> list[tuple[list[int], list[int]]]:
+        """Each filled sentence's ids and the positions of its span's tokens."""
+        texts = [r.cloze.filled(r.span) for r in requests]
+        encoded = self.tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True)
+        located = []
+        for r, text, ids, offsets in zip(
+            requests, texts, encoded["input_ids"], encoded["offset_mapping"], strict=True
+        ):
+            start = len(r.cloze.left)
+            positions = span_positions(offsets, start, start + len(r.span))
+            if not positions:
+                raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
+            located.append((ids, positions))
+        return located
+
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
+        """PLL: each span token scored with only that token masked, every copy in one pool."""
+        if not requests:
+            return []
+        located = self._locate(requests)
+        copies = [(i, p) for i, (_, positions) in enumerate(located) for p in positions]
+        values = [0.0] * len(copies)
+        done = 0
+        for batch in length_buckets([len(located[i][0]) for i, _ in copies], self.batch_size):
+            rows, targets = [], []
+            for c in batch:
+                i, p = copies[c]
+                ids = list(located[i][0])
+                targets.append(ids[p])
+                ids[p] = self.mask_id
+                rows.append(ids)
+            ids_t, attention = pad(rows, self.pad_id)
+            cols = torch.tensor([copies[c][1] for c in batch])
+            logits = self.logits_at(ids_t, attention, torch.arange(len(batch)), cols)
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            picked = logprobs.gather(1, torch.tensor(targets, device=logprobs.device)[:, None])
+            for c, v in zip(batch, picked[:, 0].tolist(), strict=True):
+                values[c] = v
+            done += len(batch)
+            if progress:
+                progress(done, len(copies))
+        totals = [0.0] * len(requests)
+        for (i, _), v in zip(copies, values, strict=True):  # summed in token order
+            totals[i] += v
+        return [
+            SpanScore(logprob=t, n_tokens=len(p)) for t, (_, p) in zip(totals, located, strict=True)
+        ]
+
+    def generate(
+        self, requests: Sequence[GenerateRequest], progress: Progress = None
+    ) -> list[list[Candidate]]:
+        """For m = 1..max_tokens, fill m masks left to right, each with its greedy token."""
+        if not requests:
+            return []
+        items = [(i, m) for i, r in enumerate(requests) for m in range(1, r.max_tokens + 1)]
+        encoded = self._masked_ids([requests[i].cloze for i, _ in items], [m for _, m in items])
+        found: dict[tuple[int, int], Candidate] = {}
+        done = 0
+        for batch in length_buckets([len(e) for e in encoded], self.batch_size):
+            ids, attention = pad([encoded[c] for c in batch], self.pad_id)
+            masks = [[p for p, t in enumerate(encoded[c]) if t == self.mask_id] for c in batch]
+            filled: list[list[int]] = [[] for _ in batch]
+            totals = [0.0] * len(batch)
+            for step in range(max(len(m) for m in masks)):
+                active = [b for b, m in enumerate(masks) if len(m) > step]
+                rows = torch.tensor(active)
+                cols = torch.tensor([masks[b][step] for b in active])
+                logits = self.logits_at(ids[rows], attention[rows], torch.arange(len(active)), cols)
+                tokens, logprobs = self._greedy(logits)
+                for b, token, lp in zip(active, tokens, logprobs, strict=True):
+                    ids[b, masks[b][step]] = token
+                    filled[b].append(token)
+                    totals[b] += lp
+            for b, c in enumerate(batch):
+                found[items[c]] = Candidate(self.decode(filled[b]), filled[b], totals[b])
+            done += len(batch)
+            if progress:
+                progress(done, len(items))
+        return [[found[i, m] for m in range(1, r.max_tokens + 1)] for i, r in enumerate(requests)]
+
+    def _greedy(self, logits: torch.Tensor) -> tuple[list[int], list[float]]:
+        """The best non-special token per row and its log-probability under the full softmax."""
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        allowed = logprobs.clone()
+        allowed[:, self._special.to(allowed.device)] = float("-inf")
+        best = allowed.argmax(dim=-1)
+        return best.tolist(), logprobs.gather(1, best[:, None])[:, 0].tolist()

@@ -1,0 +1,82 @@
+"""The plain requests every view sends to a model adapter, and the answers it gets back.
+
+Views speak text (a cloze's left and right context, a label); adapters turn that into their own
+token ids, mask tokens or sentinels. A request is a frozen dataclass so that lists of them can be
+sorted, batched and cached inside the adapter without the views ever seeing a tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MASK = "[MASK]"
+
+
+def split_query(query: str) -> tuple[str, str]:
+    """(left, right) context around the one ``[MASK]`` placeholder of a probe query."""
+    count = query.count(MASK)
+    if count != 1:
+        raise ValueError(f"query must hold exactly one {MASK}, found {count}: {query!r}")
+    left, right = query.split(MASK)
+    return left, right
+
+
+@dataclass(frozen=True)
+class Cloze:
+    """A sentence with one gap: ``left + <gap> + right``."""
+
+    left: str
+    right: str
+
+    @classmethod
+    def from_query(cls, query: str) -> Cloze:
+        return cls(*split_query(query))
+
+    def filled(self, span: str) -> str:
+        return self.left + span + self.right
+
+
+@dataclass(frozen=True)
+class RankRequest:
+    """Rank the vocabulary at the gap; ``candidates`` are token ids whose full rank is wanted."""
+
+    cloze: Cloze
+    candidates: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ranking:
+    token_ids: list[int]
+    logprobs: list[float]
+    candidate_ranks: list[int]  # 1-based rank over the whole (or restricted) vocabulary
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """Score ``span`` in the gap of ``cloze`` (see each adapter for what the score means)."""
+
+    cloze: Cloze
+    span: str
+
+
+@dataclass(frozen=True)
+class SpanScore:
+    logprob: float  # summed over the span's tokens
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Fill the gap greedily with up to ``max_tokens`` tokens."""
+
+    cloze: Cloze
+    max_tokens: int = 5
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One filling of the gap: its text, its token ids and its summed log-probability."""
+
+    text: str
+    token_ids: list[int]
+    logprob: float

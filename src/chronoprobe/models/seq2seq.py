@@ -1,0 +1,110 @@
+"""Seq2seq LMs: T5-style sentinels or BART-style denoising, chosen by the tokenizer.
+
+T5 (the tokenizer knows ``<extra_id_0>``): the encoder reads ``left <extra_id_0> right``; the
+span is the decoder target after ``<extra_id_0>``, closed by ``<extra_id_1>``. BART (a mask
+token): the encoder reads ``left <mask> right``; the decoder rewrites the whole sentence, so the
+span's tokens are scored in place, after the left context. Targets are a few tokens long, so the
+full decoder logits are cheap and read as they are (T5's tied-head scaling and BART's logit bias
+stay the model's business).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from transformers.modeling_outputs import BaseModelOutput
+
+from chronoprobe.models.base import span_positions
+from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
+from chronoprobe.models.requests import Cloze, ScoreRequest
+
+SENTINELS = ("<extra_id_0>", "<extra_id_1>")
+
+
+class Seq2SeqLM(DecoderLM):
+    family = "seq2seq"
+
+    def __init__(self, model, tokenizer, **kwargs) -> None:
+        super().__init__(model, tokenizer, **kwargs)
+        vocab = tokenizer.get_vocab()
+        self.sentinels = (
+            [vocab[s] for s in SENTINELS] if all(s in vocab for s in SENTINELS) else None
+        )
+        if self.sentinels is None and tokenizer.mask_token_id is None:
+            raise ValueError(
+                f"{self.name}: the tokenizer has neither T5 sentinels nor a mask token"
+            )
+        self._special = sorted(set(self._special) | set(self.sentinels or ()))
+        start = getattr(model.config, "decoder_start_token_id", None)
+        if start is None:
+            start = model.generation_config.decoder_start_token_id
+        if start is None:
+            raise ValueError(f"{self.name}: the model config names no decoder start token")
+        self.start = int(start)
+
+    def _tokens(self, texts: list[str], offsets: bool = False):
+        return self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=offsets)
+
+    def _encoder_ids(self, cloze: Cloze) -> list[int]:
+        gap = SENTINELS[0] if self.sentinels else self.tokenizer.mask_token
+        return (
+            self.lead + self._tokens([cloze.left + gap + cloze.right])["input_ids"][0] + self.trail
+        )
+
+    def rank_row(self, cloze: Cloze) -> DecoderRow:
+        if self.sentinels:
+            return DecoderRow([self.start, self.sentinels[0]], self._encoder_ids(cloze))
+        left = cloze.left.rstrip()
+        ids = self._tokens([left])["input_ids"][0] if left else []
+        return DecoderRow([self.start, *self.lead, *ids], self._encoder_ids(cloze))
+
+    def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
+        if self.sentinels:
+            spans = self._tokens([r.span for r in requests])["input_ids"]
+            scored = []
+            for r, span in zip(requests, spans, strict=True):
+                if not span:
+                    raise ValueError(f"span {r.span!r} has no tokens")
+                row = DecoderRow([self.start, self.sentinels[0], *span], self._encoder_ids(r.cloze))
+                scored.append(Scored(row, 2, span))
+            return scored
+        texts = [r.cloze.filled(r.span) for r in requests]
+        encoded = self._tokens(texts, offsets=True)
+        scored = []
+        for r, text, ids, offsets in zip(
+            requests, texts, encoded["input_ids"], encoded["offset_mapping"], strict=True
+        ):
+            start = len(r.cloze.left)
+            positions = span_positions(offsets, start, start + len(r.span))
+            if not positions:
+                raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
+            context = [self.start, *self.lead, *ids[: positions[0]]]
+            span = ids[positions[0] : positions[-1] + 1]
+            scored.append(
+                Scored(DecoderRow(context + span, self._encoder_ids(r.cloze)), len(context), span)
+            )
+        return scored
+
+    def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:
+        if self.sentinels:
+            return self.rank_row(cloze), [self.sentinels[1]]
+        right = self._tokens([cloze.right])["input_ids"][0] if cloze.right else []
+        return self.rank_row(cloze), right + self.trail
+
+    @torch.inference_mode()
+    def encode(self, ids: torch.Tensor, attention: torch.Tensor):
+        ids, attention = ids.to(self.device), attention.to(self.device)
+        hidden = self.model.get_encoder()(input_ids=ids, attention_mask=attention).last_hidden_state
+        return hidden, attention
+
+    @torch.inference_mode()
+    def logits_at(self, ids, attention, rows, cols, encoded=None) -> torch.Tensor:
+        hidden, enc_attention = encoded
+        logits = self.model(
+            encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
+            attention_mask=enc_attention,
+            decoder_input_ids=ids.to(self.device),
+            decoder_attention_mask=attention.to(self.device),
+        ).logits
+        return logits[rows.to(self.device), cols.to(self.device)]

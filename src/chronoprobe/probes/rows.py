@@ -1,0 +1,53 @@
+"""Probe rows as the views read them: a typed decode of only the fields they need.
+
+Drift, TempLAMA-style and LAMA-TK-style files all carry an id, a query with one ``[MASK]`` and
+the acceptable answer labels; drift rows add a period and a split. Anything else on a line is
+skipped by the decoder, not parsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from chronoprobe.models.requests import Cloze, split_query
+
+
+class _Line(msgspec.Struct):
+    id: str
+    query: str
+    answer_labels: list[str]
+    period: str | None = None
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class ProbeRow:
+    id: str
+    cloze: Cloze
+    labels: list[str]
+    period: str | None
+    split: str | None
+
+    def key(self) -> dict:
+        """The fields every prediction row repeats, so results group without the data file."""
+        return {"id": self.id, "period": self.period, "split": self.split}
+
+
+def read_rows(path: str | Path) -> list[ProbeRow]:
+    """Rows of a probe-set JSONL file; a bad line raises ValueError naming file and line."""
+    decoder = msgspec.json.Decoder(_Line)
+    rows: list[ProbeRow] = []
+    with open(path, "rb") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = decoder.decode(line)
+                cloze = Cloze(*split_query(item.query))
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as err:
+                raise ValueError(f"{path}:{number}: {err}") from err
+            rows.append(ProbeRow(item.id, cloze, item.answer_labels, item.period, item.split))
+    return rows

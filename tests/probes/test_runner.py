@@ -1,0 +1,111 @@
+"""Metrics per period and split, resumable runs, bad input, and the `chronoprobe probe` command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+from chronoprobe.jsonl import read_jsonl
+from chronoprobe.probes import VIEWS, metrics_by_group, read_rows, run_probe
+
+
+def test_single_token_metrics_by_period_and_split():
+    predictions = [
+        {"id": "a", "period": "2019", "split": None, "gold_rank": 1},
+        {"id": "b", "period": "2019", "split": None, "gold_rank": 20},
+        {"id": "c", "period": "2020", "split": "updated", "gold_rank": 2},
+        {"id": "d", "period": "2020", "split": "updated", "gold_rank": 200},
+        {"id": "e", "period": "2020", "split": "new", "gold_rank": 60},
+    ]
+    metrics = metrics_by_group(VIEWS["single-token"], predictions)
+    assert metrics["overall"]["n"] == 5
+    assert metrics["overall"]["P@1"] == pytest.approx(1 / 5)
+    assert metrics["overall"]["P@100"] == pytest.approx(4 / 5)
+    assert metrics["by_period"]["2019"]["P@10"] == pytest.approx(0.5)
+    assert metrics["by_period"]["2019"]["MRR"] == pytest.approx((1 + 1 / 20) / 2)
+    assert set(metrics["by_split"]) == {"new", "updated"}  # the first period has no split
+    assert metrics["by_split"]["updated"]["MRR"] == pytest.approx((1 / 2 + 1 / 200) / 2)
+    assert metrics["by_period_split"]["2020"]["new"]["P@50"] == 0.0
+
+
+def test_pll_metrics_aggregate_tokens():
+    predictions = [
+        {
+            "period": "2019",
+            "split": None,
+            "label_scores": {"A": -2.0, "B": -4.0},
+            "label_tokens": {"A": 1, "B": 2},
+        },
+    ]
+    overall = metrics_by_group(VIEWS["pll"], predictions)["overall"]
+    assert overall["mean_label_logprob"] == pytest.approx(-3.0)
+    assert overall["token_perplexity"] == pytest.approx(2.718281828**2)
+
+
+class Counting:
+    """Wraps an adapter, counting rank calls and failing on the ``fail_at``-th one."""
+
+    def __init__(self, model, fail_at=None):
+        self.model, self.fail_at, self.calls = model, fail_at, 0
+        self.name, self.family = model.name, model.family
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def rank(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise KeyboardInterrupt
+        return self.model.rank(*args, **kwargs)
+
+
+def test_interrupted_run_resumes_from_finished_shards(tiny, examples, tmp_path):
+    whole = run_probe(examples, tiny(), "single-token", tmp_path / "whole", shard_rows=2)
+    expected = list(read_jsonl(tmp_path / "whole" / "predictions.jsonl"))
+    out = tmp_path / "resumed"
+    broken = Counting(tiny(), fail_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        run_probe(examples, broken, "single-token", out, shard_rows=2)
+    assert not (out / "predictions.jsonl").exists()
+    again = Counting(tiny())
+    metrics = run_probe(examples, again, "single-token", out, shard_rows=2)
+    assert again.calls == 2  # shards 0 and 1 were kept, 2 and 3 remained
+    assert list(read_jsonl(out / "predictions.jsonl")) == expected
+    assert metrics["overall"] == whole["overall"]
+    assert json.loads((out / "metrics.json").read_text())["by_split"] == whole["by_split"]
+    assert not (out / ".shards-single-token").exists()
+
+
+def test_bad_row_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    good = '{"id": "a", "query": "X [MASK].", "answer_labels": ["Y"]}'
+    path.write_text(good + "\n\n" + '{"id": "b", "query": "no gap", "answer_labels": []}\n')
+    with pytest.raises(ValueError, match=r"bad\.jsonl:3: query must hold exactly one \[MASK\]"):
+        read_rows(path)
+    path.write_text('{"id": "a", "query": "X [MASK]."}\n')
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1: .*answer_labels"):
+        read_rows(path)
+
+
+def test_probe_command_writes_predictions_and_metrics(tiny, examples, tmp_path):
+    model = tiny()
+    model_dir = tmp_path / "model"
+    model.model.save_pretrained(model_dir)
+    model.tokenizer.save_pretrained(model_dir)
+    out = tmp_path / "out"
+    args = ["probe", str(examples), "--model", str(model_dir), "--out", str(out), "--device", "cpu"]
+    result = CliRunner().invoke(app, [*args, "--view", "pll", "--batch-size", "3"])
+    assert result.exit_code == 0, result.output
+    rows = list(read_jsonl(out / "predictions.jsonl"))
+    assert [r["id"] for r in rows] == [f"q{i}" for i in range(1, 8)]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["view"] == "pll" and metrics["family"] == "masked"
+    assert set(metrics["by_period"]) == {"2019", "2020"}
+    assert set(metrics["by_split"]) == {"unchanged", "updated", "new", "deleted"}
+    missing = CliRunner().invoke(
+        app, [*args[:1], str(tmp_path / "nope.jsonl"), *args[2:], "--view", "pll"]
+    )
+    assert missing.exit_code == 2 and "no such probe file" in missing.output
