@@ -39,6 +39,7 @@ SECTIONS: dict[str, SectionKind] = {}
 BUILTIN_SECTIONS: dict[str, str] = {
     "kg": "chronoprobe.report.kg_section",
     "build": "chronoprobe.report.build_section",
+    "memorize": "chronoprobe.report.lamatk_section",
     "tkg": "chronoprobe.report.tkg_section",
 }
 

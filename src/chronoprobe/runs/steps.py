@@ -42,6 +42,7 @@ STEP_KINDS: dict[str, StepKind] = {}
 BUILTIN_KINDS: dict[str, str] = {
     "kg": "chronoprobe.runs.kg_step",
     "build": "chronoprobe.runs.build_step",
+    "memorize": "chronoprobe.runs.memorize_step",
     "report": "chronoprobe.runs.report_step",
     "tkg": "chronoprobe.runs.tkg_step",
 }

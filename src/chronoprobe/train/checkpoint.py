@@ -1,0 +1,108 @@
+"""Checkpoint directories for memorisation runs, one per epoch, each complete or absent.
+
+    OUT/last                              the name of the newest complete checkpoint
+    OUT/checkpoints/epoch-0007/
+        config.json, model.safetensors    the model (Hugging Face layout, safetensors weights)
+        tokenizer/                        the word tokenizer
+        entity_vocab.json                 entities (with labels) and years, in token order
+        train.json                        options, epoch, step, loss history, symbol offset
+        optimizer.pt                      AdamW and scheduler state (plain tensors and numbers)
+
+A checkpoint is written into a hidden temporary directory and renamed into place, then ``last``
+is replaced atomically: a crash leaves the previous checkpoint as the newest one.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.train.encoding import StatementEncoder
+from chronoprobe.train.entity_vocab import EntityVocab
+from chronoprobe.train.model import quiet_transformers
+
+FORMAT = "chronoprobe-lamatk-checkpoint/1"
+
+
+@dataclass
+class Checkpoint:
+    model: PreTrainedModel
+    encoder: StatementEncoder
+    state: dict = field(default_factory=dict)  # train.json: options, epoch, step, history
+
+    @property
+    def vocab(self) -> EntityVocab:
+        return self.encoder.vocab
+
+    @property
+    def epoch(self) -> int:
+        return int(self.state.get("epoch", 0))
+
+
+def save(out: Path, checkpoint: Checkpoint, training: dict | None = None, keep: int = 1) -> Path:
+    """Write ``checkpoint`` (and optimizer/scheduler state) as OUT/checkpoints/epoch-N."""
+    name = f"epoch-{checkpoint.epoch:04d}"
+    root = Path(out) / "checkpoints"
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / f".{name}.{secrets.token_hex(4)}.tmp"
+    try:
+        with quiet_transformers():
+            checkpoint.model.save_pretrained(tmp)
+        checkpoint.encoder.tokenizer.save_pretrained(tmp / "tokenizer")
+        checkpoint.vocab.save(tmp / "entity_vocab.json")
+        state = {"format": FORMAT, "offset": checkpoint.encoder.offset, **checkpoint.state}
+        (tmp / "train.json").write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+        if training is not None:
+            torch.save(training, tmp / "optimizer.pt")
+        final = root / name
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    atomic_write_text(Path(out) / "last", name + "\n")
+    for old in sorted(root.glob("epoch-*"))[:-keep]:
+        if old.name != name:
+            shutil.rmtree(old)
+    return final
+
+
+def resolve(path: str | Path) -> Path | None:
+    """The checkpoint directory ``path`` names: a run directory (its newest) or a checkpoint."""
+    path = Path(path)
+    if (path / "train.json").is_file():
+        return path
+    last = path / "last"
+    if last.is_file():
+        return path / "checkpoints" / last.read_text(encoding="utf-8").strip()
+    return None
+
+
+def load(path: str | Path, device: torch.device | str = "cpu") -> tuple[Checkpoint, dict | None]:
+    """The checkpoint at ``path`` (run or checkpoint directory) and its optimizer state."""
+    directory = resolve(path)
+    if directory is None:
+        raise FileNotFoundError(f"{path}: no checkpoint here (no train.json, no 'last' file)")
+    state = json.loads((directory / "train.json").read_text(encoding="utf-8"))
+    if state.get("format") != FORMAT:
+        raise ValueError(f"{directory / 'train.json'}: not a {FORMAT} checkpoint")
+    with quiet_transformers():
+        model = AutoModelForMaskedLM.from_pretrained(directory).to(device)
+    tokenizer = AutoTokenizer.from_pretrained(directory / "tokenizer")
+    vocab = EntityVocab.load(directory / "entity_vocab.json")
+    optimizer = directory / "optimizer.pt"
+    training = (
+        torch.load(optimizer, map_location=device, weights_only=True)
+        if optimizer.is_file()
+        else None
+    )
+    encoder = StatementEncoder(tokenizer, vocab, int(state.pop("offset")))
+    state.pop("format")
+    return Checkpoint(model, encoder, state), training

@@ -1,0 +1,71 @@
+"""Reading LAMA-TK statement files for training and reciting, each bad line named.
+
+Rows are checked against the builder's row shape with a typed decode, so a file from another
+tool or an older version fails at its first bad line ("file:line: reason") instead of deep
+inside encoding. Extra keys (the implicit set's ``template`` and ``year``) pass through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from chronoprobe.templates import MASK
+
+
+class Statement(msgspec.Struct, forbid_unknown_fields=False):
+    id: str
+    text: str
+    slot: Literal["subject", "object", "start", "end", "time"]
+    target: str
+    answers: list[str]
+    subject: str
+    relation: str
+    object: str
+    start: str
+    end: str
+    multi_answer: bool | None = None
+    text_alone: str | None = None  # the dynamic-time-masking text of a start or end row
+    template: str | None = None  # implicit-knowledge queries: "original" or "new"
+
+
+_decoder = msgspec.json.Decoder(Statement)
+
+
+def load_statements(path: str | Path) -> list[dict]:
+    """Rows of a statements (or queries) JSONL file as dicts; bad lines raise ValueError."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such statements file")
+    rows: list[dict] = []
+    with open(path, "rb") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                statement = _decoder.decode(line)
+            except msgspec.DecodeError as err:
+                raise ValueError(f"{path}:{number}: {err}") from err
+            if statement.text.count(MASK) != 1:
+                raise ValueError(f"{path}:{number}: text must hold exactly one {MASK}")
+            if statement.target not in statement.answers:
+                raise ValueError(f"{path}:{number}: target {statement.target!r} not in answers")
+            row = msgspec.structs.asdict(statement)
+            if row["multi_answer"] is None:
+                row["multi_answer"] = len(statement.answers) > 1
+            rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: no statements")
+    return rows
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file: a resumed run must train on the very statements it started with."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,74 @@
+"""Checkpoints: a round trip keeps weights, vocabulary, encoder and state; old ones are pruned."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from chronoprobe.train import checkpoint as ckpt
+from chronoprobe.train.encoding import StatementEncoder, train_word_tokenizer, word_texts
+from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
+from chronoprobe.train.model import build_model, symbol_logits
+
+
+@pytest.fixture
+def fresh(world_rows) -> ckpt.Checkpoint:
+    vocab = EntityVocab.from_rows(world_rows, infer_labels(world_rows))
+    tokenizer = train_word_tokenizer(word_texts(world_rows, vocab), vocab_size=300)
+    torch.manual_seed(0)
+    model = build_model("tiny", tokenizer, len(vocab)).eval()
+    encoder = StatementEncoder(tokenizer, vocab, len(tokenizer))
+    return ckpt.Checkpoint(model, encoder, {"epoch": 1, "history": [{"epoch": 1}]})
+
+
+def test_round_trip_keeps_everything(tmp_path, fresh, world_rows):
+    optimizer = torch.optim.AdamW(fresh.model.parameters())
+    fresh.model(input_ids=torch.tensor([[0, 5, 2]])).logits.sum().backward()
+    optimizer.step()
+    path = ckpt.save(tmp_path, fresh, {"optimizer": optimizer.state_dict()})
+    assert path == tmp_path / "checkpoints" / "epoch-0001"
+    assert (path / "model.safetensors").is_file()
+    loaded, training = ckpt.load(tmp_path)
+    assert loaded.state == fresh.state
+    assert loaded.vocab == fresh.vocab
+    assert loaded.encoder.offset == fresh.encoder.offset
+    for (name, a), b in zip(
+        fresh.model.state_dict().items(), loaded.model.state_dict().values(), strict=True
+    ):
+        assert torch.equal(a, b), name
+    state = training["optimizer"]["state"]
+    assert torch.equal(state[0]["exp_avg"], optimizer.state_dict()["state"][0]["exp_avg"])
+    rows = world_rows[:20]
+    before = fresh.encoder.encode(rows, [r["text"] for r in rows], 128)
+    after = loaded.encoder.encode(rows, [r["text"] for r in rows], 128)
+    assert (before.ids == after.ids).all()
+    ids = torch.from_numpy(before.ids)
+    mask_at = torch.from_numpy(before.mask_at)
+    with torch.no_grad():
+        expected = symbol_logits(fresh.model, ids, ids != 1, mask_at, fresh.encoder.offset)
+        got = symbol_logits(loaded.model, ids, ids != 1, mask_at, loaded.encoder.offset)
+    assert torch.equal(expected, got)
+    assert expected.shape == (20, len(fresh.vocab))
+
+
+def test_last_names_the_newest_and_older_ones_go(tmp_path, fresh):
+    ckpt.save(tmp_path, fresh)
+    fresh.state["epoch"] = 2
+    ckpt.save(tmp_path, fresh)
+    assert (tmp_path / "last").read_text().strip() == "epoch-0002"
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["epoch-0002"]
+    assert ckpt.resolve(tmp_path) == tmp_path / "checkpoints" / "epoch-0002"
+    assert ckpt.resolve(tmp_path / "checkpoints" / "epoch-0002") == ckpt.resolve(tmp_path)
+    assert ckpt.load(tmp_path / "checkpoints" / "epoch-0002")[0].epoch == 2
+
+
+def test_not_a_checkpoint_is_a_clear_error(tmp_path, fresh):
+    with pytest.raises(FileNotFoundError, match="no checkpoint here"):
+        ckpt.load(tmp_path)
+    path = ckpt.save(tmp_path, fresh)
+    state = json.loads((path / "train.json").read_text())
+    (path / "train.json").write_text(json.dumps({**state, "format": "something-else"}))
+    with pytest.raises(ValueError, match=r"train\.json: not a chronoprobe-lamatk-checkpoint/1"):
+        ckpt.load(tmp_path)

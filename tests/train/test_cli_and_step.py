@@ -1,0 +1,93 @@
+"""`chronoprobe train ...` end to end, and the ``memorize`` step with its report section."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+from chronoprobe.jsonl import write_jsonl
+from chronoprobe.report.blocks import Image, Stats
+from chronoprobe.report.sections import section_kind
+from chronoprobe.runs.engine import run_experiment
+
+runner = CliRunner()
+
+
+def test_memorize_then_recite(tmp_path, world_rows):
+    path = tmp_path / "statements.jsonl"
+    write_jsonl(path, world_rows[:40])
+    out = tmp_path / "run"
+    args = ["train", "memorize", str(path), "-o", str(out), "--epochs", "2", "--batch-size", "16"]
+    result = runner.invoke(app, [*args, "--time-masking", "0.1", "--duplicates", "2"])
+    assert result.exit_code == 0, result.output
+    assert "trained 2 epochs" in result.output
+    assert (out / "checkpoints" / "epoch-0002" / "model.safetensors").is_file()
+    again = runner.invoke(app, [*args, "--time-masking", "0.1", "--duplicates", "2"])
+    assert again.exit_code == 0 and "already trained for 2 epochs" in again.output
+
+    result = runner.invoke(app, ["train", "recite", str(out), str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout[result.stdout.index("{") : result.stdout.rindex("}") + 1])
+    assert metrics["statements"] == 40 and set(metrics["by_answers"]) <= {"single", "multi"}
+    table = pq.read_table(out / "recite-statements.parquet")
+    assert table.num_rows == 40
+    assert json.loads((out / "recite-statements.json").read_text()) == metrics
+
+    chosen = tmp_path / "preds.parquet"
+    result = runner.invoke(app, ["train", "eval", str(out), str(path), "-o", str(chosen)])
+    assert result.exit_code == 0, result.output
+    assert "acc@1" in result.output and chosen.is_file()
+
+
+def test_user_errors_are_one_line(tmp_path, world_rows):
+    path = tmp_path / "statements.jsonl"
+    write_jsonl(path, [world_rows[0], {"id": "x"}])
+    result = runner.invoke(app, ["train", "memorize", str(path), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "statements.jsonl:2:" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["train", "recite", str(tmp_path / "none"), str(path)])
+    assert result.exit_code == 2
+    result = runner.invoke(
+        app, ["train", "memorize", str(path), "-o", str(tmp_path / "o"), "--preset", "huge"]
+    )
+    assert result.exit_code == 2 and "unknown preset 'huge'" in result.output
+
+
+def test_memorize_step_and_report_section(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
+    config = tmp_path / "exp.yaml"
+    config.write_text(
+        textwrap.dedent(
+            """
+            name: lamatk-smoke
+            steps:
+              - id: world
+                kind: kg
+                params: {source: synth, facts: 200, text: false}
+              - id: feed
+                kind: memorize
+                inputs: {kg: world}
+                params: {task: boundary, sample: 40, epochs: 2, batch_size: 16, device: cpu}
+            """
+        )
+    )
+    run_experiment(config, tmp_path / "run")
+    step = tmp_path / "run" / "steps" / "feed"
+    metrics = json.loads((step / "metrics.json").read_text())
+    assert metrics["statements"] == 40 and metrics["training"]["epochs"] == 2
+    assert set(metrics["by_slot"]) == {"start", "end"}  # boundary training rows
+    assert metrics["queries"]["statements"] > 0
+    assert (step / "model" / "model.safetensors").is_file()
+    assert (
+        pq.read_table(step / "queries-predictions.parquet").num_rows
+        == (metrics["queries"]["statements"])
+    )
+    record = json.loads((step / "step.json").read_text())
+    section = section_kind("memorize").build(step, record)
+    assert section.title == "LAMA-TK reciting: feed"
+    assert sum(isinstance(b, Image) for b in section.blocks) >= 4  # answers, relation, slot x2
+    assert isinstance(section.blocks[1], Stats)
