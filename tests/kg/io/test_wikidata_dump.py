@@ -266,3 +266,79 @@ def test_cli_strict_names_file_line_and_reason(tmp_path):
     assert result.exit_code == 2
     assert f"{dump}:10: malformed JSON" in " ".join(result.output.split())
     assert not (tmp_path / "kg").exists()
+
+
+def test_line_blocks_keep_lines_longer_than_a_block_whole():
+    blocks = [bytes(block) for block, _ in compressed.line_blocks(FIXTURE, block_size=64)]
+    assert all(block.endswith(b"\n") for block in blocks)
+    assert b"".join(blocks) == FIXTURE.read_bytes()
+    # Obama's line (13 kB) is read in 64-byte steps and still comes out as one block.
+    assert blocks[1] == FIXTURE.read_bytes().split(b"\n")[1] + b"\n"
+
+
+TERM = (
+    '{"mainsnak":{"snaktype":"value","property":"P39","datavalue":{"value":{"entity-type":'
+    '"item","numeric-id":%d,"id":"Q%d"},"type":"wikibase-entityid"},"datatype":"wikibase-item"},'
+    '"type":"statement","rank":"normal","qualifiers":{"P580":[%s]}}'
+)
+IN_2001 = (
+    '{"snaktype":"value","property":"P580","datavalue":{"value":{"time":"+2001-00-00T00:00:00Z",'
+    '"timezone":0,"before":0,"after":0,"precision":9,"calendarmodel":'
+    '"http://www.wikidata.org/entity/Q1985727"},"type":"time"},"datatype":"time"}'
+)
+
+
+def item_line(qid: str, *statements: str) -> str:
+    claims = ",".join(statements)
+    return f'{{"type":"item","id":"{qid}","labels":{{}},"claims":{{"P39":[{claims}]}}}}'
+
+
+def test_a_malformed_statement_drops_its_whole_line_and_is_located():
+    # Statements are read lazily, but a malformed one still rejects its line as a whole (the
+    # good fact before it included) with the JSON path a full decode of the line would give.
+    block = "\n".join(
+        [
+            "[",
+            item_line("Q1", TERM % (2, 2, IN_2001), TERM % (3, 3, '{"property":"P580"}')) + ",",
+            item_line("Q3", '{"rank":"normal"}') + ",",
+            item_line("Q4", TERM % (5, 5, IN_2001)),
+            "]",
+        ]
+    ).encode()
+    parsed = wikidata_dump.parse_block(block, 1)
+    assert parsed.problems == [
+        (
+            2,
+            "not a Wikidata entity: Object missing required field `snaktype` - at "
+            "`$.claims[...][1].qualifiers.P580[0]`",
+            "not a Wikidata entity",
+        ),
+        (
+            3,
+            "not a Wikidata entity: Object missing required field `mainsnak` - at "
+            "`$.claims[...][0]`",
+            "not a Wikidata entity",
+        ),
+    ]
+    assert parsed.facts["subject"].to_pylist() == ["Q4"]
+    assert parsed.facts["object"].to_pylist() == ["Q5"]
+    assert parsed.entities["id"].to_pylist() == ["Q4"]
+    assert parsed.skipped == {}
+    assert parsed.lines == 5
+
+
+def test_shared_blocks_hand_blocks_to_workers_through_slots():
+    shared = compressed.SharedBlocks(1, size=64)
+    try:
+        ticket = shared.put(bytearray(b'{"id":"Q1"}\n'))
+        assert isinstance(ticket, tuple)
+        assert compressed.shared_block(ticket) == b'{"id":"Q1"}\n'
+        assert shared.put(b"x\n") == b"x\n"  # no free slot: the block goes as it is
+        shared.release(ticket)
+        big = b"y" * 65
+        assert shared.put(big) is big  # larger than a slot
+        again = shared.put(b"z\n")
+        assert again[0] == ticket[0]
+        assert compressed.shared_block(again) == b"z\n"
+    finally:
+        shared.close()

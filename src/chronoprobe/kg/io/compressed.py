@@ -4,7 +4,8 @@ Dumps come as ``.json``, ``.json.gz`` or ``.json.bz2``; the standard-library dec
 at a fraction of the speed the parsers reach, so gzip goes through isal (igzip, decompressing
 in a thread of its own) and bzip2 through indexed_bzip2 (several threads). Loaders that parse
 line by line take blocks of many whole lines: one block is one unit of work for a process
-pool, and splitting a block costs far less than iterating a file object line by line.
+pool, and splitting a block costs far less than iterating a file object line by line. Blocks
+reach worker processes through shared memory (:class:`SharedBlocks`), not the pool's pipe.
 """
 
 from __future__ import annotations
@@ -50,23 +51,91 @@ def open_binary(path: str | Path, threads: int = 1) -> Iterator[BinaryIO]:
 
 def line_blocks(
     path: str | Path, threads: int = 1, block_size: int = BLOCK_SIZE
-) -> Iterator[tuple[bytes, int]]:
+) -> Iterator[tuple[bytearray, int]]:
     """Blocks of whole lines of a possibly compressed file, with the compressed bytes read so far.
 
     Every block but the last ends with a newline, so line numbers continue from one block to
-    the next by counting newlines. Memory stays at a few blocks whatever the file's size.
+    the next by counting newlines. Each block is a buffer of its own that the stream reads into
+    directly, after the unfinished line the previous block left over: no block is copied on its
+    way out. Memory stays at a few blocks whatever the file's size.
     """
     with _open(Path(path), threads) as (stream, position):
         rest = b""
         while True:
-            chunk = stream.read(block_size)
-            if not chunk:
+            block = bytearray(len(rest) + block_size)
+            block[: len(rest)] = rest
+            view = memoryview(block)
+            read = stream.readinto(view[len(rest) :])
+            view.release()
+            if not read:
                 break
-            cut = chunk.rfind(b"\n")
+            end = len(rest) + read
+            cut = block.rfind(b"\n", len(rest), end)  # the rest holds no newline
             if cut < 0:  # a line longer than a block: keep reading until it ends
-                rest += chunk
+                rest = bytes(block[:end])
                 continue
-            yield rest + chunk[: cut + 1], position()
-            rest = chunk[cut + 1 :]
+            rest = bytes(block[cut + 1 : end])
+            del block[cut + 1 :]
+            yield block, position()
         if rest:
-            yield rest, position()
+            yield bytearray(rest), position()
+
+
+class SharedBlocks:
+    """Blocks handed to worker processes through shared memory rather than through the pool's
+    pipe: pickling a block and pushing it through a pipe costs the reader and the worker more
+    CPU than parsing it does. A block is copied once into a free slot and the worker gets the
+    slot's name and the block's length; a block larger than a slot (a huge line) goes the
+    ordinary way. The caller releases a slot once its worker's result is in.
+    """
+
+    def __init__(self, slots: int, size: int = 2 * BLOCK_SIZE) -> None:
+        from multiprocessing.shared_memory import SharedMemory
+
+        self.size, self.segments = size, {}
+        try:
+            for _ in range(slots):
+                segment = SharedMemory(create=True, size=size)
+                self.segments[segment.name] = segment
+        except BaseException:
+            self.close()
+            raise
+        self.free = list(self.segments)
+
+    def put(self, block: bytes | bytearray) -> tuple[str, int] | bytes | bytearray:
+        """What to send a worker for ``block``: a (slot, length) ticket, or the block itself."""
+        if len(block) > self.size or not self.free:
+            return block
+        name = self.free.pop()
+        self.segments[name].buf[: len(block)] = block
+        return name, len(block)
+
+    def release(self, ticket: tuple[str, int] | bytes | bytearray) -> None:
+        if isinstance(ticket, tuple):
+            self.free.append(ticket[0])
+
+    def close(self) -> None:
+        for segment in self.segments.values():
+            segment.close()
+            segment.unlink()
+        self.segments = {}
+
+
+_ATTACHED: dict = {}  # in a worker: the slots it has mapped, by name
+
+
+def shared_block(ticket: tuple[str, int] | bytes | bytearray) -> bytes | bytearray:
+    """In a worker: the block a ticket of :class:`SharedBlocks` stands for, copied out.
+
+    Workers share the reader's resource tracker, so the slot stays registered once, to the
+    reader, which unlinks it.
+    """
+    if not isinstance(ticket, tuple):
+        return ticket
+    name, length = ticket
+    segment = _ATTACHED.get(name)
+    if segment is None:
+        from multiprocessing.shared_memory import SharedMemory
+
+        segment = _ATTACHED[name] = SharedMemory(name=name)
+    return bytes(segment.buf[:length])

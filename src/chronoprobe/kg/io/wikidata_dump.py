@@ -1,16 +1,22 @@
 """The official Wikidata JSON dump (``.json``, ``.json.gz``, ``.json.bz2``) as a temporal KG.
 
 The layout is a line ``[``, then one entity per line followed by ``,`` (the last without),
-then ``]``. Each line is decoded by msgspec into structs that hold only what the extraction
-reads: labels, aliases and descriptions of one language (a struct with a single field named
-after the language, so the other hundreds of languages are skipped unbuilt), and of each
-statement its main snak, rank and three qualifiers; references, sitelinks and every other key
-are skipped. Values stay raw bytes until a statement proves relevant.
+then ``]``. Each line is decoded by msgspec, straight from a view into its block, into structs
+that hold only what the extraction reads: labels, aliases and descriptions of one language (a
+struct with a single field named after the language, so the other hundreds of languages are
+skipped unbuilt), and of each statement its main snak's type, its rank, and its value and
+qualifiers as raw bytes; references, sitelinks and every other key are skipped. Only item
+statements with qualifiers get their value and qualifiers read, through caches keyed by those
+bytes (the same objects, dates and terms recur all over a dump), so most statements cost
+Python nothing beyond a type check. What is read lazily is validated when read: a malformed
+statement that is read rejects its line as a full decode would (same message and JSON path);
+one that is never read (an external id, say) no longer does.
 
 A fact is a statement whose main value is an item and whose qualifiers give P580 (start)
 and/or P582 (end), or P585 (point in time: start = end). Parsing is a pure function of a block
-of lines that returns Arrow tables, so blocks go to a process pool unchanged (and would go to a
-distributed map the same way) and come back cheap to send. Normal data that is not a fact
+of lines that returns Arrow tables (the caches only remember), so blocks go to a process pool
+unchanged (through shared memory, see :class:`SharedBlocks`; they would go to a distributed map
+the same way) and come back cheap to send. Normal data that is not a fact
 (deprecated rank, unknown values, statements with no usable time) is counted in
 ``kg.meta["skipped"]``; bad input goes to :class:`Problems`.
 
@@ -26,7 +32,7 @@ import re
 import tempfile
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -39,16 +45,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.kg.io.compressed import line_blocks
+from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, shared_block
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
-from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, RELATION_SCHEMA, BoundColumns
+from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, RELATION_SCHEMA
 from chronoprobe.time import TimePoint, civil_from_day_number
 
 START, END, POINT = "P580", "P582", "P585"
 # An entity's own span: the first of these properties with a usable value wins.
 ENTITY_START = ("P580", "P571", "P585", "P577", "P575")  # start, inception, point, pub., discovery
 ENTITY_END = ("P582", "P576", "P585")  # end, dissolved, point in time
+ITEM = "wikibase-item"
 JULIAN = "http://www.wikidata.org/entity/Q1985786"
 
 _ITEM_ID = re.compile(r"Q[1-9][0-9]*")
@@ -56,15 +63,21 @@ _PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
 _MERGE_EVERY = 64  # parsed blocks of facts or relations held before they are combined
 
 
-class _Value(msgspec.Struct, gc=False):
-    type: str
-    value: msgspec.Raw  # decoded only when the statement is relevant
-
-
 class _Snak(msgspec.Struct, gc=False):
     snaktype: str
     datatype: str | None = None
-    datavalue: _Value | None = None
+    datavalue: msgspec.Raw = msgspec.Raw()  # absent: empty; read only when relevant
+
+
+class _Statement(msgspec.Struct, gc=False):
+    mainsnak: _Snak
+    rank: str = "normal"
+    qualifiers: msgspec.Raw = msgspec.Raw()  # absent: empty; read only for item statements
+
+
+class _Value(msgspec.Struct, gc=False):
+    type: str
+    value: msgspec.Raw
 
 
 class _TimeQualifiers(
@@ -73,12 +86,6 @@ class _TimeQualifiers(
     start: list[_Snak] = []
     end: list[_Snak] = []
     point: list[_Snak] = []
-
-
-class _Statement(msgspec.Struct, gc=False):
-    mainsnak: _Snak
-    rank: str = "normal"
-    qualifiers: _TimeQualifiers | None = None
 
 
 class _Time(msgspec.Struct, gc=False):
@@ -95,13 +102,27 @@ class _EntityId(
     numeric_id: int | None = None
 
 
+class _ItemValue(msgspec.Struct, gc=False):
+    """An item datavalue as it normally is, read in one go (see ``_item``)."""
+
+    type: str
+    value: _EntityId
+
+
 class _Text(msgspec.Struct, gc=False):
     value: str
 
 
 _EmptyMap = Annotated[list, msgspec.Meta(max_length=0)]
+_VALUE = msgspec.json.Decoder(_Value | None)
+_QUALIFIERS = msgspec.json.Decoder(_TimeQualifiers)
 _TIME = msgspec.json.Decoder(_Time)
 _ENTITY_ID = msgspec.json.Decoder(_EntityId)
+_ITEM_VALUE = msgspec.json.Decoder(_ItemValue)
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
+_COMMA, _OPEN, _CLOSE = ord(","), ord("["), ord("]")
+_NO_BOUND = (None, None, None, None)
+_SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
 
 
 @lru_cache
@@ -123,6 +144,7 @@ def _entity_decoder(lang: str) -> msgspec.json.Decoder:
             ("aliases", aliases | _EmptyMap | None, None),
             ("claims", dict[str, list[_Statement]] | _EmptyMap, {}),
         ],
+        gc=False,
     )
     return msgspec.json.Decoder(entity)
 
@@ -135,63 +157,66 @@ class Parsed(NamedTuple):
     facts: pa.Table
     skipped: Counter
     problems: list[tuple[int, str, str]]  # line, reason, kind
+    lines: int  # how many lines the block holds
+
+
+def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+    """Rows (tuples in the schema's column order) as a table, built column by column."""
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+    return pa.table(dict(zip(schema.names, columns, strict=True)), schema=schema)
 
 
 @dataclass
 class _Rows:
-    """Column buffers filled while a block is parsed."""
+    """Rows gathered while a block is parsed, as tuples in their table's column order."""
 
-    entity_ids: list[str] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
-    aliases: list[list[str]] = field(default_factory=list)
-    descriptions: list[str | None] = field(default_factory=list)
-    entity_starts: BoundColumns = field(default_factory=BoundColumns)
-    entity_ends: BoundColumns = field(default_factory=BoundColumns)
-    relation_ids: list[str] = field(default_factory=list)
-    relation_labels: list[str] = field(default_factory=list)
-    subjects: list[str] = field(default_factory=list)
-    relations: list[str] = field(default_factory=list)
-    objects: list[str] = field(default_factory=list)
-    starts: BoundColumns = field(default_factory=BoundColumns)
-    ends: BoundColumns = field(default_factory=BoundColumns)
-    skipped: Counter = field(default_factory=Counter)
+    entities: list[tuple] = field(default_factory=list)
+    relations: list[tuple[str, str]] = field(default_factory=list)
+    facts: list[tuple] = field(default_factory=list)
+    skips: list[str] = field(default_factory=list)  # one skip category per statement skipped
+    skipped: Counter = field(default_factory=Counter)  # entities skipped, by type
     problems: list[tuple[int, str, str]] = field(default_factory=list)
 
-    def parsed(self) -> Parsed:
-        entities = pa.table(
-            {
-                "id": self.entity_ids,
-                "label": self.labels,
-                "aliases": self.aliases,
-                "description": self.descriptions,
-                **self.entity_starts.columns("start"),
-                **self.entity_ends.columns("end"),
-                "type": [None] * len(self.entity_ids),
-            },
-            schema=ENTITY_SCHEMA,
+    def parsed(self, lines: int) -> Parsed:
+        return Parsed(
+            _table(self.entities, ENTITY_SCHEMA),
+            _table(self.relations, RELATION_SCHEMA),
+            _table(self.facts, FACT_SCHEMA),
+            self.skipped + Counter(self.skips),
+            self.problems,
+            lines,
         )
-        relations = pa.table(
-            {"id": self.relation_ids, "label": self.relation_labels}, schema=RELATION_SCHEMA
-        )
-        facts = pa.table(
-            {
-                "subject": self.subjects,
-                "relation": self.relations,
-                "object": self.objects,
-                **self.starts.columns("start"),
-                **self.ends.columns("end"),
-            },
-            schema=FACT_SCHEMA,
-        )
-        return Parsed(entities, relations, facts, self.skipped, self.problems)
 
 
 class _BadValue(ValueError):
-    """A value inside a statement that cannot be read; only that statement is skipped."""
+    """A value inside a statement that cannot be read; only that statement is skipped.
+
+    The cached readers below return it rather than raise it, so that it is cached too.
+    """
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
+
+
+def _located(err: msgspec.ValidationError, prefix: str) -> msgspec.ValidationError:
+    """``err`` of a part decoded on its own, with the path it has within the enclosing JSON."""
+    head, found, path = str(err).partition(" - at `$")
+    return msgspec.ValidationError(f"{head} - at `${prefix}{path if found else '`'}")
+
+
+def _value(datavalue: bytes) -> _Value | None:
+    """A snak's raw datavalue, decoded; malformed ones fail as the whole line would."""
+    if not datavalue:
+        return None
+    try:
+        return _VALUE.decode(datavalue)
+    except msgspec.ValidationError as err:
+        raise _located(err, ".datavalue") from None
+
+
+def _found(value: _Value | None) -> str:
+    return "no value" if value is None else f"a {value.type} value"
 
 
 def _gregorian(point: TimePoint) -> TimePoint:
@@ -208,60 +233,91 @@ def _gregorian(point: TimePoint) -> TimePoint:
     return TimePoint(year - 1 if year <= 0 else year, month, day)
 
 
-def _time_of(snak: _Snak) -> TimePoint | None:
-    value = snak.datavalue
-    if value is None or value.type != "time":
-        found = "no value" if value is None else f"a {value.type} value"
-        raise _BadValue("bad time value", f"a time is expected, found {found}")
-    try:
-        return _time_value(bytes(value.value))
-    except (msgspec.DecodeError, ValueError) as err:
-        raise _BadValue("bad time value", str(err)) from None
+# A time as (its order, its bound columns): the order is TimePoint's (year, month or 0, day or 0),
+# so min and max compare plain tuples, and the columns (year, month, day, precision) go to the
+# tables as they are.
+_Point = tuple[tuple[int, int, int], tuple[int, int | None, int | None, int]]
+
+
+def _point(point: TimePoint) -> _Point:
+    order = (point.year, point.month or 0, point.day or 0)
+    return order, (point.year, point.month, point.day, int(point.precision))
+
+
+def _iso(point: _Point) -> str:
+    return TimePoint(*point[1][:3]).iso()
 
 
 @lru_cache(maxsize=1 << 16)
-def _time_value(raw: bytes) -> TimePoint | None:
-    """A time value's JSON as a point; cached, as the same dates recur all over a dump."""
-    time = _TIME.decode(raw)
-    point = TimePoint.from_wikidata(time.time, time.precision)
-    if point is not None and time.calendarmodel == JULIAN and point.day is not None:
-        point = _gregorian(point)
-    return point
+def _time(datavalue: bytes) -> _Point | _BadValue | None:
+    """A time snak's raw datavalue as a point (None: coarser than a year), or why it is none.
+
+    Cached, as the same dates recur all over a dump.
+    """
+    value = _value(datavalue)
+    if value is None or value.type != "time":
+        return _BadValue("bad time value", f"a time is expected, found {_found(value)}")
+    try:
+        time = _TIME.decode(value.value)
+        point = TimePoint.from_wikidata(time.time, time.precision)
+        if point is not None and time.calendarmodel == JULIAN and point.day is not None:
+            point = _gregorian(point)
+    except (msgspec.DecodeError, ValueError) as err:
+        return _BadValue("bad time value", str(err))
+    return None if point is None else _point(point)
 
 
-def _item_of(snak: _Snak) -> str:
-    value = snak.datavalue
+@lru_cache(maxsize=1 << 16)
+def _item(datavalue: bytes) -> str | _BadValue:
+    """An item snak's raw datavalue as an item id, or why it is none; cached like ``_time``."""
+    try:  # the usual case in one decode; anything else takes the way that explains it
+        usual = _ITEM_VALUE.decode(datavalue)
+        if (
+            usual.type == "wikibase-entityid"
+            and usual.value.id
+            and _ITEM_ID.fullmatch(usual.value.id)
+        ):
+            return usual.value.id
+    except msgspec.DecodeError:
+        pass
+    value = _value(datavalue)
     if value is None or value.type != "wikibase-entityid":
-        found = "no value" if value is None else f"a {value.type} value"
-        raise _BadValue("bad item value", f"an item is expected, found {found}")
+        return _BadValue("bad item value", f"an item is expected, found {_found(value)}")
     try:
         entity = _ENTITY_ID.decode(value.value)
     except msgspec.DecodeError as err:
-        raise _BadValue("bad item value", str(err)) from None
+        return _BadValue("bad item value", str(err))
     item = entity.id
     if item is None and entity.entity_type == "item" and entity.numeric_id is not None:
         item = f"Q{entity.numeric_id}"  # dumps before 2016 carry only the numeric id
     if item is None or not _ITEM_ID.fullmatch(item):
-        raise _BadValue("bad item value", repr(item or bytes(value.value).decode()))
+        return _BadValue("bad item value", repr(item or bytes(value.value).decode()))
     return item
 
 
 def _is_item_claim(snak: _Snak) -> bool:
     if snak.datatype is not None:
-        return snak.datatype == "wikibase-item"
-    value = snak.datavalue  # older dumps: no datatype on snaks
+        return snak.datatype == ITEM
+    value = _value(bytes(snak.datavalue))  # older dumps: no datatype on snaks
     return value is not None and value.type == "wikibase-entityid"
 
 
-def _times(snaks: list[_Snak]) -> tuple[list[TimePoint], bool]:
+def _times(snaks: list[_Snak], pid: str) -> tuple[list[_Point], bool]:
     """The usable times of some qualifier snaks, and whether one was given but is unknown.
 
     An unknown value (somevalue) or one coarser than a year says that the time exists but not
     when; "novalue" says there is none, which is simply no bound.
     """
     times, unknown = [], False
-    for snak in snaks:
-        time = _time_of(snak) if snak.snaktype == "value" else None
+    for index, snak in enumerate(snaks):
+        time = None
+        if snak.snaktype == "value":
+            try:
+                time = _time(bytes(snak.datavalue))
+            except msgspec.ValidationError as err:
+                raise _located(err, f".{pid}[{index}]") from None
+            if isinstance(time, _BadValue):
+                raise time
         if time is not None:
             times.append(time)
         elif snak.snaktype != "novalue":
@@ -269,17 +325,17 @@ def _times(snaks: list[_Snak]) -> tuple[list[TimePoint], bool]:
     return times, unknown
 
 
-def _ends_before(end: TimePoint, start: TimePoint) -> bool:
+def _ends_before(end: _Point, start: _Point) -> bool:
     """Whether ``end``'s span is over before ``start``'s begins: compared at the coarser
     precision of the two (scalar day numbers go through numpy, too slow per statement)."""
-    parts = min(end.precision, start.precision) - 8  # year: 1, month: 2, day: 3
-    return (end.year, end.month, end.day)[:parts] < (start.year, start.month, start.day)[:parts]
+    parts = min(end[1][3], start[1][3]) - 8  # year: 1, month: 2, day: 3
+    return end[1][:parts] < start[1][:parts]
 
 
-def _bounds(qualifiers: _TimeQualifiers) -> tuple[TimePoint | None, TimePoint | None] | str:
+def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] | str:
     """A statement's (start, end), or why it has none (a skip category)."""
-    starts, start_unknown = _times(qualifiers.start)
-    ends, end_unknown = _times(qualifiers.end)
+    starts, start_unknown = _times(qualifiers.start, START)
+    ends, end_unknown = _times(qualifiers.end, END)
     if starts or ends:
         if end_unknown and not ends:
             # It ended, but when is unknown: a missing end would wrongly mean "still true".
@@ -287,9 +343,9 @@ def _bounds(qualifiers: _TimeQualifiers) -> tuple[TimePoint | None, TimePoint | 
         # Several values of one qualifier: the widest interval they describe.
         start, end = min(starts, default=None), max(ends, default=None)
         if start is not None and end is not None and _ends_before(end, start):
-            raise _BadValue("end before start", f"end {end.iso()} is before start {start.iso()}")
+            raise _BadValue("end before start", f"end {_iso(end)} is before start {_iso(start)}")
         return start, end
-    points, point_unknown = _times(qualifiers.point)
+    points, point_unknown = _times(qualifiers.point, POINT)
     if points:
         return min(points), min(points)
     if start_unknown or end_unknown or point_unknown:
@@ -297,63 +353,95 @@ def _bounds(qualifiers: _TimeQualifiers) -> tuple[TimePoint | None, TimePoint | 
     return "no time qualifier"
 
 
-def _add_facts(entity, number: int, relations: frozenset[str] | None, out: _Rows) -> None:
-    for pid, statements in entity.claims.items():
-        if relations is not None and pid not in relations:
-            continue
-        datatype = statements[0].mainsnak.datatype if statements else None
-        if datatype is not None and datatype != "wikibase-item":
-            continue  # one property, one datatype: most lists are skipped here whole
-        for statement in statements:
-            snak = statement.mainsnak
-            if not _is_item_claim(snak):
+def _bound_columns(point: _Point | None) -> tuple:
+    """One bound's (year, month, day, precision) columns."""
+    return _NO_BOUND if point is None else point[1]
+
+
+@lru_cache(maxsize=1 << 14)
+def _qualifier_bounds(qualifiers: bytes) -> tuple | str | _BadValue:
+    """A statement's start and end columns from its raw qualifiers, why it has no bounds (a skip
+    category), or the bad value that drops it.
+
+    Cached: the same qualifiers (a term's start and end dates) recur all over a dump.
+    """
+    try:
+        bounds = _bounds(_QUALIFIERS.decode(qualifiers))
+    except msgspec.ValidationError as err:
+        raise _located(err, ".qualifiers") from None
+    except _BadValue as err:
+        return err.with_traceback(None)
+    if isinstance(bounds, str):
+        return bounds
+    return _bound_columns(bounds[0]) + _bound_columns(bounds[1])
+
+
+def _problem(number: int, subject: str, pid: str, err: _BadValue) -> tuple[int, str, str]:
+    return number, f"{subject} {pid}: {err}", err.kind
+
+
+def _add_facts(subject: str, pid: str, statements: list[_Statement], number: int, out: _Rows):
+    skips, facts = out.skips, out.facts
+    for index, statement in enumerate(statements):
+        snak = statement.mainsnak
+        try:
+            if snak.datatype != ITEM and not _is_item_claim(snak):
                 continue
             if statement.rank == "deprecated":
-                out.skipped["deprecated"] += 1
+                skips.append("deprecated")
                 continue
             if snak.snaktype != "value":
-                out.skipped["somevalue/novalue"] += 1
+                skips.append("somevalue/novalue")
                 continue
-            if statement.qualifiers is None:
-                out.skipped["no time qualifier"] += 1
+            qualifiers = bytes(statement.qualifiers)
+            if not qualifiers or qualifiers == b"null":
+                skips.append("no time qualifier")
                 continue
-            try:
-                obj = _item_of(snak)
-                bounds = _bounds(statement.qualifiers)
-            except _BadValue as err:
-                out.problems.append((number, f"{entity.id} {pid}: {err}", err.kind))
-                continue
-            if isinstance(bounds, str):
-                out.skipped[bounds] += 1
-                continue
-            out.subjects.append(entity.id)
-            out.relations.append(pid)
-            out.objects.append(obj)
-            out.starts.append(bounds[0])
-            out.ends.append(bounds[1])
+            obj = _item(bytes(snak.datavalue))
+        except msgspec.ValidationError as err:
+            raise _located(err, f".claims[...][{index}].mainsnak") from None
+        try:
+            bounds = _qualifier_bounds(qualifiers)
+        except msgspec.ValidationError as err:
+            raise _located(err, f".claims[...][{index}]") from None
+        if isinstance(obj, _BadValue):
+            out.problems.append(_problem(number, subject, pid, obj))
+        elif isinstance(bounds, _BadValue):
+            out.problems.append(_problem(number, subject, pid, bounds))
+        elif isinstance(bounds, str):
+            skips.append(bounds)
+        else:
+            facts.append((subject, pid, obj, *bounds))
 
 
 def _entity_bound(
-    entity, pids: tuple[str, ...], latest: bool, number: int, out: _Rows
-) -> TimePoint | None:
+    claims: dict[str, list[_Statement]],
+    pids: tuple[str, ...],
+    latest: bool,
+    number: int,
+    out: _Rows,
+    subject: str,
+) -> _Point | None:
     """The widest best-ranked value of the first property in ``pids`` that has a usable one."""
     for pid in pids:
-        statements = entity.claims.get(pid)
+        statements = claims.get(pid)
         if not statements:
             continue
-        best = [s for s in statements if s.rank == "preferred"] or [
-            s for s in statements if s.rank == "normal"
+        numbered = list(enumerate(statements))
+        best = [(i, s) for i, s in numbered if s.rank == "preferred"] or [
+            (i, s) for i, s in numbered if s.rank == "normal"
         ]
         times = []
-        for statement in best:
+        for index, statement in best:
             if statement.mainsnak.snaktype != "value":
                 continue
             try:
-                time = _time_of(statement.mainsnak)
-            except _BadValue as err:
-                out.problems.append((number, f"{entity.id} {pid}: {err}", err.kind))
-                continue
-            if time is not None:
+                time = _time(bytes(statement.mainsnak.datavalue))
+            except msgspec.ValidationError as err:
+                raise _located(err, f".claims[...][{index}].mainsnak") from None
+            if isinstance(time, _BadValue):
+                out.problems.append(_problem(number, subject, pid, time))
+            elif time is not None:
                 times.append(time)
         if times:
             return max(times) if latest else min(times)
@@ -362,6 +450,30 @@ def _entity_bound(
 
 def _text(texts) -> str | None:
     return texts.text.value if texts and texts.text is not None else None
+
+
+def _add_item(entity, label: str, number: int, relations: frozenset[str] | None, out: _Rows):
+    """An item's row, facts, skips and problems; nothing at all if a statement it reads is
+    malformed (the ``ValidationError`` propagates)."""
+    claims = entity.claims or {}  # Wikibase writes no claims as [] as well as {}
+    marks = len(out.facts), len(out.skips), len(out.problems)
+    start = end = None
+    try:
+        if not _SPAN_PIDS.isdisjoint(claims):
+            start = _entity_bound(claims, ENTITY_START, False, number, out, entity.id)
+            end = _entity_bound(claims, ENTITY_END, True, number, out, entity.id)
+        for pid, statements in claims.items():
+            if (relations is None or pid in relations) and statements:
+                datatype = statements[0].mainsnak.datatype
+                if datatype is None or datatype == ITEM:  # one property, one datatype
+                    _add_facts(entity.id, pid, statements, number, out)
+    except msgspec.ValidationError:
+        del out.facts[marks[0] :], out.skips[marks[1] :], out.problems[marks[2] :]
+        raise
+    aliases = [alias.value for alias in entity.aliases.texts] if entity.aliases else []
+    description = _text(entity.descriptions)
+    row = (entity.id, label, aliases, description, *_bound_columns(start), *_bound_columns(end))
+    out.entities.append((*row, None))  # no type
 
 
 def _add_entity(entity, number: int, relations: frozenset[str] | None, out: _Rows) -> None:
@@ -373,76 +485,91 @@ def _add_entity(entity, number: int, relations: frozenset[str] | None, out: _Row
         out.problems.append((number, f"bad {entity.type} id {entity.id!r}", "bad entity id"))
         return
     label = _text(entity.labels) or entity.id
-    if entity.type == "property":
-        # Only properties with item values can be fact relations.
-        if entity.datatype in (None, "wikibase-item") and (
-            relations is None or entity.id in relations
-        ):
-            out.relation_ids.append(entity.id)
-            out.relation_labels.append(label)
-        return
-    if not entity.claims:  # Wikibase writes no claims as [] as well as {}
-        entity.claims = {}
-    out.entity_ids.append(entity.id)
-    out.labels.append(label)
-    out.aliases.append([alias.value for alias in entity.aliases.texts] if entity.aliases else [])
-    out.descriptions.append(_text(entity.descriptions))
-    out.entity_starts.append(_entity_bound(entity, ENTITY_START, False, number, out))
-    out.entity_ends.append(_entity_bound(entity, ENTITY_END, True, number, out))
-    _add_facts(entity, number, relations, out)
+    if entity.type == "item":
+        _add_item(entity, label, number, relations, out)
+    # Only properties with item values can be fact relations.
+    elif entity.datatype in (None, ITEM) and (relations is None or entity.id in relations):
+        out.relations.append((entity.id, label))
+
+
+def _entity_span(block: bytes | bytearray, start: int, stop: int) -> tuple[int, int] | None:
+    """Where the entity of the line ``block[start:stop]`` is: blanks and the trailing comma
+    left out; None for a line holding none (blank, or the dump's ``[`` and ``]``)."""
+    while start < stop and block[start] in _SPACE:
+        start += 1
+    while stop > start and block[stop - 1] in _SPACE:
+        stop -= 1
+    if stop > start and block[stop - 1] == _COMMA:
+        stop -= 1
+    if stop - start > 1 or (stop > start and block[start] not in (_OPEN, _CLOSE)):
+        return start, stop
+    return None
 
 
 def parse_block(
-    block: bytes, first_line: int, lang: str = "en", relations: frozenset[str] | None = None
+    block: bytes | bytearray,
+    first_line: int,
+    lang: str = "en",
+    relations: frozenset[str] | None = None,
 ) -> Parsed:
-    """Everything the dump lines in ``block`` yield; ``first_line`` numbers its first line."""
+    """Everything the dump lines in ``block`` yield; ``first_line`` numbers its first line.
+
+    Lines go to the decoder as views into the block, uncopied.
+    """
     decoder = _entity_decoder(lang)
     out = _Rows()
-    for number, line in enumerate(block.split(b"\n"), start=first_line):
-        line = line.strip()
-        if line.endswith(b","):
-            line = line[:-1]
-        if not line or line in (b"[", b"]"):
-            continue
-        try:
-            entity = decoder.decode(line)
-        except msgspec.ValidationError as err:
-            kind = "entity without id" if "field `id`" in str(err) else "not a Wikidata entity"
-            out.problems.append((number, f"not a Wikidata entity: {err}", kind))
-            continue
-        except msgspec.DecodeError as err:
-            out.problems.append((number, f"malformed JSON: {err}", "malformed JSON"))
-            continue
-        _add_entity(entity, number, relations, out)
-    return out.parsed()
+    view, size = memoryview(block), len(block)
+    number, start = first_line, 0
+    while start < size:
+        stop = block.find(b"\n", start)
+        if stop < 0:
+            stop = size
+        span = _entity_span(block, start, stop)
+        if span is not None:
+            try:
+                _add_entity(decoder.decode(view[span[0] : span[1]]), number, relations, out)
+            except msgspec.ValidationError as err:
+                kind = "entity without id" if "field `id`" in str(err) else "not a Wikidata entity"
+                out.problems.append((number, f"not a Wikidata entity: {err}", kind))
+            except msgspec.DecodeError as err:
+                out.problems.append((number, f"malformed JSON: {err}", "malformed JSON"))
+        number, start = number + 1, stop + 1
+    return out.parsed(number - first_line)
 
 
-def _parse_task(args: tuple[bytes, int, str, frozenset[str] | None]) -> Parsed:
-    return parse_block(*args)
+def _parse_task(args: tuple) -> Parsed:
+    ticket, lang, relations = args
+    return parse_block(shared_block(ticket), 1, lang, relations)
 
 
 def _parsed_blocks(path: Path, options: LoadOptions, pool) -> Iterator[tuple[Parsed, int]]:
     """Parsed blocks of one file in order, with the compressed bytes read so far.
 
-    With a pool, at most two blocks per worker are in flight, so memory stays bounded
-    however far the reader runs ahead of the parsers.
+    Each block numbers its lines from 1 (the caller adds the lines of the blocks before), so
+    the reader hands blocks over as they come, with no work per line. With a pool, blocks go
+    through shared memory, at most two per worker in flight, so memory stays bounded however
+    far the reader runs ahead of the parsers.
     """
-    threads = max(2, options.processes)  # bz2 decompression threads
-    first = 1
+    blocks = line_blocks(path, threads=max(2, options.processes))  # bz2 decompression threads
+    if pool is None:
+        for block, position in blocks:
+            yield parse_block(block, 1, options.lang, options.relations), position
+        return
+    in_flight = 2 * options.processes
     pending: deque = deque()
-    for block, position in line_blocks(path, threads=threads):
-        task = (block, first, options.lang, options.relations)
-        first += block.count(b"\n")
-        if pool is None:
-            yield parse_block(*task), position
-            continue
-        pending.append((pool.apply_async(_parse_task, (task,)), position))
-        if len(pending) >= 2 * options.processes:
-            result, done = pending.popleft()
+    with closing(SharedBlocks(in_flight)) as shared:
+        for block, position in blocks:
+            if len(pending) == in_flight:
+                result, ticket, done = pending.popleft()
+                parsed = result.get()
+                shared.release(ticket)
+                yield parsed, done
+            ticket = shared.put(block)
+            task = (ticket, options.lang, options.relations)
+            pending.append((pool.apply_async(_parse_task, (task,)), ticket, position))
+        while pending:
+            result, ticket, done = pending.popleft()
             yield result.get(), done
-    while pending:
-        result, done = pending.popleft()
-        yield result.get(), done
 
 
 class _Tables:
@@ -514,14 +641,22 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
         if options.processes > 1:
             import multiprocessing
 
-            # spawn: workers must not inherit the decompressor threads of this process.
-            context = multiprocessing.get_context("spawn")
+            # Workers fork from a server process that imported this module once (no worker
+            # imports it, nor the caller's main module, anew) and inherit none of the
+            # decompressor threads of this process; spawn where there is no fork server.
+            if "forkserver" in multiprocessing.get_all_start_methods():
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(["__main__", __name__])
+            else:
+                context = multiprocessing.get_context("spawn")
             pool = stack.enter_context(context.Pool(options.processes))
         advance = _progress(stack, paths) if options.progress else None
         for path in paths:
+            before = 0  # lines of the blocks before
             for parsed, position in _parsed_blocks(path, options, pool):
                 for number, reason, kind in parsed.problems:
-                    problems.report(str(path), number, reason, kind=kind)
+                    problems.report(str(path), before + number, reason, kind=kind)
+                before += parsed.lines
                 skipped.update(parsed.skipped)
                 spool.write(parsed.entities)
                 relations.append(parsed.relations)
