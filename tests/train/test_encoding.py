@@ -9,9 +9,10 @@ from chronoprobe.datasets.lamatk import build_statements
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.time import TimePoint
-from chronoprobe.train.encoding import StatementEncoder, segment, train_word_tokenizer, word_texts
+from chronoprobe.train.encoding import StatementEncoder, segment, word_texts
 from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
 from chronoprobe.train.statements import load_statements
+from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 LABELS = {
     "Q11571": "Cristiano Ronaldo",
@@ -36,7 +37,7 @@ def rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def encoder(rows) -> StatementEncoder:
     vocab = EntityVocab.from_rows(rows, infer_labels(rows))
-    tokenizer = train_word_tokenizer(word_texts(rows, vocab), vocab_size=300)
+    tokenizer = train_bpe_tokenizer(word_texts(rows, vocab), vocab_size=300, min_frequency=1)
     return StatementEncoder(tokenizer, vocab, len(tokenizer))
 
 

@@ -11,7 +11,7 @@ from transformers import RobertaConfig, RobertaForMaskedLM
 
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.train import checkpoint as ckpt
-from chronoprobe.train.encoding import StatementEncoder, train_word_tokenizer, word_texts
+from chronoprobe.train.encoding import StatementEncoder, word_texts
 from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
 from chronoprobe.train.memorize import (
     TrainOptions,
@@ -22,6 +22,7 @@ from chronoprobe.train.memorize import (
 )
 from chronoprobe.train.recite import recite
 from chronoprobe.train.statements import load_statements
+from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 
 def test_time_masking_plan_is_seeded_and_only_touches_time_rows():
@@ -40,7 +41,7 @@ def test_time_masking_plan_is_seeded_and_only_touches_time_rows():
 
 def test_time_alone_form_drops_the_other_year(world_rows):
     vocab = EntityVocab.from_rows(world_rows, infer_labels(world_rows))
-    tokenizer = train_word_tokenizer(word_texts(world_rows, vocab), vocab_size=300)
+    tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
     encoder = StatementEncoder(tokenizer, vocab, len(tokenizer))
     data = _Data.encode(encoder, world_rows, 128)
     first_year = len(vocab.entities)
@@ -131,7 +132,7 @@ def test_resume_refuses_other_options_or_statements(tmp_path, world_rows):
 def test_starts_from_a_hugging_face_masked_lm(tmp_path, world_rows):
     """--init takes any MLM directory: its tokenizer, its weights, room made for the symbols."""
     vocab = EntityVocab.from_rows(world_rows, infer_labels(world_rows))
-    tokenizer = train_word_tokenizer(word_texts(world_rows, vocab), vocab_size=300)
+    tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
     config = RobertaConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,

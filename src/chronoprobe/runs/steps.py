@@ -44,6 +44,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "build": "chronoprobe.runs.build_step",
     "memorize": "chronoprobe.runs.memorize_step",
     "report": "chronoprobe.runs.report_step",
+    "series": "chronoprobe.runs.series_step",
     "tkg": "chronoprobe.runs.tkg_step",
 }
 

@@ -13,37 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from chronoprobe.templates import MASK
 from chronoprobe.train.entity_vocab import EntityVocab
 
-SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 _YEAR = re.compile(r"(?<![\w+-])[+-]?\d{4,}(?!\w)")
 _MASK_PIECE = -1  # stands for the mask token in a segmented text
-
-
-def train_word_tokenizer(texts: Iterable[str], vocab_size: int = 2000) -> PreTrainedTokenizerFast:
-    """A byte-level BPE with RoBERTa's special tokens, for training without a downloaded one."""
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=list(SPECIAL_TOKENS),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    bpe.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        mask_token="<mask>",
-    )
 
 
 def _find(text: str, label: str, taken: tuple[int, int] | None) -> tuple[int, int] | None:

@@ -34,7 +34,7 @@ from rich.progress import (
 )
 
 from chronoprobe.train import checkpoint as ckpt
-from chronoprobe.train.encoding import StatementEncoder, train_word_tokenizer, word_texts
+from chronoprobe.train.encoding import StatementEncoder, word_texts
 from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
 from chronoprobe.train.model import (
     PRESETS,
@@ -45,6 +45,7 @@ from chronoprobe.train.model import (
     symbol_logits,
 )
 from chronoprobe.train.statements import file_digest, load_statements
+from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 TIME_SLOTS = ("start", "end")
 
@@ -172,7 +173,9 @@ def _new_checkpoint(
     if options.init is not None:
         model, tokenizer = from_pretrained(options.init, len(vocab))
     else:
-        tokenizer = train_word_tokenizer(word_texts(rows, vocab), options.word_vocab)
+        tokenizer = train_bpe_tokenizer(
+            word_texts(rows, vocab), options.word_vocab, min_frequency=1
+        )
         model = build_model(options.preset, tokenizer, len(vocab), options.max_length)
     return ckpt.Checkpoint(model, StatementEncoder(tokenizer, vocab, len(tokenizer)))
 
