@@ -68,14 +68,3 @@ def tiny():
         return cache[architecture]
 
     return get
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _one_torch_thread():
-    """Tiny matrices on a shared 2-core machine run many times faster without thread handoffs."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)

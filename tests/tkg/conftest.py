@@ -1,27 +1,15 @@
-"""Shared fixtures: a hand-made KG, a small synthetic world, and single-threaded torch.
-
-The tensors here are tiny, so one thread is faster than two fighting over a busy CPU, and a
-fixed thread count keeps the float sums (and so the resume comparisons) reproducible.
-"""
+"""Shared fixtures: a hand-made KG and a small synthetic world (torch runs on one thread:
+see tests/conftest.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-import torch
 
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import Fact
 from chronoprobe.time import TimePoint
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture

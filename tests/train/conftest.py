@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from chronoprobe.datasets.lamatk import build_statements, subsample
 from chronoprobe.jsonl import write_jsonl
@@ -14,15 +13,6 @@ from chronoprobe.train.memorize import TrainOptions, train
 
 # enough steps for the tiny model to recall (almost) every statement, in seconds on one core
 MEMORIZE = TrainOptions(epochs=45, batch_size=32, lr=2e-3, seed=0)
-
-
-@pytest.fixture(autouse=True, scope="session")
-def one_thread():
-    """Tiny models run fastest on one thread, and do not fight parallel test workers."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,20 @@
+"""Suite-wide set-up: torch on one thread.
+
+The models in the tests are tiny: one thread is faster than two handing work back and forth
+on a busy 2-core machine, and a fixed thread count keeps float sums (and so the comparisons of
+resumed and uninterrupted training) reproducible.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
