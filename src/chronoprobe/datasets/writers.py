@@ -66,6 +66,9 @@ def write_lamatk(
 
     queries: list[dict] | None = None
     skipped = None
+    if sample is not None and task != "memorize":
+        # thinning the training rows after the queries are built would query untrained facts
+        raise ValueError(f"sample applies to the memorize task only, not {task!r}")
     if task == "memorize":
         rows, skipped = builder.build_statements(kg)
     elif task == "boundary":
