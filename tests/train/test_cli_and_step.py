@@ -71,20 +71,20 @@ def test_memorize_step_and_report_section(tmp_path, monkeypatch):
               - id: feed
                 kind: memorize
                 inputs: {kg: world}
-                params: {task: boundary, sample: 40, epochs: 2, batch_size: 16, device: cpu}
+                params: {task: boundary, epochs: 2, batch_size: 16, device: cpu}
             """
         )
     )
     run_experiment(config, tmp_path / "run")
     step = tmp_path / "run" / "steps" / "feed"
     metrics = json.loads((step / "metrics.json").read_text())
-    assert metrics["statements"] == 40 and metrics["training"]["epochs"] == 2
+    assert metrics["statements"] > 0 and metrics["training"]["epochs"] == 2
     assert set(metrics["by_slot"]) == {"start", "end"}  # boundary training rows
-    assert metrics["queries"]["statements"] > 0
+    assert metrics["query_set"]["statements"] > 0
     assert (step / "model" / "model.safetensors").is_file()
     assert (
         pq.read_table(step / "queries-predictions.parquet").num_rows
-        == (metrics["queries"]["statements"])
+        == (metrics["query_set"]["statements"])
     )
     record = json.loads((step / "step.json").read_text())
     section = section_kind("memorize").build(step, record)

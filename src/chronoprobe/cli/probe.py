@@ -18,6 +18,14 @@ class ViewName(StrEnum):
     single_token = "single-token"
     multi_token = "multi-token"
     pll = "pll"
+    span_ppl = "span-ppl"
+
+
+class ConditionName(StrEnum):
+    original = "original"
+    no_ent = "no-ent"
+    random_def = "random-def"
+    definition = "definition"
 
 
 class FamilyName(StrEnum):
@@ -46,6 +54,15 @@ def probe(
     family: FamilyName | None = typer.Option(
         None, help="Model family, when the config does not tell (it usually does)."
     ),
+    condition: list[ConditionName] | None = typer.Option(
+        None,
+        "--condition",
+        help="span-ppl: ECBD input condition; repeat for several (default: all four).",
+    ),
+    cutoff_year: int | None = typer.Option(
+        None, help="span-ppl: last year of the model's training data (seen vs unseen groups)."
+    ),
+    seed: int = typer.Option(0, help="span-ppl: seed of RANDOM DEF's choice of definitions."),
 ) -> None:
     """Probe a model with one view; write DIR/predictions.jsonl and DIR/metrics.json.
 
@@ -53,8 +70,13 @@ def probe(
     P@1/10/50/100, MRR); **multi-token** fills 1..M tokens greedily and keeps the most likely
     (exact match, token F1, ROUGE-L); **pll** scores every gold label in context (masked LMs:
     pseudo-log-likelihood; causal: log p(label | left context); seq2seq: decoder scoring).
-    Metrics are reported overall, per period and per split. An interrupted run resumes from
-    its finished shards when rerun with the same arguments. bf16 on a GPU, fp32 on the CPU.
+    Metrics are reported overall, per period and per split. **span-ppl** reads ECBD examples
+    (build ecbd) and scores each masked span under the paper's conditions: original, no-ent
+    (mention replaced by "the entity"), random-def (another entity's definition prepended),
+    definition (the entity's own definition prepended); perplexity is averaged per entity first,
+    per year, seen/unseen group (--cutoff-year), span type and condition. An interrupted run
+    resumes from its finished shards when rerun with the same arguments. bf16 on a GPU, fp32
+    on the CPU.
 
     Example: chronoprobe probe drift/examples.jsonl --model package:smollm2 --view pll -o out/
     """
@@ -87,11 +109,20 @@ def probe(
             adapter,
             view.value,
             out,
-            ViewOptions(top_k=top_k, max_tokens=max_tokens),
+            ViewOptions(
+                top_k=top_k,
+                max_tokens=max_tokens,
+                conditions=tuple(c.value for c in condition or ConditionName),
+                cutoff_year=cutoff_year,
+                seed=seed,
+            ),
             progress=advance,
         )
     overall = ", ".join(
         f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
         for k, v in metrics["overall"].items()
+        if not isinstance(v, dict)
+    ) or ", ".join(  # span-ppl: one summary per condition
+        f"{k} perplexity {v['perplexity']:.4g}" for k, v in metrics["overall"].items()
     )
     console.print(f"[green]wrote[/] {out / 'predictions.jsonl'} and metrics.json: {overall}")

@@ -69,7 +69,7 @@ def run_probe(
         raise ValueError(f"unknown view {view_name!r}; choose one of {', '.join(VIEWS)}")
     view, options = VIEWS[view_name], options or ViewOptions()
     data, out_dir = Path(data), Path(out_dir)
-    rows = read_rows(data)
+    rows = (view.read or read_rows)(data)
     shard_dir = out_dir / f".shards-{view_name}"
     fingerprint = _fingerprint(data, model.name, view_name, options)
     stamp = shard_dir / "fingerprint"
@@ -102,7 +102,11 @@ def run_probe(
         "rows": len(rows),
         "predicted": len(predictions),
         "options": asdict(options),
-        **metrics_by_group(view, predictions),
+        **(
+            view.metrics(predictions, options)
+            if view.metrics
+            else metrics_by_group(view, predictions)
+        ),
     }
     atomic_write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     shutil.rmtree(shard_dir)

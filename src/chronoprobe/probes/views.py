@@ -10,11 +10,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
 from chronoprobe.models.requests import GenerateRequest, RankRequest, ScoreRequest
 from chronoprobe.probes.rows import ProbeRow
+from chronoprobe.probes.span_ppl import (
+    CONDITIONS,
+    predict_span_ppl,
+    read_examples,
+    span_ppl_metrics,
+    summarize_span_ppl,
+)
 
 Progress = Callable[[int, int], None] | None
 P_AT = (1, 10, 50, 100)
@@ -24,6 +32,9 @@ P_AT = (1, 10, 50, 100)
 class ViewOptions:
     top_k: int = 10  # predictions listed per single-token row (ranks are over the whole vocab)
     max_tokens: int = 5  # M of the multi-token view
+    conditions: tuple[str, ...] = CONDITIONS  # span-ppl: ECBD input conditions scored
+    cutoff_year: int | None = None  # span-ppl: last year of the model's training data
+    seed: int = 0  # span-ppl: which random definition RANDOM DEF prepends
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,10 @@ class View:
     predict: Callable[..., list[dict]]  # (model, rows, options, progress) -> prediction rows
     summarize: Callable[[Sequence[dict]], dict[str, float | None]]
     description: str
+    # views over other probe files (ECBD): their row reader and metrics (default: drift rows
+    # and metrics per period and split)
+    read: Callable[[Path], Sequence] | None = None
+    metrics: Callable[[Sequence[dict], ViewOptions], dict] | None = None
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -148,6 +163,14 @@ VIEWS: dict[str, View] = {
             pll,
             summarize_pll,
             "score every gold label in context (masked: pseudo-log-likelihood)",
+        ),
+        View(
+            "span-ppl",
+            predict_span_ppl,
+            summarize_span_ppl,
+            "ECBD span perplexity under the input conditions, averaged per entity first",
+            read_examples,
+            span_ppl_metrics,
         ),
     )
 }

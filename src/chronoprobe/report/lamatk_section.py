@@ -2,15 +2,24 @@
 
 Shows the paper's four numbers, accuracy by relation and by slot, and single- against
 multi-answer statements (the paper's Table 2: conflicts keep Acc@K high but pull Hit@K down).
+
+When a run has several ``memorize`` steps (the ``experiments/lamatk-*.yaml`` configs), the first
+one's section also compares them, keyed on each step's params and inputs in ``step.json``: the
+memorisation curve with and without conflicts (Fig. 2), single-answer statements beside
+conflicts or not (Table 3), boundary queries per time-masking rate (Table 4), and implicit
+queries per template and start (Table 5).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, grouped_bars
+from chronoprobe.report.plots import embed, grouped_bars, line_plot
+from chronoprobe.report.rundir import load_run
 from chronoprobe.report.sections import read_metrics, section
 
 METRICS = ("acc@1", "acc@5", "hit@5", "hit@10")
@@ -76,14 +85,285 @@ def _blocks(metrics: dict[str, Any], label: str) -> list[Block]:
     return blocks
 
 
+# ----- experiment-level plots: every memorize step of the run, keyed on its params -----------
+
+CONFLICTS = {True: "with conflicts", False: "without conflicts"}
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A finished memorize step as the comparisons see it."""
+
+    id: str
+    task: str  # memorize | boundary | implicit, read off what the step recited
+    conflicts: bool
+    start: str  # the model it started from: "random tiny", "pretrained (pretrain)", ...
+    time_masking: float
+    metrics: dict[str, Any]
+
+
+def _task(metrics: dict[str, Any]) -> str:
+    queries = metrics.get("query_set")
+    if queries is None:  # no boundary or implicit query set
+        return "memorize"
+    return "implicit" if queries.get("by_template") else "boundary"
+
+
+def _start(record: dict) -> str:
+    params, inputs = record.get("params") or {}, record.get("inputs") or {}
+    if inputs.get("init"):
+        return f"pretrained ({inputs['init']})"
+    if params.get("init"):
+        return f"init {Path(str(params['init'])).name}"
+    return f"random {params.get('preset', 'tiny')}"
+
+
+def _conflicts(record: dict, metrics: dict[str, Any]) -> bool:
+    """The ``conflicts`` param where the step built its statements from a KG; otherwise
+    whether the statements it was given hold multi-answer ones."""
+    if "kg" in (record.get("inputs") or {}):
+        return bool((record.get("params") or {}).get("conflicts", True))
+    return "multi" in (metrics.get("by_answers") or {})
+
+
+def memorize_steps(step_dir: Path) -> list[_Step]:
+    """Every finished memorize step of the run holding ``step_dir``, in config order ([] when
+    the run directory cannot be read)."""
+    try:
+        run = load_run(step_dir.parent.parent)
+    except (ValueError, FileNotFoundError):
+        return []
+    steps = []
+    for info in run.steps:
+        if info.kind != "memorize" or not info.done:
+            continue
+        metrics = read_metrics(info.dir)
+        if not metrics:
+            continue
+        steps.append(
+            _Step(
+                info.id,
+                _task(metrics),
+                _conflicts(info.record, metrics),
+                _start(info.record),
+                float((info.record.get("params") or {}).get("time_masking", 0.0)),
+                metrics,
+            )
+        )
+    return steps
+
+
+def _labelled(steps: list[_Step], label: Callable[[_Step], str]) -> dict[str, _Step]:
+    """``label(step)`` per step; a label shared by two steps gets the step id added."""
+    labels = [label(s) for s in steps]
+    return {
+        (f"{text} ({s.id})" if labels.count(text) > 1 else text): s
+        for text, s in zip(labels, steps, strict=True)
+    }
+
+
+def _with_model(steps: list[_Step], text: str, step: _Step) -> str:
+    return text if len({s.start for s in steps}) == 1 else f"{text}, {step.start}"
+
+
+def _metric_row(step: _Step, metrics: dict[str, Any]) -> list[Any]:
+    return [step.id, metrics["statements"], *(_share(metrics.get(m)) for m in METRICS)]
+
+
+def capacity_curve(steps: list[_Step]) -> Block | None:
+    """Fig. 2: Acc@1 against the number of statements fed, with and without conflicts."""
+    chosen = sorted(
+        (s for s in steps if s.task == "memorize"), key=lambda s: s.metrics["statements"]
+    )
+    if len(chosen) < 2:
+        return None
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    for step in chosen:
+        name = _with_model(chosen, CONFLICTS[step.conflicts], step)
+        xs, ys = series.setdefault(name, ([], []))
+        xs.append(step.metrics["statements"])
+        ys.append(step.metrics["acc@1"] or 0.0)
+    figure = line_plot(
+        series,
+        title="Memorisation: Acc@1 against statements fed",
+        xlabel="statements",
+        ylabel="Acc@1",
+        markers=True,
+        ylim=(0, 1.02),
+    )
+    alt = "Line plot of Acc@1 against statements: " + "; ".join(
+        f"{name}: " + ", ".join(f"{x:,.0f} → {y:.0%}" for x, y in zip(*xy, strict=True))
+        for name, xy in series.items()
+    )
+    data = Table(
+        ["step", "statements", *METRICS, "conflicts", "start"],
+        [[*_metric_row(s, s.metrics), s.conflicts, s.start] for s in chosen],
+    )
+    caption = (
+        "Each point is one memorize step reciting the statements it was fed. The paper (Fig. 2) "
+        "finds accuracy falling as statements grow, and lower with conflicts."
+    )
+    return embed(figure, alt=alt, caption=caption, data=data)
+
+
+def one_to_one_bars(steps: list[_Step]) -> Block | None:
+    """Table 3: single-answer (1-1) statements recited after training beside conflicts or not,
+    for each size fed both ways."""
+    pairs: dict[tuple[int, str], dict[bool, _Step]] = {}
+    for step in steps:
+        if step.task == "memorize" and (step.metrics.get("by_answers") or {}).get("single"):
+            size = step.metrics["statements"]
+            pairs.setdefault((size, step.start), {})[step.conflicts] = step
+    pairs = {key: both for key, both in sorted(pairs.items()) if len(both) == 2}
+    if not pairs:
+        return None
+    several = len({start for _, start in pairs}) > 1
+    names = [f"{size:,}" + (f" · {start}" if several else "") for size, start in pairs]
+    series = {
+        f"1-1 statements, trained {CONFLICTS[flag]}": [
+            both[flag].metrics["by_answers"]["single"]["acc@1"] or 0.0 for both in pairs.values()
+        ]
+        for flag in (True, False)  # the order (and colours) of the memorisation curve
+    }
+    figure = grouped_bars(
+        names,
+        series,
+        title="Single-answer statements: Acc@1 beside conflicts or not",
+        xlabel="statements fed",
+        ylabel="Acc@1 (single-answer)",
+        value_format="{:.0%}",
+    )
+    figure.axes[0].set_ylim(0, 1.1)
+    alt = "Bar chart of single-answer Acc@1: " + "; ".join(
+        f"{name}: with {a:.0%}, without {b:.0%}"
+        for name, a, b in zip(names, *series.values(), strict=True)
+    )
+    rows = [
+        [
+            both[flag].id,
+            CONFLICTS[flag],
+            *_metric_row(both[flag], both[flag].metrics["by_answers"]["single"])[1:],
+        ]
+        for both in pairs.values()
+        for flag in (True, False)
+    ]
+    data = Table(["step", "trained", "single-answer statements", *METRICS], rows)
+    caption = (
+        "Acc@1 of the single-answer statements only. The paper (Table 3) finds conflicting "
+        "statements in training pull down the memorisation of unrelated 1-1 ones."
+    )
+    return embed(figure, alt=alt, caption=caption, data=data)
+
+
+def _query_bars(
+    chosen: dict[str, _Step],
+    categories: list[tuple[str, str, str | None]],
+    title: str,
+    caption: str,
+) -> Block:
+    """Bars of query metrics per step; ``categories`` are (name, metric, template or None)."""
+
+    def value(step: _Step, metric: str, template: str | None) -> float:
+        queries = step.metrics["query_set"]
+        group = queries if template is None else queries["by_template"].get(template) or {}
+        return group.get(metric) or 0.0
+
+    series = {
+        label: [value(step, metric, template) for _, metric, template in categories]
+        for label, step in chosen.items()
+    }
+    names = [name for name, _, _ in categories]
+    figure = grouped_bars(
+        names,
+        series,
+        title=title,
+        xlabel="metric",
+        ylabel="share of queries",
+        value_format="{:.0%}",
+    )
+    figure.axes[0].set_ylim(0, 1.1)
+    alt = f"Bar chart, {title}: " + "; ".join(
+        f"{label}: " + ", ".join(f"{n} {v:.0%}" for n, v in zip(names, values, strict=True))
+        for label, values in series.items()
+    )
+    data = Table(
+        ["series", "step", *names],
+        [[label, step.id, *(Percent(v) for v in series[label])] for label, step in chosen.items()],
+    )
+    return embed(figure, alt=alt, caption=caption, data=data)
+
+
+def boundary_bars(steps: list[_Step]) -> Block | None:
+    """Table 4: zero-shot boundary queries per time-masking rate."""
+    chosen = sorted((s for s in steps if s.task == "boundary"), key=lambda s: s.time_masking)
+    if len(chosen) < 2:
+        return None
+    labelled = _labelled(
+        chosen, lambda s: _with_model(chosen, f"time masking {s.time_masking:.0%}", s)
+    )
+    return _query_bars(
+        labelled,
+        [(m.replace("acc", "Acc").replace("hit", "Hit"), m, None) for m in METRICS],
+        'Boundary queries ("elected … in", "resigned from … in")',
+        "Start and end years asked in templates never seen in training. The paper (Table 4) "
+        "finds dynamic time masking (10%, 100%) lifts these well above original masking (0%).",
+    )
+
+
+def implicit_bars(steps: list[_Step]) -> Block | None:
+    """Table 5: implicit in-year queries, training template against a new one, per start."""
+    chosen = [s for s in steps if s.task == "implicit"]
+    if len(chosen) < 2:
+        return None
+    labelled = _labelled(chosen, lambda s: s.start)
+    categories = [
+        (f"{name} {template}", metric, template)
+        for metric, name in (("acc@1", "Acc@1"), ("hit@10", "Hit@10"))
+        for template in ("original", "new")
+    ]
+    return _query_bars(
+        labelled,
+        categories,
+        "Implicit queries: a year inside the interval",
+        '"S held the position of [MASK] in T" (original, the training template) and "S served '
+        'as [MASK] in T" (new, never seen). The paper (Table 5) finds a pretrained start keeps '
+        "most of its accuracy on the new template where a random one collapses. Here the "
+        "pretrained start is a model of the same size trained on the world's own article text "
+        '(offline there is no RoBERTa), which never uses the words "served as".',
+    )
+
+
+def experiment_blocks(step_dir: Path, step_id: str) -> list[Block]:
+    """The run-wide comparisons, for the first memorize step of a run with several."""
+    steps = memorize_steps(step_dir)
+    if len(steps) < 2 or steps[0].id != step_id:
+        return []
+    blocks = [
+        block
+        for block in (
+            capacity_curve(steps),
+            one_to_one_bars(steps),
+            boundary_bars(steps),
+            implicit_bars(steps),
+        )
+        if block is not None
+    ]
+    if blocks:
+        ids = ", ".join(s.id for s in steps)
+        blocks.insert(0, Text(f"The experiment: {len(steps)} memorize steps of this run ({ids})."))
+    return blocks
+
+
 @section("memorize", headline=METRICS)
 def memorize_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
-    title = f"LAMA-TK reciting: {record.get('id', step_dir.name)}"
+    step_id = record.get("id", step_dir.name)
+    title = f"LAMA-TK reciting: {step_id}"
     if not metrics:
         return Section(title, [Text("The step wrote no metrics.json.", style="error")])
     training = metrics.get("training", {})
     blocks: list[Block] = [
+        *experiment_blocks(step_dir, step_id),
         Text(
             "Acc@K: a query (one masked text) counts if any of its answers is in the model's "
             "top K. Hit@K: each statement counts if its own masked entity is in the top K, so "
@@ -100,7 +380,7 @@ def memorize_section(step_dir: Path, record: dict) -> Section:
                 style="note",
             )
         )
-    if metrics.get("queries"):
+    if "query_set" in metrics:
         blocks.append(Text("Queries (templates or years not seen in training):"))
-        blocks += _blocks(metrics["queries"], "queries rows")
+        blocks += _blocks(metrics["query_set"], "queries rows")
     return Section(title, blocks)

@@ -38,9 +38,11 @@ SECTIONS: dict[str, SectionKind] = {}
 # sections that ship with chronoprobe: step kind -> module that registers it
 BUILTIN_SECTIONS: dict[str, str] = {
     "kg": "chronoprobe.report.kg_section",
-    "build": "chronoprobe.report.build_section",
     "memorize": "chronoprobe.report.lamatk_section",
+    "build": "chronoprobe.report.build_section",
+    "ecbd-eval": "chronoprobe.report.ecbd_section",
     "tkg": "chronoprobe.report.tkg_section",
+    "probe": "chronoprobe.report.drift_section",
 }
 
 

@@ -66,6 +66,17 @@ def _statements(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Path
     return ctx.out_dir
 
 
+def _init(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Path]) -> str | None:
+    """The model to start from: param ``init``, or input ``init`` (a step whose ``model/``, or
+    the step directory itself, is a Hugging Face masked LM, e.g. a ``pretrain`` step)."""
+    if "init" not in inputs:
+        return params.init
+    if params.init is not None:
+        raise ValueError(f"{ctx.step_id}: give `init` as a param or as an input, not both")
+    model = inputs["init"] / "model"
+    return str(model if model.is_dir() else inputs["init"])
+
+
 @step_kind("memorize", MemorizeParams)
 def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Path]) -> None:
     from chronoprobe.train import checkpoint
@@ -75,9 +86,10 @@ def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Pat
     from chronoprobe.train.statements import load_statements
 
     source = _statements(ctx, params, inputs)
+    init = _init(ctx, params, inputs)
     options = TrainOptions(
         preset=params.preset,
-        init=params.init,
+        init=init,
         epochs=params.epochs,
         batch_size=params.batch_size,
         lr=params.lr,
@@ -109,10 +121,10 @@ def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Pat
         "statements_per_s": history[-1]["statements_per_s"] if history else None,
         "time_masking": params.time_masking,
         "duplicates": params.duplicates,
-        "preset": params.preset if params.init is None else params.init,
+        "preset": params.preset if init is None else init,
     }
     if (source / "queries.jsonl").is_file():
-        metrics["queries"], _ = recite(
+        metrics["query_set"], _ = recite(
             loaded,
             load_statements(source / "queries.jsonl"),
             device=device,

@@ -41,10 +41,13 @@ STEP_KINDS: dict[str, StepKind] = {}
 # kinds that ship with chronoprobe: name -> module that registers it, imported on first use
 BUILTIN_KINDS: dict[str, str] = {
     "kg": "chronoprobe.runs.kg_step",
-    "build": "chronoprobe.runs.build_step",
     "memorize": "chronoprobe.runs.memorize_step",
+    "pretrain": "chronoprobe.runs.pretrain_step",
+    "build": "chronoprobe.runs.build_step",
+    "ecbd-eval": "chronoprobe.runs.ecbd_step",
     "report": "chronoprobe.runs.report_step",
     "series": "chronoprobe.runs.series_step",
+    "probe": "chronoprobe.runs.probe_step",
     "tkg": "chronoprobe.runs.tkg_step",
 }
 

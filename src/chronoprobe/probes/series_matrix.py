@@ -1,0 +1,243 @@
+"""The model-series matrix: a view's metric for every (model, period), and the t-1/t/t+1 window.
+
+This is the paper's Table 2 (models as rows, test periods as columns) and its Figure 4 (each
+model trained on period t, tested on t-1, t and t+1: adapted models peak at t on the updated
+split). Everything is computed from prediction rows that carry a ``model`` field, so a matrix
+can be recomputed from ``predictions.parquet`` without touching a model.
+
+Besides the views' own metrics (``VIEWS[view].summarize``), two kinds are computed here:
+
+- ``median_nll`` (pll): the median over gold labels of the negated summed log-probability,
+  the paper's Table 2 figure (lower is better).
+- ``temporal_acc`` / ``temporal_mrr`` (pll): a query's text is the same in every period, so
+  the labels that answer it in *any* probed period compete for it: the rank of the row's best
+  gold label among all of them says whether the model prefers this period's answer to the
+  answers of other periods. Rows whose query never changes answer have no competitor and no
+  rank; they count in neither metric.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from chronoprobe.datasets.drift import SPLITS
+from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
+from chronoprobe.probes.views import VIEWS
+from chronoprobe.time import Period
+
+ALL = "all"  # the split name of a matrix over every row
+WINDOW = ("t-1", "t", "t+1")
+
+# metrics a matrix can show, per view; the first is the default
+METRICS: dict[str, tuple[str, ...]] = {
+    "single-token": ("P@1", "MRR", "P@10", "P@50", "P@100"),
+    "multi-token": ("f1", "exact_match", "rouge_l"),
+    "pll": ("temporal_acc", "temporal_mrr", "median_nll", "mean_label_logprob"),
+}
+LOWER_IS_BETTER = frozenset({"median_nll", "token_perplexity"})
+
+
+def read_predictions(path: str | Path) -> list[dict]:
+    """Prediction rows of a ``predictions.parquet``, map columns back to dicts."""
+    rows = pq.read_table(path).to_pylist()
+    for row in rows:
+        for key in ("label_scores", "label_tokens"):
+            if isinstance(row.get(key), list):
+                row[key] = dict(row[key])
+    return rows
+
+
+def with_temporal_ranks(predictions: Sequence[dict]) -> list[dict]:
+    """PLL rows with ``temporal_rank``: the best gold label's rank among the query's labels of
+    every period (ties ranked optimistically), or None when no other period has another label.
+
+    Rows are grouped by (model, query): the ``query`` field when present, else the id without
+    its period suffix, which is how drift ids are made.
+    """
+    groups: dict[tuple, dict[str, float]] = defaultdict(dict)
+
+    def key(row: dict) -> tuple:
+        query = row.get("query") or str(row["id"]).removesuffix(f"_{row.get('period')}")
+        return row.get("model"), query
+
+    for row in predictions:
+        groups[key(row)].update(row["label_scores"])
+    out = []
+    for row in predictions:
+        scores = groups[key(row)]
+        gold = row["label_scores"]
+        others = [s for label, s in scores.items() if label not in gold]
+        rank = None
+        if gold and others:
+            best = max(gold.values())
+            rank = 1 + sum(s > best for s in others)
+        out.append({**row, "temporal_rank": rank})
+    return out
+
+
+def _nll_median(rows: Sequence[dict]) -> float | None:
+    values = [-v for row in rows for v in row["label_scores"].values()]
+    return float(statistics.median(values)) if values else None
+
+
+def _temporal(metric: Callable[[list[int | None]], float]) -> Callable:
+    def compute(rows: Sequence[dict]) -> float | None:
+        ranks = [r["temporal_rank"] for r in rows if r.get("temporal_rank") is not None]
+        return metric(ranks) if ranks else None
+
+    return compute
+
+
+_EXTRA: dict[str, Callable[[Sequence[dict]], float | None]] = {
+    "median_nll": _nll_median,
+    "temporal_acc": _temporal(lambda ranks: precision_at_k(ranks, 1)),
+    "temporal_mrr": _temporal(mean_reciprocal_rank),
+}
+
+
+def metric_value(view: str, metric: str, rows: Sequence[dict]) -> float | None:
+    """One metric of ``view`` over a group of its prediction rows (None for an empty group)."""
+    if not rows:
+        return None
+    if metric in _EXTRA:
+        if metric.startswith("temporal") and "temporal_rank" not in rows[0]:
+            raise ValueError(f"{metric} needs rows from with_temporal_ranks()")
+        return _EXTRA[metric](rows)
+    summary = VIEWS[view].summarize(rows)
+    if metric not in summary:
+        known = ", ".join(METRICS.get(view, ())) or ", ".join(summary)
+        raise ValueError(f"view {view!r} has no metric {metric!r}; choose one of {known}")
+    value = summary[metric]
+    return None if value is None else float(value)
+
+
+def period_order(periods: Sequence[str]) -> list[str]:
+    """Distinct periods in calendar order (unparseable names last, alphabetically)."""
+
+    def key(label: str) -> tuple:
+        try:
+            p = Period.parse(label)
+            return (0, p.first_day(), p.granularity, label)
+        except ValueError:
+            return (1, 0, 0, label)
+
+    return sorted(set(periods), key=key)
+
+
+@dataclass(frozen=True)
+class SeriesMatrix:
+    """``values[i][j]``: the metric of model ``models[i]`` on period ``periods[j]``'s rows."""
+
+    view: str
+    metric: str
+    split: str  # ALL or one fine-grained split
+    models: list[str]
+    periods: list[str]
+    values: list[list[float | None]]
+    counts: list[list[int]]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def window(self) -> dict:
+        """The t-1 / t / t+1 window of every model named by a period of the matrix.
+
+        ``models`` maps each such model to its values at t-1, t, t+1 (None where the neighbour
+        is outside the matrix or empty) and their mean; ``mean`` averages each offset over the
+        models whose three values all exist, so every offset averages the same models.
+        """
+        column = {p: j for j, p in enumerate(self.periods)}
+        per_model: dict[str, dict[str, float | None]] = {}
+        for i, model in enumerate(self.models):
+            if model not in column:
+                continue
+            j = column[model]
+            cells = {}
+            for offset, name in zip((-1, 0, 1), WINDOW, strict=True):
+                k = j + offset
+                ok = 0 <= k < len(self.periods) and _adjacent(self.periods, j, k)
+                cells[name] = self.values[i][k] if ok else None
+            present = [v for v in cells.values() if v is not None]
+            cells["mean"] = sum(present) / len(present) if present else None
+            per_model[model] = cells
+        full = [c for c in per_model.values() if all(c[n] is not None for n in WINDOW)]
+        mean = {n: (sum(c[n] for c in full) / len(full) if full else None) for n in WINDOW}
+        return {"models": per_model, "mean": mean, "full_windows": len(full)}
+
+
+def _adjacent(periods: Sequence[str], j: int, k: int) -> bool:
+    """Are columns j and k consecutive periods (not just neighbours in a gappy list)?"""
+    if j == k:
+        return True
+    a, b = sorted((j, k))
+    try:
+        return Period.parse(periods[a]).next() == Period.parse(periods[b])
+    except ValueError:
+        return True  # not periods: neighbouring columns are the best we know
+
+
+def series_matrix(
+    predictions: Sequence[dict],
+    view: str,
+    metric: str | None = None,
+    *,
+    split: str = ALL,
+    models: Sequence[str] | None = None,
+    periods: Sequence[str] | None = None,
+) -> SeriesMatrix:
+    """The models x periods matrix of ``metric`` over the rows of ``split`` (ALL: every row).
+
+    ``models`` and ``periods`` fix the order (default: models as they first appear, periods in
+    calendar order); a temporal metric gets its ranks computed here when the rows lack them.
+    """
+    if view not in METRICS:
+        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(METRICS)}")
+    metric = metric or METRICS[view][0]
+    rows = list(predictions)
+    if metric.startswith("temporal") and rows and "temporal_rank" not in rows[0]:
+        rows = with_temporal_ranks(rows)
+    models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
+    periods = list(periods) if periods is not None else period_order([r["period"] for r in rows])
+    cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        if split == ALL or row.get("split") == split:
+            cells[row["model"], row["period"]].append(row)
+    values = [[metric_value(view, metric, cells[m, p]) for p in periods] for m in models]
+    counts = [[len(cells[m, p]) for p in periods] for m in models]
+    return SeriesMatrix(view, metric, split, models, periods, values, counts)
+
+
+def series_tables(
+    predictions: Sequence[dict],
+    view: str,
+    *,
+    models: Sequence[str] | None = None,
+    splits: Sequence[str] | None = None,
+) -> dict:
+    """Every metric of the view, over all rows and per split, as JSON: the matrix, its window,
+    and ``overall`` (each model's value over all periods' rows of the split)."""
+    rows = list(predictions)
+    if view == "pll":
+        rows = with_temporal_ranks(rows)
+    models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
+    present = [s for s in SPLITS if any(r.get("split") == s for r in rows)]
+    splits = [ALL, *(splits if splits is not None else present)]
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[row["model"], ALL].append(row)
+        if row.get("split"):
+            groups[row["model"], row["split"]].append(row)
+    out: dict[str, dict] = {}
+    for metric in METRICS[view]:
+        out[metric] = {}
+        for split in splits:
+            matrix = series_matrix(rows, view, metric, split=split, models=models)
+            overall = [metric_value(view, metric, groups[m, split]) for m in models]
+            out[metric][split] = {**matrix.to_dict(), "window": matrix.window(), "overall": overall}
+    return {"view": view, "default_metric": METRICS[view][0], "metrics": out}

@@ -1,0 +1,300 @@
+"""The span-perplexity view of ECBD: how well a model predicts a masked span about an entity.
+
+Every example is scored under the paper's input conditions: ORIGINAL (the sentence as it is),
+NO ENT (the mention replaced by "the entity"), RANDOM DEF (another entity's definition
+prepended) and DEFINITION (the entity's own definition prepended). Each condition only changes
+the text around the span, so one ``score`` request per (example, condition) covers every model
+family: the adapter decides what log p(span | context) means (causal: left context; T5: the
+sentinel target; BART: the decoder after the left context; masked: pseudo-log-likelihood), and
+all requests of a shard go to it in one pool, so it can sort and batch them.
+
+Perplexity is token-normalised and averaged per entity first, then over entities (ECBD's
+aggregation, in :mod:`chronoprobe.metrics.perplexity`), so entities with many sentences do not
+dominate a subset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from chronoprobe.metrics.perplexity import entity_averaged_perplexity
+from chronoprobe.models.requests import Cloze, ScoreRequest
+
+if TYPE_CHECKING:
+    from chronoprobe.probes.views import ViewOptions
+
+CONDITIONS = ("original", "no-ent", "random-def", "definition")
+GENERIC_MENTION = "the entity"
+POPULAR = "popular"
+
+
+class _Line(msgspec.Struct):
+    id: str
+    entity: str
+    year: str | int
+    span_type: str
+    sentence: str
+    mention_start: int
+    mention_end: int
+    span_start: int
+    span_end: int
+    span: str
+    definition: str = ""
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class DefinitionPool:
+    """Every entity's definition in a probe file, for RANDOM DEF's draw of another entity's.
+
+    It is built from the whole file (not a shard), so the draw does not depend on sharding.
+    """
+
+    entities: tuple[str, ...]
+    definitions: tuple[str, ...]
+    index: dict[str, int] = field(repr=False)
+
+    @classmethod
+    def of(cls, definitions: dict[str, str]) -> DefinitionPool:
+        kept = sorted((e, d) for e, d in definitions.items() if d.strip())
+        entities = tuple(e for e, _ in kept)
+        return cls(entities, tuple(d for _, d in kept), {e: i for i, e in enumerate(entities)})
+
+    def draw(self, entity: str, key: str, seed: int) -> tuple[str, str]:
+        """(entity, definition) of an entity other than ``entity``, fixed by ``key`` and seed."""
+        own = self.index.get(entity)
+        choices = len(self.entities) - (own is not None)
+        if choices < 1:
+            raise ValueError("random-def needs definitions of at least two entities in the file")
+        digest = hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=8).digest()
+        pick = int.from_bytes(digest, "big") % choices
+        if own is not None and pick >= own:
+            pick += 1
+        return self.entities[pick], self.definitions[pick]
+
+
+@dataclass(frozen=True)
+class ECBDExample:
+    id: str
+    entity: str
+    year: str  # an origination year, or "popular"
+    span_type: str
+    sentence: str
+    mention: tuple[int, int]
+    span: tuple[int, int]
+    definition: str
+    split: str | None
+    pool: DefinitionPool = field(repr=False, compare=False)
+
+    def key(self) -> dict:
+        """The fields every prediction repeats, so results group without the data file."""
+        return {
+            "id": self.id,
+            "entity": self.entity,
+            "year": self.year,
+            "span_type": self.span_type,
+            "split": self.split,
+        }
+
+
+def _check(line: _Line) -> str | None:
+    """Why a row's offsets cannot be scored, or None."""
+    n = len(line.sentence)
+    if not 0 <= line.mention_start < line.mention_end <= n:
+        return f"mention offsets {line.mention_start}..{line.mention_end} outside the sentence"
+    if not line.mention_end <= line.span_start < line.span_end <= n:
+        return f"span offsets {line.span_start}..{line.span_end} must lie after the mention"
+    if line.sentence[line.span_start : line.span_end] != line.span:
+        return f"span {line.span!r} is not the sentence's text at its offsets"
+    return None
+
+
+def read_examples(path: str | Path) -> list[ECBDExample]:
+    """ECBD rows (``chronoprobe build ecbd``); a bad line raises ValueError naming file and line."""
+    decoder = msgspec.json.Decoder(_Line)
+    lines: list[_Line] = []
+    with open(path, "rb") as source:
+        for number, raw in enumerate(source, start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = decoder.decode(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError) as err:
+                raise ValueError(f"{path}:{number}: not an ECBD example: {err}") from err
+            problem = _check(line)
+            if problem:
+                raise ValueError(f"{path}:{number}: {problem}")
+            lines.append(line)
+    pool = DefinitionPool.of({line.entity: line.definition for line in lines})
+    return [
+        ECBDExample(
+            line.id,
+            line.entity,
+            str(line.year),
+            line.span_type,
+            line.sentence,
+            (line.mention_start, line.mention_end),
+            (line.span_start, line.span_end),
+            line.definition,
+            line.split,
+            pool,
+        )
+        for line in lines
+    ]
+
+
+def condition_request(
+    example: ECBDExample, condition: str, seed: int = 0
+) -> tuple[ScoreRequest, str | None]:
+    """The span in its gap as ``condition`` frames it, and whose definition was prepended.
+
+    NO ENT capitalises the generic mention when the entity starts the sentence, so the only
+    change is the missing name, not a typographic slip. A prepended definition is followed by
+    one space.
+    """
+    text, (m_start, m_end), (s_start, s_end) = example.sentence, example.mention, example.span
+    left, prefix, source = text[:s_start], "", None
+    if condition == "no-ent":
+        generic = GENERIC_MENTION.capitalize() if m_start == 0 else GENERIC_MENTION
+        left = text[:m_start] + generic + text[m_end:s_start]
+    elif condition == "definition":
+        prefix, source = example.definition.strip(), example.entity
+    elif condition == "random-def":
+        source, prefix = example.pool.draw(example.entity, example.id, seed)
+        prefix = prefix.strip()
+    elif condition != "original":
+        raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
+    if prefix:
+        left = f"{prefix} {left}"
+    return ScoreRequest(Cloze(left, text[s_end:]), text[s_start:s_end]), source
+
+
+def predict_span_ppl(
+    model,
+    rows: Sequence[ECBDExample],
+    options: ViewOptions,
+    progress: Callable[[int, int], None] | None,
+) -> list[dict]:
+    """One prediction per (example, condition); every request of the shard in one pool."""
+    conditions = tuple(options.conditions)
+    framed = [condition_request(r, c, options.seed) for r in rows for c in conditions]
+    scores = model.score([request for request, _ in framed], progress=progress)
+    out = []
+    for i, ((request, source), score) in enumerate(zip(framed, scores, strict=True)):
+        row = rows[i // len(conditions)]
+        out.append(
+            {
+                **row.key(),
+                "condition": conditions[i % len(conditions)],
+                "span": request.span,
+                "n_tokens": score.n_tokens,
+                "logprob": score.logprob,
+                "nll": -score.logprob / score.n_tokens,  # token-normalised
+                "definition_of": source,
+            }
+        )
+    return out
+
+
+def summarize_span_ppl(predictions: Sequence[dict]) -> dict[str, float | None]:
+    """Entity-averaged perplexity of one group of one condition's predictions."""
+    if not predictions:
+        return {"n": 0, "entities": 0, "tokens": 0, "perplexity": None}
+    ppl = entity_averaged_perplexity(
+        (p["entity"], p["logprob"], p["n_tokens"]) for p in predictions
+    )
+    return {
+        "n": len(predictions),
+        "entities": len({p["entity"] for p in predictions}),
+        "tokens": sum(p["n_tokens"] for p in predictions),
+        "perplexity": ppl,
+    }
+
+
+def year_group(year: str, cutoff_year: int | None) -> str | None:
+    """The year's group: popular, seen (originated by the cutoff year) or unseen (after it)."""
+    if year == POPULAR:
+        return POPULAR
+    if cutoff_year is None or not year.lstrip("-").isdigit():
+        return None
+    return "seen" if int(year) <= cutoff_year else "unseen"
+
+
+def _year_order(year: str) -> tuple[bool, int, str]:
+    numeric = year.lstrip("-").isdigit()
+    return (not numeric, int(year) if numeric else 0, year)
+
+
+def _by(predictions: Sequence[dict], key: Callable[[dict], str | None], order=None) -> dict:
+    """{subset: {condition: summary}} for the subsets ``key`` names (None: in no subset)."""
+    groups: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for p in predictions:
+        subset = key(p)
+        if subset is not None:
+            groups[subset][p["condition"]].append(p)
+    return {
+        subset: {c: summarize_span_ppl(g) for c, g in groups[subset].items()}
+        for subset in sorted(groups, key=order)
+    }
+
+
+def sensitivity(predictions: Sequence[dict]) -> dict[str, float | int | None]:
+    """The span-sensitivity check: how much worse spans get when the mention is replaced.
+
+    ``gap`` is NO ENT minus ORIGINAL entity-averaged perplexity; ``median_increase`` is the
+    paper's figure, the median over spans of ppl(NO ENT) / ppl(ORIGINAL) - 1.
+    """
+    pairs: dict[str, dict[str, dict]] = defaultdict(dict)
+    for p in predictions:
+        if p["condition"] in ("original", "no-ent"):
+            pairs[p["id"]][p["condition"]] = p
+    both = [v for v in pairs.values() if len(v) == 2]
+    original = summarize_span_ppl([v["original"] for v in both])["perplexity"]
+    no_ent = summarize_span_ppl([v["no-ent"] for v in both])["perplexity"]
+    ratios = [math.exp(v["no-ent"]["nll"] - v["original"]["nll"]) for v in both]
+    return {
+        "n": len(both),
+        "original": original,
+        "no-ent": no_ent,
+        "gap": no_ent - original if both else None,
+        "relative_gap": no_ent / original - 1 if both else None,
+        "median_increase": statistics.median(ratios) - 1 if ratios else None,
+        "share_increased": sum(r > 1 for r in ratios) / len(ratios) if ratios else None,
+    }
+
+
+def span_ppl_metrics(predictions: Sequence[dict], options: ViewOptions) -> dict:
+    """Perplexity per condition overall, per year, per seen/unseen/popular group, per span type
+    and per split; plus the span-sensitivity check when ORIGINAL and NO ENT were both run."""
+    cutoff = options.cutoff_year
+    metrics: dict = {
+        "conditions": list(options.conditions),
+        "cutoff_year": cutoff,
+        "overall": _by(predictions, lambda p: "all")["all"] if predictions else {},
+        "by_year": _by(predictions, lambda p: p["year"], _year_order),
+        "by_group": _by(predictions, lambda p: year_group(p["year"], cutoff)),
+        "by_span_type": _by(predictions, lambda p: p["span_type"]),
+        "by_split": _by(predictions, lambda p: p["split"]),
+        "by_group_span_type": _by(
+            predictions,
+            lambda p: (g := year_group(p["year"], cutoff)) and f"{g}/{p['span_type']}",
+        ),
+    }
+    if {"original", "no-ent"} <= set(options.conditions):
+        subsets: dict[str, list[dict]] = defaultdict(list)
+        for p in predictions:
+            subsets["all"].append(p)
+            group = year_group(p["year"], cutoff)
+            if group:
+                subsets[group].append(p)
+        metrics["sensitivity"] = {name: sensitivity(group) for name, group in subsets.items()}
+    return metrics

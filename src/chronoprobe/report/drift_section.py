@@ -1,0 +1,160 @@
+"""The report section of a ``probe`` step: what each model knows, period by period.
+
+It reads the step's ``matrix.json`` (no model is loaded, no prediction re-scored): a heatmap of
+the models x periods matrix (the paper's Table 2), one per split that has rows, bars of each
+model's score per fine-grained split, and, when the models are a series named by period, the
+t-1 / t / t+1 window (the paper's Figure 4: an adapting series peaks at t on updated facts).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
+from chronoprobe.report.plots import embed, grouped_bars, heatmap
+from chronoprobe.report.sections import read_metrics, section
+
+# what each metric means, for captions and axis labels
+LABELS = {
+    "P@1": "P@1 (share of rows with a gold label ranked first)",
+    "MRR": "MRR of the best single-token gold label",
+    "f1": "token F1 of the greedy multi-token prediction",
+    "exact_match": "exact match of the greedy multi-token prediction",
+    "temporal_acc": "temporal accuracy (this period's answer beats other periods' answers)",
+    "temporal_mrr": "temporal MRR (rank of this period's answer among all periods' answers)",
+    "median_nll": "median negated log-likelihood of the gold labels (lower is better)",
+    "mean_label_logprob": "mean summed log-probability of the gold labels",
+}
+HEATMAP_SPLITS = ("all", "updated", "new")
+
+
+def _short(models: list[str]) -> list[str]:
+    """Local model directories by their last part, when that keeps the names apart."""
+    short = [Path(m).name or m if "/" in m else m for m in models]
+    return short if len(set(short)) == len(short) else list(models)
+
+
+def _nan(values: list[list[float | None]]) -> list[list[float]]:
+    return [[math.nan if v is None else v for v in row] for row in values]
+
+
+def _cell(value: float | None) -> Any:
+    return None if value is None else round(value, 4)
+
+
+def _heatmap(matrix: dict, metric: str, split: str) -> Block:
+    rows_label = "model (trained up to)" if _is_series(matrix) else "model"
+    title = f"{metric} per model and period" + ("" if split == "all" else f" ({split} rows)")
+    scale = (0.0, 1.0) if metric not in ("median_nll", "mean_label_logprob") else (None, None)
+    figure = heatmap(
+        _nan(matrix["values"]),
+        _short(matrix["models"]),
+        matrix["periods"],
+        title=title,
+        xlabel="test period",
+        ylabel=rows_label,
+        value_label=metric,
+        vmin=scale[0],
+        vmax=scale[1],
+    )
+    data = Table(
+        ["model", *matrix["periods"]],
+        [
+            [m, *(_cell(v) for v in values)]
+            for m, values in zip(matrix["models"], matrix["values"], strict=True)
+        ],
+        caption="Rows per cell: "
+        + "; ".join(
+            f"{m}: {sum(c)}" for m, c in zip(matrix["models"], matrix["counts"], strict=True)
+        ),
+    )
+    alt = (
+        f"Heatmap of {metric} for {len(matrix['models'])} models over "
+        f"{len(matrix['periods'])} periods ({split} rows)"
+    )
+    return embed(figure, alt=alt, caption=LABELS.get(metric, metric), data=data)
+
+
+def _is_series(matrix: dict) -> bool:
+    return bool(set(matrix["models"]) & set(matrix["periods"]))
+
+
+def _split_bars(by_split: dict[str, dict], metric: str) -> Block | None:
+    splits = [s for s in by_split if s != "all"]
+    if not splits:
+        return None
+    models = _short(by_split["all"]["models"])
+    series = {
+        model: [
+            math.nan if by_split[s]["overall"][i] is None else by_split[s]["overall"][i]
+            for s in splits
+        ]
+        for i, model in enumerate(models)
+    }
+    figure = grouped_bars(
+        splits, series, title=f"{metric} per split", xlabel="split", ylabel=metric
+    )
+    data = Table(
+        ["model", *splits],
+        [[m, *(_cell(v) if not math.isnan(v) else None for v in vs)] for m, vs in series.items()],
+    )
+    alt = f"Bars of {metric} per fine-grained split for {len(models)} models"
+    return embed(figure, alt=alt, data=data)
+
+
+def _window_table(by_split: dict[str, dict], metric: str) -> Block | None:
+    rows = []
+    for split, matrix in by_split.items():
+        window = matrix["window"]
+        for model, cells in window["models"].items():
+            rows.append([split, model, *(_cell(cells[k]) for k in ("t-1", "t", "t+1", "mean"))])
+        if window["full_windows"]:
+            mean = window["mean"]
+            label = f"mean of {window['full_windows']} full windows"
+            rows.append([split, label, *(_cell(mean[k]) for k in ("t-1", "t", "t+1")), None])
+    if not rows:
+        return None
+    return Table(
+        ["split", "model (period t)", "t-1", "t", "t+1", "mean"],
+        rows,
+        caption=(
+            f"{metric} of each model on the periods before, at and after its own; an adapted "
+            "series peaks at t on updated rows"
+        ),
+    )
+
+
+@section("probe", headline=("view", "rows", "model_count", "P@1", "f1", "temporal_acc"))
+def probe_section(step_dir: Path, record: dict) -> Section:
+    metrics = read_metrics(step_dir)
+    title = f"Drift probe: {record.get('id', step_dir.name)}"
+    path = step_dir / "matrix.json"
+    if not path.is_file():
+        return Section(title, [Text("The step wrote no matrix.json.", style="error")])
+    tables = json.loads(path.read_text(encoding="utf-8"))
+    metric = tables["default_metric"]
+    by_split = tables["metrics"][metric]
+    tiles = {
+        "view": tables["view"],
+        "rows": metrics.get("rows"),
+        "models": metrics.get("model_count"),
+        f"{metric} (mean over models)": metrics.get(metric),
+    }
+    blocks: list[Block] = [Stats(tiles)]
+    for split in HEATMAP_SPLITS:
+        matrix = by_split.get(split)
+        if matrix and any(sum(c) for c in matrix["counts"]):
+            blocks.append(_heatmap(matrix, metric, split))
+    bars = _split_bars(by_split, metric)
+    if bars is not None:
+        blocks.append(bars)
+    window = _window_table(by_split, metric)
+    if window is not None:
+        blocks.append(window)
+    others = [m for m in tables["metrics"] if m != metric]
+    if others:
+        blocks.append(Text(f"matrix.json also holds {', '.join(others)}, per split.", style="note"))
+    return Section(title, blocks)

@@ -1,0 +1,240 @@
+"""The `probe` step kind: many models over one drift probe set, resumable, with the matrix."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from rich.console import Console
+
+from chronoprobe.jsonl import read_jsonl, write_jsonl
+from chronoprobe.models import load_model
+from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.probes import run_probe
+from chronoprobe.probes.series_matrix import read_predictions
+from chronoprobe.runs.engine import run_experiment
+from chronoprobe.runs.steps import StepContext, get_kind
+
+from .conftest import CORPUS, as_dicts
+
+
+@pytest.fixture(scope="module")
+def model_dirs(tmp_path_factory) -> list[Path]:
+    """Two random RoBERTas (seeds 1 and 2) sharing one tokenizer, saved as local model specs."""
+    tokenizer = train_tokenizer(CORPUS, "roberta")
+    dirs = []
+    for seed in (1, 2):
+        path = tmp_path_factory.mktemp(f"roberta-{seed}")
+        random_model("roberta", tokenizer, seed=seed).save_pretrained(path)
+        tokenizer.save_pretrained(path)
+        dirs.append(path)
+    return dirs
+
+
+@pytest.fixture
+def data_dir(tmp_path) -> Path:
+    """A build step's output: the hand-made drift rows, a query repeated over periods included."""
+    rows = as_dicts()
+    rows.append({**rows[0], "id": "q8", "period": "2021", "split": "unchanged"})
+    write_jsonl(tmp_path / "data" / "examples.jsonl", rows)
+    return tmp_path / "data"
+
+
+def context(out: Path) -> StepContext:
+    out.mkdir(parents=True, exist_ok=True)
+    return StepContext("probe", out, out.parent, 0, logging.getLogger("test-probe"))
+
+
+def params(**values):
+    return get_kind("probe").params(**{"device": "cpu", "batch_size": 4, **values})
+
+
+def close(got, want) -> bool:
+    """Equal up to float noise, through nested dicts and lists (batching orders differ)."""
+    if isinstance(want, dict):
+        return (
+            isinstance(got, dict)
+            and got.keys() == want.keys()
+            and all(close(got[k], want[k]) for k in want)
+        )
+    if isinstance(want, list):
+        return len(got) == len(want) and all(close(g, w) for g, w in zip(got, want, strict=True))
+    if isinstance(want, float):
+        return math.isclose(got, want, abs_tol=1e-4)
+    return got == want
+
+
+def run_step(out: Path, inputs: dict, **values) -> dict:
+    get_kind("probe").run(context(out), params(**values), inputs)
+    return json.loads((out / "metrics.json").read_text())
+
+
+@pytest.mark.parametrize("view", ["single-token", "multi-token", "pll"])
+def test_each_model_gets_the_runners_predictions_and_metrics(model_dirs, data_dir, tmp_path, view):
+    specs = [str(d) for d in model_dirs]
+    metrics = run_step(tmp_path / "out", {"data": data_dir}, models=specs, view=view)
+    predictions = read_predictions(tmp_path / "out" / "predictions.parquet")
+    assert not (tmp_path / "out" / ".shards").exists()
+    for spec in specs:
+        direct = run_probe(
+            data_dir / "examples.jsonl", load_model(spec, device="cpu"), view, tmp_path / "direct"
+        )
+        mine = [p for p in predictions if p["model"] == spec]
+        expected = list(read_jsonl(tmp_path / "direct" / "predictions.jsonl"))
+        assert [p["id"] for p in mine] == [p["id"] for p in expected]
+        for got, want in zip(mine, expected, strict=True):
+            assert got["period"] == want["period"] and got["split"] == want["split"]
+            assert got["relation"] == "P108" and got["query"].count("[MASK]") == 1
+            for key in set(want) - {"id", "period", "split"}:
+                assert close(got[key], want[key]), key
+        ours = metrics["models"][spec]
+        for group in ("overall", "by_period", "by_split"):
+            assert close(ours[group], direct[group]), group
+    assert metrics["model_count"] == 2 and metrics["rows"] == 8
+    matrix = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    first = matrix["metrics"][matrix["default_metric"]]["all"]
+    assert first["models"] == specs and first["periods"] == ["2019", "2020", "2021"]
+
+
+def test_a_series_input_probes_every_model_named_by_its_period(model_dirs, data_dir, tmp_path):
+    series = tmp_path / "series"
+    periods = [{"period": "2020", "dir": "m2020"}, {"period": "2021", "dir": "m2021"}]
+    for entry, source in zip(periods, model_dirs, strict=True):
+        (series / entry["dir"]).parent.mkdir(parents=True, exist_ok=True)
+        (series / entry["dir"]).symlink_to(source)
+    (series / "series.json").write_text(json.dumps({"periods": periods}))
+    metrics = run_step(tmp_path / "out", {"data": data_dir, "series": series}, view="pll")
+    assert list(metrics["models"]) == ["2020", "2021"]
+    assert metrics["models"]["2021"]["spec"] == str(series / "m2021")
+    tables = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    window = tables["metrics"]["temporal_acc"]["all"]["window"]
+    assert set(window["models"]) == {"2020", "2021"}
+    # q1 (2019, Globex) against q5 (2020, Umbrella) share no query text; q1/q4/q8 share one
+    # and never change answer, so no row of this file has a competitor: no temporal rank
+    assert window["models"]["2020"]["t"] is None
+
+
+def test_a_killed_step_resumes_at_the_first_unfinished_model(
+    model_dirs, data_dir, tmp_path, monkeypatch
+):
+    import chronoprobe.models as models
+
+    loaded: list[str] = []
+
+    def flaky(spec, **kwargs):
+        loaded.append(spec)
+        if spec == str(model_dirs[1]) and loaded.count(spec) == 1:
+            raise KeyboardInterrupt  # killed while loading the second model
+        return load_model(spec, **kwargs)
+
+    monkeypatch.setattr(models, "load_model", flaky)
+    specs = [str(d) for d in model_dirs]
+    with pytest.raises(KeyboardInterrupt):
+        run_step(tmp_path / "out", {"data": data_dir}, models=specs, view="pll")
+    assert loaded == specs
+    run_step(tmp_path / "out", {"data": data_dir}, models=specs, view="pll")
+    assert loaded == [*specs, specs[1]]  # the first model's shard was kept
+    run_step(tmp_path / "fresh", {"data": data_dir}, models=specs, view="pll")
+    resumed = read_predictions(tmp_path / "out" / "predictions.parquet")
+    assert resumed == read_predictions(tmp_path / "fresh" / "predictions.parquet")
+
+
+def test_inputs_and_models_are_checked(data_dir, model_dirs, tmp_path):
+    with pytest.raises(ValueError, match="either the param `models"):
+        run_step(tmp_path / "a", {"data": data_dir})
+    with pytest.raises(ValueError, match="needs the input `data: <build step id>`"):
+        run_step(tmp_path / "b", {}, models=[str(model_dirs[0])])
+    with pytest.raises(ValueError, match=r"no examples.jsonl"):
+        run_step(tmp_path / "c", {"data": tmp_path}, models=[str(model_dirs[0])])
+    with pytest.raises(ValueError, match="listed twice"):
+        run_step(tmp_path / "d", {"data": data_dir}, models=[str(model_dirs[0])] * 2)
+    bad = tmp_path / "bad"
+    write_jsonl(bad / "examples.jsonl", [{"id": "x", "query": "[MASK] works."}])
+    with pytest.raises(ValueError, match=r"bad/examples.jsonl:1: .*needs id, query and answer"):
+        run_step(tmp_path / "e", {"data": bad}, models=[str(model_dirs[0])])
+    rows = as_dicts()
+    write_jsonl(bad / "examples.jsonl", [rows[0], rows[1], rows[0]])
+    with pytest.raises(ValueError, match=r"bad/examples.jsonl:3: duplicate id 'q1'"):
+        run_step(tmp_path / "f", {"data": bad}, models=[str(model_dirs[0])])
+
+
+def test_an_experiment_probes_the_sample_kg_and_reports_the_matrix(
+    model_dirs, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
+    config = tmp_path / "exp.yaml"
+    config.write_text(
+        "name: p\nsteps:\n"
+        "  - {id: kg, kind: kg, params: {source: sample}}\n"
+        "  - id: drift\n    kind: build\n    inputs: {kg: kg}\n"
+        "    params: {family: drift, first: '2009', last: '2011', relations: [P6]}\n"
+        "  - id: pll\n    kind: probe\n    inputs: {data: drift}\n"
+        f"    params: {{view: pll, device: cpu, models: ['{model_dirs[0]}', '{model_dirs[1]}']}}\n"
+        "  - {id: report, kind: report}\n"
+    )
+    result = run_experiment(config, tmp_path / "run", console=Console(quiet=True))
+    step = result.step("pll").dir
+    metrics = json.loads((step / "metrics.json").read_text())
+    rows = len(list(read_jsonl(result.step("drift").dir / "examples.jsonl")))
+    assert (
+        metrics["rows"] == rows and len(read_predictions(step / "predictions.parquet")) == 2 * rows
+    )
+    # the UK changed head of government in 2010: its 2010 row has Brown and Cameron, the other
+    # years one of them, so every UK row has a competitor and a temporal rank
+    uk = [p for p in read_predictions(step / "predictions.parquet") if p["subject"] == "Q145"]
+    assert {p["period"] for p in uk} == {"2009", "2010", "2011"}
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert (
+        "Drift probe: pll" in html and "Heatmap of temporal_acc for 2 models over 3 periods" in html
+    )
+
+
+# ----- a real model ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_threads():
+    """The probe tests run on one thread (conftest); a 135M-parameter model wants both cores."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.slow  # the first GGUF conversion takes ~45 s; it is cached after that
+def test_smollm2_knows_messis_club_of_2010_not_of_2022(tmp_path, two_threads):
+    """SmolLM2's label likelihoods on real sample rows (P54, P39) put it around 2010: it
+    prefers Messi's Barcelona (2004-2021) to his 2022 PSG, and yet Biden the President
+    (2021-2025) to Biden the Vice President (2009-2017)."""
+    from chronoprobe.datasets.writers import write_drift
+    from chronoprobe.kg.samples import load_sample
+    from chronoprobe.probes.series_matrix import with_temporal_ranks
+
+    built = tmp_path / "built"
+    write_drift(load_sample(), built, first="2010", last="2022", relations=["P54", "P39"])
+    wanted = {"Q615_P54_2010", "Q615_P54_2022", "Q6279_P39_2010", "Q6279_P39_2022"}
+    rows = [r for r in read_jsonl(built / "examples.jsonl") if r["id"] in wanted]
+    assert {r["answer_labels"][0] for r in rows} == {
+        "FC Barcelona",
+        "Paris Saint-Germain F.C.",
+        "Vice President of the United States",
+        "President of the United States",
+    }
+    write_jsonl(tmp_path / "data" / "examples.jsonl", rows)
+    run_step(tmp_path / "out", {"data": tmp_path / "data"}, models=["smollm2"], view="pll")
+    predictions = read_predictions(tmp_path / "out" / "predictions.parquet")
+    ranks = {p["id"]: p["temporal_rank"] for p in with_temporal_ranks(predictions)}
+    assert ranks == {
+        "Q615_P54_2010": 1,
+        "Q615_P54_2022": 2,
+        "Q6279_P39_2010": 2,
+        "Q6279_P39_2022": 1,
+    }
+    scores = {p["id"]: p["label_scores"] for p in predictions}
+    barcelona = scores["Q615_P54_2010"]["FC Barcelona"]
+    assert barcelona - scores["Q615_P54_2022"]["Paris Saint-Germain F.C."] > 10  # nats
+    assert all(math.isfinite(v) for s in scores.values() for v in s.values())

@@ -1,0 +1,348 @@
+"""ECBD span perplexity: condition texts, per-entity averaging, batched vs naive scoring, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+from chronoprobe.jsonl import read_jsonl, write_jsonl
+from chronoprobe.models.requests import Cloze, ScoreRequest
+from chronoprobe.models.seq2seq import Seq2SeqLM
+from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.probes import VIEWS, ViewOptions, run_probe
+from chronoprobe.probes.span_ppl import (
+    CONDITIONS,
+    condition_request,
+    read_examples,
+    span_ppl_metrics,
+)
+
+from .conftest import CORPUS
+
+ATOL = 1e-4
+
+DEFINITIONS = {
+    "Q1": "Globex is a company in Springfield.",
+    "Q2": "Alice Smith is an engineer.",
+    "Q3": "Initech is a software company.",
+}
+
+
+def ecbd_row(i, entity, year, span_type, sentence, mention, span, definition=None) -> dict:
+    m_start = sentence.index(mention)
+    s_start = sentence.index(span, m_start + len(mention))
+    return {
+        "id": f"ecbd-{i}",
+        "entity": entity,
+        "year": year,
+        "span_type": span_type,
+        "sentence": sentence,
+        "mention_start": m_start,
+        "mention_end": m_start + len(mention),
+        "span_start": s_start,
+        "span_end": s_start + len(span),
+        "span": span,
+        "definition": DEFINITIONS[entity] if definition is None else definition,
+        "split": "test" if entity != "Q2" else "dev",
+    }
+
+
+ROWS = [
+    ecbd_row(0, "Q1", "2019", "np", "Globex hired Alice Smith in 2019.", "Globex", "Alice Smith"),
+    ecbd_row(1, "Q1", "2019", "random", "In 2019, Globex hired Bob Jones.", "Globex", "hired Bob"),
+    ecbd_row(
+        2, "Q2", "2020", "np", "Alice Smith was employed by Initech.", "Alice Smith", "Initech"
+    ),
+    ecbd_row(
+        3, "Q3", "popular", "random", "In 2015, Initech employed Carla Diaz.", "Initech", "employed"
+    ),
+]
+
+
+@pytest.fixture
+def ecbd_file(tmp_path):
+    path = tmp_path / "examples.jsonl"
+    write_jsonl(path, ROWS)
+    return path
+
+
+def test_condition_texts_are_exact(ecbd_file):
+    first, second, *_ = read_examples(ecbd_file)
+    texts = {c: condition_request(first, c, seed=0) for c in CONDITIONS}
+    right = " in 2019."
+    assert texts["original"][0].cloze == Cloze("Globex hired ", right)
+    assert texts["no-ent"][0].cloze == Cloze("The entity hired ", right)
+    definition = Cloze("Globex is a company in Springfield. Globex hired ", right)
+    assert texts["definition"] == (ScoreRequest(definition, "Alice Smith"), "Q1")
+    request, source = texts["random-def"]
+    assert source in {"Q2", "Q3"}
+    assert request.cloze == Cloze(f"{DEFINITIONS[source]} Globex hired ", right)
+    assert {r.span for r, _ in texts.values()} == {"Alice Smith"}
+    # a mention inside the sentence keeps the lower-case generic mention
+    assert condition_request(second, "no-ent")[0].cloze == Cloze("In 2019, the entity ", " Jones.")
+    with pytest.raises(ValueError, match="unknown condition 'shuffled'"):
+        condition_request(first, "shuffled")
+
+
+def test_random_definition_is_another_entity_fixed_by_seed(ecbd_file):
+    example = read_examples(ecbd_file)[0]
+    drawn = {s: condition_request(example, "random-def", seed=s)[1] for s in range(40)}
+    assert set(drawn.values()) == {"Q2", "Q3"}  # never the entity's own, both others drawn
+    again = {s: condition_request(example, "random-def", seed=s)[1] for s in range(40)}
+    assert again == drawn
+
+
+def test_random_definition_needs_another_entity(tmp_path):
+    path = tmp_path / "one.jsonl"
+    write_jsonl(path, ROWS[:2])
+    with pytest.raises(ValueError, match="at least two entities"):
+        condition_request(read_examples(path)[0], "random-def")
+
+
+def test_bad_rows_name_file_and_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    shifted = {**ROWS[0], "span_start": ROWS[0]["span_start"] + 1}
+    write_jsonl(path, [ROWS[1], shifted])
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2: span 'Alice Smith' is not the"):
+        read_examples(path)
+    before = {**ROWS[0], "span_start": 0, "span_end": 6, "span": "Globex"}
+    write_jsonl(path, [before])
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1: span offsets 0\.\.6 must lie after"):
+        read_examples(path)
+    path.write_text('{"id": "x", "entity": "Q1"}\n')
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1: not an ECBD example: .*year"):
+        read_examples(path)
+
+
+def prediction(i, entity, year, condition, logprob, n_tokens, span_type="np") -> dict:
+    return {
+        "id": f"e{i}",
+        "entity": entity,
+        "year": year,
+        "span_type": span_type,
+        "split": "test",
+        "condition": condition,
+        "logprob": logprob,
+        "n_tokens": n_tokens,
+        "nll": -logprob / n_tokens,
+    }
+
+
+def test_perplexity_is_averaged_per_entity_first():
+    # entity A: token-normalised NLLs 1.0 and 3.0 (mean 2.0); entity B: 0.5.
+    # per entity then over entities: (2.0 + 0.5) / 2 = 1.25 (per example it would be 1.5,
+    # per token 5.5 / 4 = 1.375)
+    original = [
+        prediction(0, "A", "2018", "original", -2.0, 2),
+        prediction(1, "A", "2018", "original", -3.0, 1, "random"),
+        prediction(2, "B", "2021", "original", -0.5, 1),
+    ]
+    # NO ENT: A's spans cost 1 nat per token more, B's 0.5 more
+    no_ent = [
+        prediction(0, "A", "2018", "no-ent", -4.0, 2),
+        prediction(1, "A", "2018", "no-ent", -4.0, 1, "random"),
+        prediction(2, "B", "2021", "no-ent", -1.0, 1),
+    ]
+    options = ViewOptions(conditions=("original", "no-ent"), cutoff_year=2019)
+    metrics = span_ppl_metrics(original + no_ent, options)
+    overall = metrics["overall"]["original"]
+    assert overall == {
+        "n": 3,
+        "entities": 2,
+        "tokens": 4,
+        "perplexity": pytest.approx(math.e**1.25),
+    }
+    assert metrics["overall"]["no-ent"]["perplexity"] == pytest.approx(math.exp((3.0 + 1.0) / 2))
+    assert list(metrics["by_year"]) == ["2018", "2021"]
+    assert metrics["by_group"]["seen"]["original"]["perplexity"] == pytest.approx(math.e**2)
+    assert metrics["by_group"]["unseen"]["original"]["perplexity"] == pytest.approx(math.e**0.5)
+    assert metrics["by_span_type"]["np"]["original"]["perplexity"] == pytest.approx(
+        math.exp((1.0 + 0.5) / 2)
+    )
+    assert metrics["by_group_span_type"]["seen/random"]["no-ent"]["perplexity"] == pytest.approx(
+        math.e**4
+    )
+    check = metrics["sensitivity"]["all"]
+    assert check["gap"] == pytest.approx(math.e**2 - math.e**1.25)
+    # per-span ratios e^1, e^1, e^0.5: the median increase is e - 1
+    assert check["median_increase"] == pytest.approx(math.e - 1)
+    assert check["share_increased"] == 1.0
+    assert metrics["sensitivity"]["unseen"]["relative_gap"] == pytest.approx(math.e**0.5 - 1)
+    no_cutoff = span_ppl_metrics(original, ViewOptions(conditions=("original",)))
+    assert no_cutoff["by_group"] == {} and "sensitivity" not in no_cutoff
+
+
+def naive_logprob(adapter, request) -> tuple[float, int]:
+    """log p(span) from one full forward per example (per token for PLL), written from the
+    model's own tokenizer and the family's scoring rule, not from the adapter's code."""
+    tok, model = adapter.tokenizer, adapter.model
+    left, right, span = request.cloze.left, request.cloze.right, request.span
+    start, end = len(left), len(left) + len(span)
+    encoded = tok(left + span + right, return_offsets_mapping=True)
+    ids = encoded["input_ids"]
+    positions = [
+        p for p, (a, b) in enumerate(encoded["offset_mapping"]) if b > a and a < end and b > start
+    ]
+    with torch.no_grad():
+        if adapter.family == "causal":
+            logprobs = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0], -1)
+            return sum(logprobs[p - 1, ids[p]].item() for p in positions), len(positions)
+        if adapter.family == "masked":
+            total = 0.0
+            for p in positions:
+                copy = list(ids)
+                copy[p] = tok.mask_token_id
+                logits = model(input_ids=torch.tensor([copy])).logits[0, p]
+                total += torch.log_softmax(logits, -1)[ids[p]].item()
+            return total, len(positions)
+        start_id = model.config.decoder_start_token_id
+        if "<extra_id_0>" in tok.get_vocab():  # T5: the span is the sentinel's target
+            encoder = tok(left + "<extra_id_0>" + right)["input_ids"]
+            target = tok(span, add_special_tokens=False)["input_ids"]
+            decoder = [start_id, tok.convert_tokens_to_ids("<extra_id_0>"), *target]
+            first = 2
+        else:  # BART: the decoder rewrites the sentence from its start
+            encoder = tok(left + tok.mask_token + right)["input_ids"]
+            decoder = [start_id, *ids[: positions[-1] + 1]]
+            first = positions[0] + 1
+        logits = model(
+            input_ids=torch.tensor([encoder]), decoder_input_ids=torch.tensor([decoder])
+        ).logits[0]
+        logprobs = torch.log_softmax(logits, -1)
+        total = sum(logprobs[p - 1, decoder[p]].item() for p in range(first, len(decoder)))
+        return total, len(decoder) - first
+
+
+@pytest.fixture(scope="module")
+def tiny_bart():
+    tokenizer = train_tokenizer(CORPUS, "bart")
+    return Seq2SeqLM(random_model("bart", tokenizer, seed=1), tokenizer, batch_size=2)
+
+
+@pytest.mark.parametrize("architecture", ["llama", "t5", "bart", "roberta"])
+def test_batched_span_scores_equal_naive_forwards(tiny, tiny_bart, ecbd_file, architecture):
+    model = tiny_bart if architecture == "bart" else tiny(architecture)
+    rows = read_examples(ecbd_file)
+    got = VIEWS["span-ppl"].predict(model, rows, ViewOptions(seed=3), None)
+    assert len(got) == len(rows) * len(CONDITIONS)
+    for i, p in enumerate(got):
+        row, condition = rows[i // len(CONDITIONS)], CONDITIONS[i % len(CONDITIONS)]
+        assert (p["id"], p["condition"], p["span"]) == (
+            row.id,
+            condition,
+            row.sentence[slice(*row.span)],
+        )
+        expected, count = naive_logprob(model, condition_request(row, condition, seed=3)[0])
+        assert p["n_tokens"] == count > 0
+        assert p["logprob"] == pytest.approx(expected, abs=ATOL)
+        assert p["nll"] == pytest.approx(-expected / count, abs=ATOL)
+
+
+def test_probe_command_runs_span_ppl(tiny, ecbd_file, tmp_path):
+    model = tiny("llama")
+    model_dir = tmp_path / "model"
+    model.model.save_pretrained(model_dir)
+    model.tokenizer.save_pretrained(model_dir)
+    out = tmp_path / "out"
+    args = ["probe", str(ecbd_file), "--model", str(model_dir), "--out", str(out)]
+    options = ["--view", "span-ppl", "--device", "cpu", "--cutoff-year", "2019"]
+    conditions = ["--condition", "original", "--condition", "no-ent"]
+    result = CliRunner().invoke(app, [*args, *options, *conditions])
+    assert result.exit_code == 0, result.output
+    assert "original perplexity" in result.output
+    rows = list(read_jsonl(out / "predictions.jsonl"))
+    assert [(r["id"], r["condition"]) for r in rows[:2]] == [
+        ("ecbd-0", "original"),
+        ("ecbd-0", "no-ent"),
+    ]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["view"] == "span-ppl" and metrics["family"] == "causal"
+    assert metrics["conditions"] == ["original", "no-ent"]
+    assert set(metrics["by_group"]) == {"seen", "unseen", "popular"}
+    assert list(metrics["by_year"]) == ["2019", "2020", "popular"]
+    assert set(metrics["sensitivity"]) == {"all", "seen", "unseen", "popular"}
+    # the runner and the command agree
+    direct = run_probe(
+        ecbd_file,
+        model,
+        "span-ppl",
+        tmp_path / "direct",
+        ViewOptions(conditions=("original", "no-ent"), cutoff_year=2019),
+        shard_rows=3,
+    )
+    assert direct["overall"]["no-ent"]["perplexity"] == pytest.approx(
+        metrics["overall"]["no-ent"]["perplexity"], rel=1e-4
+    )
+
+
+def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatch):
+    """The step (two models, per-model cutoffs) writes predictions and metrics the section reads;
+    a rerun after a kill keeps the finished model."""
+    import logging
+
+    import pyarrow.parquet as pq
+
+    from chronoprobe.report.ecbd_section import ecbd_section
+    from chronoprobe.runs import ecbd_step
+    from chronoprobe.runs.ecbd_step import ECBDEvalParams, run_ecbd_eval
+    from chronoprobe.runs.steps import SHARDS_DIR, StepContext
+
+    specs = []
+    for architecture in ("llama", "t5"):
+        model, folder = tiny(architecture), tmp_path / architecture
+        model.model.save_pretrained(folder)
+        model.tokenizer.save_pretrained(folder)
+        specs.append(str(folder))
+    params = ECBDEvalParams(
+        models=specs, cutoff_year=2019, cutoff_years={specs[1]: 2020}, device="cpu", batch_size=4
+    )
+    inputs = {"examples": ecbd_file.parent}
+    out = tmp_path / "step"
+    ctx = StepContext("ecbd", out, tmp_path, seed=5, log=logging.getLogger("t"))
+    evaluate, calls = ecbd_step._evaluate, []
+
+    def killed_at_second_model(ctx, params, spec, data, work):
+        calls.append(spec)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        evaluate(ctx, params, spec, data, work)
+
+    monkeypatch.setattr(ecbd_step, "_evaluate", killed_at_second_model)
+    with pytest.raises(KeyboardInterrupt):
+        run_ecbd_eval(ctx, params, inputs)
+    run_ecbd_eval(ctx, params, inputs)
+    assert calls == [specs[0], specs[1], specs[1]]  # the finished model was not rerun
+    table = pq.read_table(out / "predictions.parquet").to_pylist()
+    assert len(table) == 2 * len(ROWS) * len(CONDITIONS)
+    assert {r["model"] for r in table} == set(specs)
+    assert not (out / SHARDS_DIR / "runs").exists()
+    metrics = json.loads((out / "metrics.json").read_text())
+    llama, t5 = (metrics["models"][s] for s in specs)
+    assert llama["options"]["seed"] == 5 and llama["cutoff_year"] == 2019
+    assert set(llama["by_group"]) == {"seen", "unseen", "popular"}
+    assert set(t5["by_group"]) == {"seen", "popular"}  # 2020 counts as seen for this model
+    mean = llama["overall"]["definition"]["perplexity"] + t5["overall"]["definition"]["perplexity"]
+    assert metrics["ppl_definition"] == pytest.approx(mean / 2)
+    direct = run_probe(
+        ecbd_file,
+        tiny("llama"),
+        "span-ppl",
+        tmp_path / "direct",
+        ViewOptions(seed=5, cutoff_year=2019),
+    )
+    for condition in CONDITIONS:  # the step's batch size differs: padding moves the last digits
+        assert direct["overall"][condition]["perplexity"] == pytest.approx(
+            llama["overall"][condition]["perplexity"], rel=1e-5
+        )
+    section = ecbd_section(out, {"id": "ecbd"})
+    assert section.title == "ECBD span perplexity: ecbd"
+    tiles = section.blocks[0].items
+    assert tiles["examples"] == len(ROWS) and tiles["models"] == 2
+    assert tiles["original ppl"] == round(metrics["ppl_original"], 2)
+    with pytest.raises(ValueError, match="one input, `examples"):
+        run_ecbd_eval(ctx, params, {"kg": tmp_path})

@@ -1,0 +1,219 @@
+"""The LAMA-TK experiment plots: several memorize steps of one run, compared in the first one's
+section and keyed on their params and inputs (hand-written step records and metrics)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from chronoprobe.report.blocks import Image, Text
+from chronoprobe.report.lamatk_section import experiment_blocks, memorize_steps
+from chronoprobe.report.sections import section_kind
+
+FOUR = ("acc@1", "acc@5", "hit@5", "hit@10")
+
+
+def group(statements: int, acc1: float, hit10: float = 1.0) -> dict:
+    return {
+        "statements": statements,
+        "queries": statements,
+        "acc@1": acc1,
+        "acc@5": 1.0,
+        "hit@5": 1.0,
+        "hit@10": hit10,
+    }
+
+
+def memorized(statements: int, acc1: float, single: float, multi: bool) -> dict:
+    answers = {"single": group(statements - 10 * multi, single)}
+    if multi:
+        answers["multi"] = group(10, 0.5, 0.4)
+    return {**group(statements, acc1), "by_answers": answers, "training": {"epochs": 3}}
+
+
+def queried(acc1: float, hit10: float, by_template: dict | None = None) -> dict:
+    queries = group(40, acc1, hit10)
+    if by_template:
+        queries["by_template"] = by_template
+    return {**group(80, 0.99), "query_set": queries}
+
+
+def make_run(root: Path, steps: list[tuple[dict, dict | None]]) -> Path:
+    """A run directory with ``steps`` as (config entry, metrics; None: not run yet)."""
+    root.mkdir()
+    config = {"name": "lamatk-test", "seed": 0, "steps": [entry for entry, _ in steps]}
+    (root / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    for entry, metrics in steps:
+        if metrics is None:
+            continue
+        step_dir = root / "steps" / entry["id"]
+        step_dir.mkdir(parents=True)
+        record = {
+            "id": entry["id"],
+            "kind": entry["kind"],
+            "params": entry.get("params", {}),
+            "inputs": entry.get("inputs", {}),
+            "seconds": 1.0,
+        }
+        (step_dir / "step.json").write_text(json.dumps(record), encoding="utf-8")
+        (step_dir / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    return root
+
+
+def mem(step_id: str, conflicts: bool, sample: int) -> dict:
+    params = {"task": "memorize", "conflicts": conflicts, "sample": sample, "preset": "tiny"}
+    return {"id": step_id, "kind": "memorize", "inputs": {"kg": "world"}, "params": params}
+
+
+@pytest.fixture
+def capacity_run(tmp_path) -> Path:
+    return make_run(
+        tmp_path / "capacity",
+        [
+            ({"id": "world", "kind": "kg", "params": {"source": "synth"}}, {"facts": 9}),
+            (mem("big-clean", False, 400), memorized(400, 0.90, 0.90, multi=False)),
+            (mem("small-conflicts", True, 200), memorized(200, 0.80, 0.85, multi=True)),
+            (mem("small-clean", False, 200), memorized(200, 0.95, 0.95, multi=False)),
+            (mem("big-conflicts", True, 400), memorized(400, 0.70, 0.75, multi=True)),
+            (mem("later", True, 800), None),
+            ({"id": "report", "kind": "report"}, None),
+        ],
+    )
+
+
+def images(blocks) -> list[Image]:
+    return [b for b in blocks if isinstance(b, Image)]
+
+
+def test_capacity_curve_and_one_to_one_bars_key_on_params(capacity_run):
+    steps = memorize_steps(capacity_run / "steps" / "big-clean")
+    assert [(s.id, s.task, s.conflicts, s.start) for s in steps] == [
+        ("big-clean", "memorize", False, "random tiny"),
+        ("small-conflicts", "memorize", True, "random tiny"),
+        ("small-clean", "memorize", False, "random tiny"),
+        ("big-conflicts", "memorize", True, "random tiny"),
+    ]  # the step not run yet is left out
+    blocks = experiment_blocks(capacity_run / "steps" / "big-clean", "big-clean")
+    assert isinstance(blocks[0], Text) and "4 memorize steps" in blocks[0].text
+    curve, bars = images(blocks)
+    # points sorted by statements; one line per conflicts setting, in the order first met
+    assert curve.alt == (
+        "Line plot of Acc@1 against statements: with conflicts: 200 → 80%, 400 → 70%; "
+        "without conflicts: 200 → 95%, 400 → 90%"
+    )
+    assert curve.uri.startswith("data:image/png;base64,")
+    assert [row[0] for row in curve.data.rows] == [
+        "small-conflicts",
+        "small-clean",
+        "big-clean",
+        "big-conflicts",
+    ]
+    # the 1-1 effect: single-answer Acc@1 of each size fed both ways
+    assert bars.alt == (
+        "Bar chart of single-answer Acc@1: 200: with 85%, without 95%; 400: with 75%, without 90%"
+    )
+    assert [row[:3] for row in bars.data.rows] == [
+        ["small-conflicts", "with conflicts", 190],
+        ["small-clean", "without conflicts", 200],
+        ["big-conflicts", "with conflicts", 390],
+        ["big-clean", "without conflicts", 400],
+    ]
+
+
+def test_only_the_first_memorize_step_draws_the_comparison(capacity_run):
+    assert experiment_blocks(capacity_run / "steps" / "small-clean", "small-clean") == []
+    build = section_kind("memorize").build
+    first = build(capacity_run / "steps" / "big-clean", {"id": "big-clean"})
+    other = build(capacity_run / "steps" / "small-clean", {"id": "small-clean"})
+    assert len(images(first.blocks)) == len(images(other.blocks)) + 2
+
+
+def test_a_lone_step_or_an_unreadable_run_draws_nothing(tmp_path):
+    run = make_run(
+        tmp_path / "one", [(mem("only", True, 100), memorized(100, 0.9, 0.9, multi=True))]
+    )
+    assert experiment_blocks(run / "steps" / "only", "only") == []
+    loose = tmp_path / "loose" / "steps" / "x"
+    loose.mkdir(parents=True)
+    assert memorize_steps(loose) == []
+
+
+def test_boundary_bars_per_time_masking_rate(tmp_path):
+    def step(step_id: str, k: float) -> dict:
+        params = {"task": "boundary", "time_masking": k, "preset": "tiny"}
+        return {"id": step_id, "kind": "memorize", "inputs": {"kg": "w"}, "params": params}
+
+    run = make_run(
+        tmp_path / "boundary",
+        [
+            (step("k100", 1.0), queried(0.5, 0.9)),
+            (step("k0", 0.0), queried(0.1, 0.3)),
+            (step("k10", 0.1), queried(0.4, 0.8)),
+        ],
+    )
+    steps = memorize_steps(run / "steps" / "k100")
+    assert {s.task for s in steps} == {"boundary"}
+    (bars,) = images(experiment_blocks(run / "steps" / "k100", "k100"))
+    assert bars.alt.startswith("Bar chart, Boundary queries")
+    assert bars.alt.endswith(
+        "time masking 0%: Acc@1 10%, Acc@5 100%, Hit@5 100%, Hit@10 30%; "
+        "time masking 10%: Acc@1 40%, Acc@5 100%, Hit@5 100%, Hit@10 80%; "
+        "time masking 100%: Acc@1 50%, Acc@5 100%, Hit@5 100%, Hit@10 90%"
+    )
+    assert [row[:2] for row in bars.data.rows] == [
+        ["time masking 0%", "k0"],
+        ["time masking 10%", "k10"],
+        ["time masking 100%", "k100"],
+    ]
+
+
+def test_implicit_bars_per_template_and_start(tmp_path):
+    def step(step_id: str, inputs: dict, **params) -> dict:
+        params = {"task": "implicit", "preset": "tiny", **params}
+        return {"id": step_id, "kind": "memorize", "inputs": inputs, "params": params}
+
+    def templates(original: float, new: float) -> dict:
+        return {"original": group(20, original, 0.9), "new": group(20, new, 0.2)}
+
+    run = make_run(
+        tmp_path / "implicit",
+        [
+            ({"id": "pre", "kind": "pretrain", "inputs": {"kg": "w"}}, {"lines": 5}),
+            (step("rand", {"kg": "w"}), queried(0.3, 0.5, templates(0.5, 0.1))),
+            (step("warm", {"kg": "w", "init": "pre"}), queried(0.3, 0.5, templates(0.4, 0.2))),
+            (step("hub", {"kg": "w"}, init="/models/roberta-base"), queried(0.1, 0.2, {})),
+        ],
+    )
+    starts = [s.start for s in memorize_steps(run / "steps" / "rand")]
+    # a step without a template breakdown recited a boundary-style set
+    assert starts == ["random tiny", "pretrained (pre)", "init roberta-base"]
+    (bars,) = images(experiment_blocks(run / "steps" / "rand", "rand"))
+    assert bars.alt.endswith(
+        "random tiny: Acc@1 original 50%, Acc@1 new 10%, Hit@10 original 90%, Hit@10 new 20%; "
+        "pretrained (pre): Acc@1 original 40%, Acc@1 new 20%, Hit@10 original 90%, "
+        "Hit@10 new 20%"
+    )
+
+
+def test_a_step_given_statements_is_keyed_on_its_data(tmp_path):
+    """With a ``statements`` input the step's own conflicts param was not used: whether its
+    statements held multi-answer ones decides the line."""
+    run = make_run(
+        tmp_path / "given",
+        [
+            (
+                {"id": "a", "kind": "memorize", "inputs": {"statements": "b1"}, "params": {}},
+                memorized(100, 0.8, 0.9, multi=True),
+            ),
+            (
+                {"id": "b", "kind": "memorize", "inputs": {"statements": "b2"}, "params": {}},
+                memorized(100, 0.9, 0.9, multi=False),
+            ),
+        ],
+    )
+    assert [s.conflicts for s in memorize_steps(run / "steps" / "a")] == [True, False]
+    curve, _ = images(experiment_blocks(run / "steps" / "a", "a"))
+    assert "with conflicts: 100 → 80%; without conflicts: 100 → 90%" in curve.alt
