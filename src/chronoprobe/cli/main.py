@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from chronoprobe import __version__
-from chronoprobe.cli import build, kg, tkg, train
+from chronoprobe.cli import build, kg, kgqa, tkg, train
 from chronoprobe.cli import probe as probe_commands
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
@@ -20,8 +20,9 @@ app = typer.Typer(
 )
 app.add_typer(kg.app, name="kg")
 app.add_typer(build.app, name="build")
-app.add_typer(tkg.app, name="tkg")
 app.add_typer(train.app, name="train")
+app.add_typer(tkg.app, name="tkg")
+app.add_typer(kgqa.app, name="kgqa")
 app.command("run")(run_commands.run)
 app.command("results")(run_commands.results)
 app.command("report")(report)

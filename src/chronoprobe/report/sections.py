@@ -43,6 +43,7 @@ BUILTIN_SECTIONS: dict[str, str] = {
     "ecbd-eval": "chronoprobe.report.ecbd_section",
     "tkg": "chronoprobe.report.tkg_section",
     "probe": "chronoprobe.report.drift_section",
+    "kgqa": "chronoprobe.report.kgqa_section",
 }
 
 

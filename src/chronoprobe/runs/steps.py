@@ -49,6 +49,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "series": "chronoprobe.runs.series_step",
     "probe": "chronoprobe.runs.probe_step",
     "tkg": "chronoprobe.runs.tkg_step",
+    "kgqa": "chronoprobe.runs.kgqa_step",
 }
 
 

@@ -1,0 +1,156 @@
+"""KGQA checkpoint directories: weights in safetensors, everything else in JSON.
+
+    DIR/model.safetensors      the whole QA model: encoder, projections, the (frozen) tables
+    DIR/optimizer.safetensors  Adam's moments, so training resumes exactly
+    DIR/vocab.json             the answer candidates: entity ids, then years
+    DIR/encoder.json           the encoder's spec and config; DIR/tokenizer/ its tokenizer
+    DIR/config.json            model, training and data options, epoch, per-epoch history
+
+The frozen TKG tables are copied in, so evaluation needs neither the TKG checkpoint nor a model
+hub. As for TKG checkpoints, config.json is written last and the tensor files carry the epoch,
+so a save cut short between files is detected instead of resumed from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
+
+from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.kgqa.data import AnswerVocab
+from chronoprobe.kgqa.encoder import load_encoder
+from chronoprobe.kgqa.models import QAModel, build_qa_model
+
+FORMAT = "chronoprobe-kgqa"
+MODEL, OPTIMIZER, VOCAB, CONFIG = (
+    "model.safetensors",
+    "optimizer.safetensors",
+    "vocab.json",
+    "config.json",
+)
+
+
+@dataclass
+class Checkpoint:
+    model: QAModel
+    vocab: AnswerVocab
+    config: dict  # "model", "train", "data", "epoch", "history"
+    optimizer_state: dict
+
+    @property
+    def epoch(self) -> int:
+        return int(self.config["epoch"])
+
+
+def shape_of(model: QAModel) -> dict:
+    """What :func:`load` needs to rebuild ``model`` before loading its weights."""
+    learned = isinstance(getattr(model, "time", None), torch.nn.Parameter)
+    return {
+        "name": model.name,
+        "n_entities": model.n_entities,
+        "n_times": model.n_times,
+        "width": model.width,
+        "learned_time": learned,
+        "dropout": model.dropout.p,
+    }
+
+
+def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
+    contiguous = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
+    with atomic_path(path) as tmp:
+        save_file(contiguous, str(tmp), metadata={"format": FORMAT, **metadata})
+
+
+def _optimizer_tensors(state: dict) -> tuple[dict[str, torch.Tensor], str]:
+    """Adam's state_dict as flat tensors ("<param index>/<key>") and its groups as JSON."""
+    tensors = {
+        f"{index}/{key}": torch.as_tensor(value)
+        for index, entries in state["state"].items()
+        for key, value in entries.items()
+    }
+    return tensors, json.dumps(state["param_groups"])
+
+
+def save(
+    directory: Path,
+    model: QAModel,
+    optimizer: torch.optim.Optimizer | None,
+    vocab: AnswerVocab,
+    config: dict,
+) -> Path:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    epoch = str(int(config["epoch"]))
+    state = optimizer.state_dict() if optimizer is not None else {"state": {}, "param_groups": []}
+    _save_tensors(dict(model.state_dict()), directory / MODEL, {"epoch": epoch})
+    tensors, groups = _optimizer_tensors(state)
+    _save_tensors(tensors, directory / OPTIMIZER, {"epoch": epoch, "param_groups": groups})
+    atomic_write_text(directory / VOCAB, json.dumps(vocab.to_json()) + "\n")
+    model.encoder.save(directory)
+    body = {"format": FORMAT, "model": shape_of(model), **config}
+    atomic_write_text(directory / CONFIG, json.dumps(body, indent=2) + "\n")
+    return directory
+
+
+def exists(directory: Path) -> bool:
+    return (Path(directory) / CONFIG).is_file()
+
+
+def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
+    """A checkpoint directory back; errors name the file and what is wrong with it."""
+    directory = Path(directory)
+    if not exists(directory):
+        raise FileNotFoundError(
+            f"{directory}: not a KGQA checkpoint (no config.json); "
+            "create one with `chronoprobe kgqa train`"
+        )
+    for name in (MODEL, OPTIMIZER, VOCAB):
+        if not (directory / name).is_file():
+            raise FileNotFoundError(f"{directory / name}: missing; not a complete KGQA checkpoint")
+    config = _read_json(directory / CONFIG)
+    if config.get("format") != FORMAT:
+        raise ValueError(
+            f"{directory / CONFIG}: format is {config.get('format')!r}, not {FORMAT!r}"
+        )
+    try:
+        vocab = AnswerVocab.from_json(_read_json(directory / VOCAB))
+        shape = config["model"]
+        entity = torch.zeros(shape["n_entities"], shape["width"])
+        time = None if shape["learned_time"] else torch.zeros(shape["n_times"], shape["width"])
+        model = build_qa_model(
+            shape["name"], load_encoder(directory), entity, time, shape["n_times"], shape["dropout"]
+        )
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
+    metadata = {}
+    for name in (MODEL, OPTIMIZER):
+        with safe_open(str(directory / name), framework="pt") as handle:
+            metadata[name] = handle.metadata() or {}
+        if metadata[name].get("epoch") != str(config.get("epoch")):
+            raise ValueError(
+                f"{directory / name}: holds another epoch than config.json (a save was "
+                "interrupted); train again with --no-resume or restore the directory"
+            )
+    model.load_state_dict(load_file(str(directory / MODEL)))
+    model.to(device)
+    flat = load_file(str(directory / OPTIMIZER))
+    state: dict = {"state": {}, "param_groups": json.loads(metadata[OPTIMIZER]["param_groups"])}
+    for key, value in flat.items():
+        index, name = key.split("/", 1)
+        state["state"].setdefault(int(index), {})[name] = value
+    return Checkpoint(model, vocab, config, state)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}:1: expected a JSON object")
+    return data

@@ -1,0 +1,204 @@
+"""CronQuestions rows as the tensors the QA models read, over one answer vocabulary.
+
+Answers are candidates in one index space: the TKG checkpoint's entities (rows 0..E-1) then its
+years (rows E..E+T-1), as CronKGQA concatenates its entity and time tables. Entity linking is
+perfect, as in the paper: the question's annotated entities and times are its head, tail and
+time, with a dummy (index E, or T for times) where the question has none or names something
+the embeddings never saw (an event without facts, a year outside the KG's span); those are
+counted, not dropped. A gold answer outside the vocabulary cannot be ranked: it is left out of
+the answer set and counted; a question left with no answer is still evaluated (always a miss)
+but not trained on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import orjson
+import torch
+from torch import Tensor
+
+from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
+
+ANSWER_TYPES = ("entity", "time")
+REQUIRED = ("id", "question", "type", "answer_type", "answers", "entities", "times")
+
+
+@dataclass(frozen=True)
+class AnswerVocab:
+    """Entity ids then years: the candidates every question is ranked over."""
+
+    entities: tuple[str, ...]
+    years: tuple[int, ...]
+
+    @property
+    def n_entities(self) -> int:
+        return len(self.entities)
+
+    @property
+    def n_times(self) -> int:
+        return len(self.years)
+
+    @property
+    def size(self) -> int:
+        return self.n_entities + self.n_times
+
+    def label(self, index: int) -> str:
+        """A candidate as the predictions file shows it: an entity id, or a year."""
+        if index < self.n_entities:
+            return self.entities[index]
+        return str(self.years[index - self.n_entities])
+
+    def to_json(self) -> dict:
+        return {"entities": list(self.entities), "years": list(self.years)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> AnswerVocab:
+        return cls(tuple(data["entities"]), tuple(int(y) for y in data["years"]))
+
+
+@dataclass
+class Questions:
+    """One split's questions as aligned arrays; answers as CSR (offsets into ``answer_flat``)."""
+
+    ids: list[str]
+    texts: list[str]
+    types: list[str]
+    answer_types: list[str]
+    head: Tensor  # (N,) entity index, E = none
+    tail: Tensor  # (N,) entity index, E = none
+    time: Tensor  # (N,) time index, T = none
+    is_time: Tensor  # (N,) bool: the answer is a year
+    answer_offsets: Tensor  # (N + 1,)
+    answer_flat: Tensor  # candidate indices of every question's answers, in order
+    unknown: Counter = field(default_factory=Counter)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def answer_counts(self) -> Tensor:
+        return self.answer_offsets[1:] - self.answer_offsets[:-1]
+
+    def gold_mask(self, index: Tensor, size: int) -> Tensor:
+        """(len(index), size) bool: True at each selected question's answers."""
+        starts, ends = self.answer_offsets[index], self.answer_offsets[index + 1]
+        counts = ends - starts
+        rows = torch.repeat_interleave(torch.arange(len(index)), counts)
+        within = torch.arange(len(rows)) - torch.repeat_interleave(
+            counts.cumsum(0) - counts, counts
+        )
+        cols = self.answer_flat[starts[rows] + within]
+        mask = torch.zeros(len(index), size, dtype=torch.bool)
+        mask[rows, cols] = True
+        return mask
+
+    def summary(self) -> str:
+        text = f"{len(self):,} questions"
+        if self.unknown:
+            text += "; unknown to the embeddings: " + ", ".join(
+                f"{n:,} {what}" for what, n in sorted(self.unknown.items())
+            )
+        return text
+
+
+def read_rows(path: Path) -> list[dict]:
+    """Question rows of a JSONL file, each checked for the fields the QA models read."""
+    rows = []
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError as err:
+        raise FileNotFoundError(
+            f"{path}: no such question file; build one with `chronoprobe build cronq`"
+        ) from err
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError as err:
+                raise ValueError(f"{path}:{number}: invalid JSON: {err}") from err
+            rows.append(_checked(row, f"{path}:{number}"))
+    return rows
+
+
+def _checked(row: object, where: str) -> dict:
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected a JSON object")
+    missing = [key for key in REQUIRED if key not in row]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}")
+    if row["type"] not in QUESTION_TYPES:
+        raise ValueError(f"{where}: type {row['type']!r} is not one of {', '.join(QUESTION_TYPES)}")
+    if row["answer_type"] not in ANSWER_TYPES:
+        raise ValueError(f"{where}: answer_type must be entity or time, not {row['answer_type']!r}")
+    for key in ("answers", "entities", "times"):
+        if not isinstance(row[key], list):
+            raise ValueError(f"{where}: {key} must be a list")
+    if row["answer_type"] == "time" and not all(_is_year(a) for a in row["answers"]):
+        raise ValueError(f"{where}: a time question's answers must be years")
+    if not all(_is_year(t) for t in row["times"]):
+        raise ValueError(f"{where}: times must be years")
+    return row
+
+
+def _is_year(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def encode(rows: Sequence[dict], vocab: AnswerVocab) -> Questions:
+    """Rows to index arrays over ``vocab`` (see the module docstring for what is unknown)."""
+    entity_index = {e: i for i, e in enumerate(vocab.entities)}
+    year_index = {y: i for i, y in enumerate(vocab.years)}
+    n_e, n_t = vocab.n_entities, vocab.n_times
+    unknown: Counter = Counter()
+    heads, tails, times, offsets, flat = [], [], [], [0], []
+
+    def entity(e: str) -> int:
+        if e not in entity_index:
+            unknown["question entities"] += 1
+            return n_e
+        return entity_index[e]
+
+    for row in rows:
+        mentioned = [entity(str(e)) for e in row["entities"][:2]]
+        heads.append(mentioned[0] if mentioned else n_e)
+        tails.append(mentioned[1] if len(mentioned) > 1 else n_e)
+        when = row["times"][0] if row["times"] else None
+        if when is not None and when not in year_index:
+            unknown["question years"] += 1
+        times.append(year_index.get(when, n_t))
+        if row["answer_type"] == "time":
+            known = [n_e + year_index[a] for a in row["answers"] if a in year_index]
+        else:
+            known = [entity_index[a] for a in map(str, row["answers"]) if a in entity_index]
+        unknown["answers"] += len(row["answers"]) - len(known)
+        if not known:
+            unknown["questions without a known answer"] += 1
+        flat.extend(sorted(set(known)))
+        offsets.append(len(flat))
+    return Questions(
+        ids=[str(row["id"]) for row in rows],
+        texts=[str(row["question"]) for row in rows],
+        types=[row["type"] for row in rows],
+        answer_types=[row["answer_type"] for row in rows],
+        head=torch.tensor(heads, dtype=torch.long),
+        tail=torch.tensor(tails, dtype=torch.long),
+        time=torch.tensor(times, dtype=torch.long),
+        is_time=torch.tensor([row["answer_type"] == "time" for row in rows], dtype=torch.bool),
+        answer_offsets=torch.tensor(offsets, dtype=torch.long),
+        answer_flat=torch.tensor(flat, dtype=torch.long),
+        unknown=+unknown,
+    )
+
+
+def load_split(cronq_dir: Path, split: str, vocab: AnswerVocab) -> Questions:
+    return encode(read_rows(Path(cronq_dir) / f"{split}.jsonl"), vocab)
+
+
+def is_simple(types: Sequence[str]) -> np.ndarray:
+    return np.isin(np.array(types, dtype=object), SIMPLE_TYPES)

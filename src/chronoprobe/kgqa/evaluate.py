@@ -1,0 +1,129 @@
+"""Ranking questions' answers and the paper's breakdown of Hits@k (Tables 5 and 6).
+
+A question's rank is that of its best-scored gold answer among the candidates of its answer
+type, with its other gold answers set aside and ties counted against it: rank = 1 + the non-gold
+candidates scoring at least as high. Hits@k is then "some answer in the top k", the paper's
+measure, and it does not depend on how a sort breaks ties.
+"""
+
+from __future__ import annotations
+
+import time as clock
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import torch
+from rich.progress import Progress
+from torch import Tensor
+
+from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
+from chronoprobe.kgqa.data import AnswerVocab, Questions
+from chronoprobe.kgqa.models import QAModel
+
+HITS_AT = (1, 10)
+TOP = 10  # predictions kept per question in the predictions table
+
+
+def gold_ranks(scores: Tensor, gold: Tensor) -> Tensor:
+    """(B,) rank of each row's best gold candidate; questions without gold get a huge rank."""
+    best = scores.masked_fill(~gold, -torch.inf).amax(1)
+    above = ((scores >= best[:, None]) & ~gold).sum(1)
+    return torch.where(gold.any(1), 1 + above, torch.iinfo(torch.long).max)
+
+
+def _group(ranks: np.ndarray) -> dict[str, float | int]:
+    metrics: dict[str, float | int] = {"questions": len(ranks)}
+    for k in HITS_AT:
+        metrics[f"hits@{k}"] = float((ranks <= k).mean()) if len(ranks) else 0.0
+    metrics["mrr"] = float((1.0 / ranks.astype(np.float64)).mean()) if len(ranks) else 0.0
+    return metrics
+
+
+def breakdown(ranks: np.ndarray, types: Sequence[str], answer_types: Sequence[str]) -> dict:
+    """Overall, simple vs complex, per reasoning type and per answer type (types with none of
+    the questions are left out)."""
+    kinds = np.array(types, dtype=object)
+    answers = np.array(answer_types, dtype=object)
+    simple = np.isin(kinds, SIMPLE_TYPES)
+    return {
+        **_group(ranks),
+        "simple": _group(ranks[simple]),
+        "complex": _group(ranks[~simple]),
+        "types": {t: _group(ranks[kinds == t]) for t in QUESTION_TYPES if (kinds == t).any()},
+        "answer_types": {
+            a: _group(ranks[answers == a]) for a in ("entity", "time") if (answers == a).any()
+        },
+    }
+
+
+@torch.no_grad()
+def predict(
+    model: QAModel,
+    questions: Questions,
+    batch_size: int = 256,
+    device: torch.device | str = "cpu",
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every question's gold rank and its top candidates (indices into the answer vocabulary)."""
+    model.eval()
+    device = torch.device(device)
+    ranks, tops = [], []
+    task = progress.add_task("answering", total=len(questions)) if progress else None
+    for begin in range(0, len(questions), batch_size):
+        index = torch.arange(begin, min(begin + batch_size, len(questions)))
+        tokens = model.encoder.tokenize([questions.texts[i] for i in index], device)
+        scores = model(
+            tokens,
+            *(getattr(questions, f)[index].to(device) for f in ("head", "tail", "time", "is_time")),
+        )
+        gold = questions.gold_mask(index, model.n_candidates).to(device)
+        ranks.append(gold_ranks(scores, gold).cpu())
+        top = scores.topk(min(TOP, scores.shape[1]), 1)
+        # Fewer than TOP candidates of the answer type: the masked rest are no predictions.
+        tops.append(top.indices.masked_fill(top.values == -torch.inf, -1).cpu())
+        if task is not None:
+            progress.advance(task, len(index))
+    if task is not None:
+        progress.remove_task(task)
+    if not ranks:
+        return np.zeros(0, np.int64), np.zeros((0, TOP), np.int64)
+    return torch.cat(ranks).numpy(), torch.cat(tops).numpy()
+
+
+def evaluate(
+    model: QAModel,
+    questions: Questions,
+    vocab: AnswerVocab,
+    batch_size: int = 256,
+    device: torch.device | str = "cpu",
+    progress: Progress | None = None,
+) -> tuple[dict, pa.Table]:
+    """The metrics of :func:`breakdown` (plus throughput) and one prediction row per question."""
+    began = clock.perf_counter()
+    ranks, tops = predict(model, questions, batch_size, device, progress)
+    seconds = clock.perf_counter() - began
+    metrics = breakdown(ranks, questions.types, questions.answer_types)
+    metrics["questions_per_s"] = round(len(questions) / seconds, 1) if seconds else 0.0
+    table = pa.table(
+        {
+            "id": questions.ids,
+            "question": questions.texts,
+            "type": questions.types,
+            "answer_type": questions.answer_types,
+            "answers": [
+                [vocab.label(int(c)) for c in questions.answer_flat[a:b]]
+                for a, b in zip(
+                    questions.answer_offsets[:-1].tolist(),
+                    questions.answer_offsets[1:].tolist(),
+                    strict=True,
+                )
+            ],
+            "predictions": [[vocab.label(int(c)) for c in row if c >= 0] for row in tops],
+            "rank": pa.array(
+                [None if r == np.iinfo(np.int64).max else int(r) for r in ranks], pa.int64()
+            ),
+            **{f"hit@{k}": ranks <= k for k in HITS_AT},
+        }
+    )
+    return metrics, table

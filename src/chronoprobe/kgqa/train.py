@@ -1,0 +1,249 @@
+"""Training a QA model on a CronQuestions directory with a TKG checkpoint's embeddings.
+
+The loss is the cross entropy of the answer-type-masked softmax against the question's answer
+set, spread evenly over its answers (a question with three correct holders pulls all three up).
+Adam updates the encoder and the heads together; the TKG tables stay frozen, as in CronKGQA.
+Every epoch's shuffle and dropout draws depend only on the seed and the epoch number, so a run
+resumed from its last checkpoint ends where an uninterrupted one does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from torch import Tensor
+
+from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.kgqa import checkpoint
+from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, read_rows
+from chronoprobe.kgqa.encoder import TINY, build_encoder
+from chronoprobe.kgqa.evaluate import evaluate
+from chronoprobe.kgqa.models import QA_MODELS, QAModel, build_qa_model
+from chronoprobe.tkg import checkpoint as tkg_checkpoint
+from chronoprobe.tkg.train import resolve_device
+
+
+@dataclass
+class TrainConfig:
+    model: str = "cronkgqa"
+    encoder: str = TINY
+    epochs: int = 10
+    batch_size: int = 128
+    learning_rate: float = 1e-3
+    dropout: float = 0.1
+    seed: int = 0
+    device: str = "auto"
+    eval_batch_size: int = 256
+
+    def __post_init__(self) -> None:
+        if self.model not in QA_MODELS:
+            raise ValueError(
+                f"unknown QA model {self.model!r}; choose one of: {', '.join(QA_MODELS)}"
+            )
+        if self.epochs < 0:
+            raise ValueError(f"epochs must be at least 0 (evaluate only), not {self.epochs}")
+        for name in ("batch_size", "eval_batch_size"):
+            if getattr(self, name) < 2:
+                raise ValueError(
+                    f"{name} must be at least 2 (batch norm), not {getattr(self, name)}"
+                )
+
+
+@dataclass
+class TrainResult:
+    model: QAModel
+    vocab: AnswerVocab
+    history: list[dict] = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)  # on the test split, after training
+
+
+def answer_vocab(tkg_dir: Path) -> tuple[AnswerVocab, Tensor, Tensor | None, str]:
+    """The candidates and frozen tables of a TKG checkpoint (no year table for ComplEx)."""
+    saved = tkg_checkpoint.load(tkg_dir)
+    vocab = AnswerVocab(saved.vocab.entities, tuple(saved.vocab.years))
+    time = saved.model.time.detach() if saved.model.has_time else None
+    return vocab, saved.model.entity.detach(), time, saved.model.name
+
+
+def soft_cross_entropy(scores: Tensor, gold: Tensor) -> Tensor:
+    """Mean over questions of -mean over their answers of log softmax (masked entries -inf)."""
+    log_probs = torch.log_softmax(scores, 1).masked_fill(~gold, 0.0)
+    return (-log_probs.sum(1) / gold.sum(1)).mean()
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} questions"),
+        TimeRemainingColumn(),
+        transient=True,
+    )
+
+
+def _batches(order: Tensor, size: int) -> list[Tensor]:
+    """Batches of ``order``; a last batch of one joins the one before (batch norm needs two)."""
+    batches = list(order.split(size))
+    if len(batches) > 1 and len(batches[-1]) == 1:
+        batches[-2:] = [torch.cat(batches[-2:])]
+    return batches
+
+
+def _epoch(
+    model: QAModel,
+    optimizer: torch.optim.Optimizer,
+    questions: Questions,
+    config: TrainConfig,
+    epoch: int,
+    device: torch.device,
+    bar: Progress | None,
+) -> dict:
+    model.train()
+    draw = config.seed * 1_000_003 + epoch
+    torch.manual_seed(draw)  # dropout
+    trainable = torch.nonzero(questions.answer_counts() > 0).squeeze(1)
+    order = trainable[torch.randperm(len(trainable), generator=torch.Generator().manual_seed(draw))]
+    task = bar.add_task(f"epoch {epoch}", total=len(order)) if bar else None
+    began, loss_sum, seen = time.perf_counter(), 0.0, 0
+    for index in _batches(order, config.batch_size):
+        if len(index) < 2:
+            continue  # one trainable question in all: nothing batch norm can learn from
+        tokens = model.encoder.tokenize([questions.texts[i] for i in index], device)
+        annotations = (getattr(questions, f)[index].to(device) for f in ("head", "tail", "time"))
+        scores = model(tokens, *annotations, questions.is_time[index].to(device))
+        loss = soft_cross_entropy(scores, questions.gold_mask(index, model.n_candidates).to(device))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        loss_sum += loss.item() * len(index)
+        seen += len(index)
+        if task is not None:
+            bar.update(
+                task, advance=len(index), description=f"epoch {epoch} loss {loss_sum / seen:.3f}"
+            )
+    if task is not None:
+        bar.remove_task(task)
+    seconds = time.perf_counter() - began
+    return {
+        "epoch": epoch,
+        "loss": loss_sum / max(seen, 1),
+        "seconds": round(seconds, 3),
+        "questions_per_s": round(seen / seconds, 1) if seconds else 0.0,
+    }
+
+
+def train(
+    cronq_dir: Path,
+    tkg_dir: Path,
+    config: TrainConfig,
+    out: Path,
+    *,
+    progress: Progress | bool = True,
+    resume: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> TrainResult:
+    """Train (or resume) in ``out``, checkpointing every epoch; then rank the test split and
+    write ``metrics.json`` and ``predictions.parquet`` there."""
+    say = log or (lambda _message: None)
+    device = resolve_device(config.device)
+    cronq_dir, out = Path(cronq_dir), Path(out)
+    if resume and checkpoint.exists(out):
+        saved = checkpoint.load(out, device)
+        _check_compatible(saved, config, out)
+        model, vocab, history = saved.model, saved.vocab, list(saved.config.get("history", []))
+        embeddings = saved.config.get("data", {}).get("embeddings")
+        optimizer = torch.optim.Adam(_trainable(model), lr=config.learning_rate)
+        optimizer.load_state_dict(saved.optimizer_state)
+        say(f"resuming {out} after epoch {saved.epoch}")
+    else:
+        vocab, entity, time_table, embeddings = answer_vocab(tkg_dir)
+        texts = [row["question"] for row in read_rows(cronq_dir / "train.jsonl")]
+        encoder = build_encoder(config.encoder, texts, config.seed)
+        torch.manual_seed(config.seed)
+        model = build_qa_model(
+            config.model, encoder, entity, time_table, vocab.n_times, config.dropout
+        ).to(device)
+        optimizer = torch.optim.Adam(_trainable(model), lr=config.learning_rate)
+        history = []
+        say(
+            f"{config.model} over {embeddings} embeddings ({vocab.n_entities:,} entities, "
+            f"{vocab.n_times:,} years), encoder {config.encoder}"
+        )
+    splits = {name: load_split(cronq_dir, name, vocab) for name in ("train", "valid", "test")}
+    for name, questions in splits.items():
+        say(f"{name}: {questions.summary()}")
+    data = {"cronq": str(cronq_dir), "tkg": str(tkg_dir), "embeddings": embeddings}
+    own = _progress() if progress is True else None
+    bar = own if own is not None else (progress if isinstance(progress, Progress) else None)
+    with own if own is not None else nullcontext():
+        for epoch in range(len(history) + 1, config.epochs + 1):  # history: a row per epoch
+            row = _epoch(model, optimizer, splits["train"], config, epoch, device, bar)
+            if len(splits["valid"]):
+                valid, _ = evaluate(model, splits["valid"], vocab, config.eval_batch_size, device)
+                row["valid"] = {k: valid[k] for k in ("hits@1", "hits@10", "mrr")}
+            history.append(row)
+            say(describe_epoch(row))
+            body = {
+                "epoch": epoch,
+                "train": dataclasses.asdict(config),
+                "data": data,
+                "history": history,
+            }
+            checkpoint.save(out, model, optimizer, vocab, body)
+        if not history:  # --epochs 0: keep the untrained model evaluable
+            body = {"epoch": 0, "train": dataclasses.asdict(config), "data": data, "history": []}
+            checkpoint.save(out, model, optimizer, vocab, body)
+        metrics, predictions = evaluate(
+            model, splits["test"], vocab, config.eval_batch_size, device, bar
+        )
+    header = {"model": config.model, "embeddings": embeddings, "split": "test"}
+    write_results(out, {**header, **metrics}, predictions)
+    say(f"test: {describe_metrics(metrics)}")
+    return TrainResult(model, vocab, history, metrics)
+
+
+def _trainable(model: QAModel) -> list[torch.nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def _check_compatible(saved: checkpoint.Checkpoint, config: TrainConfig, out: Path) -> None:
+    before = saved.config.get("train", {})
+    for key in ("model", "encoder"):
+        if before.get(key) != getattr(config, key):
+            raise ValueError(
+                f"{out}: holds a {before.get('model')} checkpoint with encoder "
+                f"{before.get('encoder')!r}; pass another --out, or --no-resume to overwrite it"
+            )
+
+
+def write_results(directory: Path, metrics: dict, predictions) -> None:
+    atomic_write_text(directory / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    with atomic_path(directory / "predictions.parquet") as tmp:
+        pq.write_table(predictions, tmp)
+
+
+def describe_metrics(metrics: dict) -> str:
+    parts = [f"Hits@1 {metrics['hits@1']:.3f}", f"Hits@10 {metrics['hits@10']:.3f}"]
+    for group in ("simple", "complex"):
+        parts.append(f"{group} Hits@1 {metrics[group]['hits@1']:.3f}")
+    for kind, values in metrics.get("answer_types", {}).items():
+        parts.append(f"{kind} answers Hits@1 {values['hits@1']:.3f}")
+    return ", ".join(parts)
+
+
+def describe_epoch(row: dict) -> str:
+    text = f"epoch {row['epoch']}: loss {row['loss']:.4f}, {row['seconds']:.1f} s"
+    if "valid" in row:
+        text += (
+            f"; valid Hits@1 {row['valid']['hits@1']:.3f}, Hits@10 {row['valid']['hits@10']:.3f}"
+        )
+    return text

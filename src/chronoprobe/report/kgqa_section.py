@@ -1,0 +1,130 @@
+"""The report section of a ``kgqa`` step: how well a QA model answers temporal questions.
+
+Hits@1 per question group as the CronQuestions paper's Tables 5 and 6 break it down (overall,
+simple vs complex, each reasoning type, entity vs time answers). The first ``kgqa`` step of a
+run compares every ``kgqa`` step of the run in one chart, so CronKGQA over TComplEx against
+CronKGQA over ComplEx, EmbedKGQA and the LM baseline reads at a glance; later ones show their own
+bars only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.datasets.cronq import QUESTION_TYPES
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
+from chronoprobe.report.plots import embed, grouped_bars, line_plot
+from chronoprobe.report.rundir import load_run
+from chronoprobe.report.sections import read_metrics, section
+
+GROUPS = ("overall", "simple", "complex", *QUESTION_TYPES, "entity answers", "time answers")
+
+
+def group_metrics(metrics: dict[str, Any], group: str) -> dict[str, Any]:
+    """The sub-dict of metrics.json for a group name of :data:`GROUPS` ({} when absent)."""
+    if group == "overall":
+        return metrics
+    if group in ("simple", "complex"):
+        return metrics.get(group) or {}
+    if group in QUESTION_TYPES:
+        return (metrics.get("types") or {}).get(group) or {}
+    return (metrics.get("answer_types") or {}).get(group.split()[0]) or {}
+
+
+def _label(step_id: str, metrics: dict[str, Any]) -> str:
+    model = metrics.get("model", "?")
+    if model != "lm" and metrics.get("embeddings"):
+        model = f"{model} + {metrics['embeddings']}"
+    return f"{step_id} ({model})"
+
+
+def _kgqa_steps(step_dir: Path, step_id: str) -> list[tuple[str, Path]]:
+    """(id, directory) of every finished kgqa step of the run, in config order; just this one
+    when the run directory cannot be read."""
+    try:
+        run = load_run(step_dir.parent.parent)
+    except (ValueError, FileNotFoundError):
+        return [(step_id, step_dir)]
+    steps = [(s.id, s.dir) for s in run.steps if s.kind == "kgqa" and s.done]
+    return steps or [(step_id, step_dir)]
+
+
+def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
+    series = {
+        _label(step_id, m): [float(group_metrics(m, g).get("hits@1", math.nan)) for g in GROUPS]
+        for step_id, m in steps
+    }
+    figure = grouped_bars(
+        list(GROUPS),
+        series,
+        title="Hits@1 by question type",
+        xlabel="Hits@1 (higher is better)",
+        ylabel="questions",
+        horizontal=True,
+        value_format="{:.0%}",
+    )
+    figure.axes[0].set_xlim(0, 1.1)
+    alt = "Bar chart of Hits@1 per question group: " + "; ".join(
+        f"{name} overall {values[0]:.0%}, simple {values[1]:.0%}, complex {values[2]:.0%}"
+        for name, values in series.items()
+    )
+    rows = []
+    for step_id, m in steps:
+        for g in GROUPS:
+            values = group_metrics(m, g)
+            if values:
+                hits = [Percent(values[f"hits@{k}"]) for k in (1, 10)]
+                rows.append([_label(step_id, m), g, values["questions"], *hits])
+    data = Table(["model", "group", "questions", "Hits@1", "Hits@10"], rows)
+    caption = (
+        "Simple: simple_entity and simple_time; complex: before_after, first_last and time_join. "
+        "A question is answered at k when any of its answers is among the k best candidates of "
+        "its answer type. Missing bars: no test question of that group."
+    )
+    return embed(figure, alt=alt, caption=caption, data=data)
+
+
+def loss_curve(step_dir: Path) -> list[Block]:
+    path = step_dir / "config.json"
+    if not path.is_file():
+        return []
+    history = json.loads(path.read_text(encoding="utf-8")).get("history") or []
+    if len(history) < 2:
+        return []
+    epochs = [row["epoch"] for row in history]
+    lines = {"training loss": (epochs, [row["loss"] for row in history])}
+    figure = line_plot(
+        lines, title="Training loss per epoch", xlabel="epoch", ylabel="cross entropy", markers=True
+    )
+    first, last = history[0]["loss"], history[-1]["loss"]
+    alt = f"Line chart of the training loss from {first:.3f} to {last:.3f}."
+    return [embed(figure, alt=alt)]
+
+
+@section("kgqa", headline=("hits@1", "hits@10", "simple.hits@1", "complex.hits@1"))
+def kgqa_section(step_dir: Path, record: dict) -> Section:
+    metrics = read_metrics(step_dir)
+    step_id = str(record.get("id", step_dir.name))
+    title = f"Temporal KG question answering: {step_id}"
+    if not metrics:
+        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+    params = record.get("params") or {}
+    tiles: dict[str, Any] = {
+        "model": _label(step_id, metrics).split(" ", 1)[1].strip("()"),
+        "encoder": params.get("encoder", "tiny"),
+        "test questions": metrics.get("questions", 0),
+        "Hits@1": Percent(metrics["hits@1"]),
+        "Hits@10": Percent(metrics["hits@10"]),
+        "simple Hits@1": Percent(metrics["simple"]["hits@1"]),
+        "complex Hits@1": Percent(metrics["complex"]["hits@1"]),
+    }
+    steps = _kgqa_steps(step_dir, step_id)
+    if steps[0][0] == step_id:
+        blocks: list[Block] = [Stats(tiles), hits_bars([(i, read_metrics(d)) for i, d in steps])]
+    else:
+        note = f"Compared with the run's other QA models in the section of {steps[0][0]}."
+        blocks = [Stats(tiles), hits_bars([(step_id, metrics)]), Text(note, style="note")]
+    return Section(title, [*blocks, *loss_curve(step_dir)])

@@ -1,0 +1,61 @@
+"""Gold ranks and the Tables 5-6 breakdown on hand-worked numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from chronoprobe.kgqa.evaluate import breakdown, gold_ranks
+
+
+def test_gold_rank_is_the_best_answer_with_other_answers_set_aside_and_ties_against():
+    inf = float("-inf")
+    scores = torch.tensor(
+        [
+            [0.1, 0.9, 0.5, 0.7, inf],  # answers {2, 3}: best 0.7, only 0.9 above -> rank 2
+            [0.3, 0.3, 0.2, 0.1, inf],  # answer {1}: a tie with 0 counts against -> rank 2
+            [0.9, 0.8, 0.7, 0.6, inf],  # answers {0, 1}: rank 1
+            [0.9, 0.8, 0.7, 0.6, inf],  # no known answer: never a hit
+        ]
+    )
+    gold = torch.zeros(4, 5, dtype=torch.bool)
+    gold[0, [2, 3]] = True
+    gold[1, 1] = True
+    gold[2, [0, 1]] = True
+    ranks = gold_ranks(scores, gold)
+    assert ranks[:3].tolist() == [2, 2, 1]
+    assert ranks[3] > 10**9
+
+
+def test_breakdown_groups_as_the_paper():
+    ranks = np.array([1, 3, 1, 20, 2, 1])
+    types = [
+        "simple_entity",
+        "simple_time",
+        "before_after",
+        "first_last",
+        "time_join",
+        "first_last",
+    ]
+    answers = ["entity", "time", "entity", "time", "entity", "entity"]
+    metrics = breakdown(ranks, types, answers)
+    assert metrics["questions"] == 6
+    assert metrics["hits@1"] == pytest.approx(3 / 6)
+    assert metrics["hits@10"] == pytest.approx(5 / 6)
+    assert metrics["mrr"] == pytest.approx((1 + 1 / 3 + 1 + 1 / 20 + 1 / 2 + 1) / 6)
+    assert metrics["simple"] == pytest.approx(
+        {"questions": 2, "hits@1": 0.5, "hits@10": 1.0, "mrr": (1 + 1 / 3) / 2}
+    )
+    assert metrics["complex"]["hits@1"] == pytest.approx(2 / 4)
+    assert metrics["types"]["first_last"]["hits@10"] == pytest.approx(0.5)
+    assert metrics["answer_types"]["time"] == pytest.approx(
+        {"questions": 2, "hits@1": 0.0, "hits@10": 0.5, "mrr": (1 / 3 + 1 / 20) / 2}
+    )
+    assert metrics["answer_types"]["entity"]["hits@1"] == pytest.approx(3 / 4)
+
+
+def test_breakdown_leaves_out_types_without_questions():
+    metrics = breakdown(np.array([1]), ["simple_entity"], ["entity"])
+    assert list(metrics["types"]) == ["simple_entity"]
+    assert metrics["complex"] == {"questions": 0, "hits@1": 0.0, "hits@10": 0.0, "mrr": 0.0}

@@ -1,0 +1,91 @@
+"""The `kgqa` step kind inside a run, and its report section."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from rich.console import Console
+
+from chronoprobe.kgqa import checkpoint
+from chronoprobe.report.blocks import Image, Stats, Text
+from chronoprobe.report.kgqa_section import GROUPS, kgqa_section
+from chronoprobe.runs.engine import run_experiment
+
+CONFIG = """
+name: t
+seed: 1
+steps:
+  - id: world
+    kind: kg
+    params: {source: synth, facts: 600, text: false}
+  - id: cronq
+    kind: build
+    inputs: {kg: world}
+    params: {family: cronq, max_per_template: 40}
+  - id: emb
+    kind: tkg
+    inputs: {kg: world}
+    params: {model: tcomplex, rank: 8, epochs: 1, batch_size: 2000, device: cpu}
+  - id: cron
+    kind: kgqa
+    inputs: {questions: cronq, tkg: emb}
+    params: {model: cronkgqa, epochs: 2, device: cpu}
+  - id: lm
+    kind: kgqa
+    inputs: {questions: cronq, tkg: emb}
+    params: {model: lm, epochs: 1, device: cpu}
+  - id: report
+    kind: report
+"""
+
+
+def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
+    config = tmp_path / "exp.yaml"
+    config.write_text(textwrap.dedent(CONFIG).lstrip(), encoding="utf-8")
+    run = tmp_path / "run"
+    with open("/dev/null", "w") as sink:
+        run_experiment(config, run, console=Console(file=sink))
+    steps = run / "steps"
+    metrics = json.loads((steps / "cron" / "metrics.json").read_text())
+    assert metrics["model"] == "cronkgqa" and metrics["embeddings"] == "tcomplex"
+    assert {"simple", "complex", "types", "answer_types"} <= set(metrics)
+    saved = checkpoint.load(steps / "cron")
+    assert saved.epoch == 2 and saved.config["train"]["seed"] == 1  # the experiment's seed
+    assert (steps / "cron" / "predictions.parquet").is_file()
+    assert not (steps / "cron" / ".shards").exists()
+
+    record = json.loads((steps / "cron" / "step.json").read_text())
+    first = kgqa_section(steps / "cron", record)
+    stats = next(b for b in first.blocks if isinstance(b, Stats))
+    assert stats.items["model"] == "cronkgqa + tcomplex"
+    assert stats.items["Hits@1"] == metrics["hits@1"]
+    chart = next(b for b in first.blocks if isinstance(b, Image))
+    models = {row[0] for row in chart.data.rows}
+    assert models == {"cron (cronkgqa + tcomplex)", "lm (lm)"}
+    overall = [row for row in chart.data.rows if row[1] == "overall"]
+    assert [row[3] for row in overall] == [
+        metrics["hits@1"],
+        json.loads((steps / "lm" / "metrics.json").read_text())["hits@1"],
+    ]
+    assert {row[1] for row in chart.data.rows} <= set(GROUPS)
+    second = kgqa_section(steps / "lm", json.loads((steps / "lm" / "step.json").read_text()))
+    assert any(isinstance(b, Text) and "section of cron" in b.text for b in second.blocks)
+    html = (run / "report.html").read_text()
+    assert "Temporal KG question answering: cron" in html and "could not be built" not in html
+
+
+def test_kgqa_step_needs_a_cronq_build(tmp_path):
+    import logging
+
+    import pytest
+
+    from chronoprobe.runs.kgqa_step import KGQAParams, run_kgqa
+    from chronoprobe.runs.steps import StepContext
+
+    ctx = StepContext("qa", tmp_path, tmp_path, 0, logging.getLogger("t"))
+    with pytest.raises(ValueError, match="two inputs"):
+        run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path})
+    with pytest.raises(ValueError, match="family: cronq"):
+        run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path, "questions": tmp_path})
