@@ -48,6 +48,9 @@ def start(config: Path, run_dir: Path, cache: Path) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell starts background jobs with SIGINT ignored, and Python then never raises
+        # KeyboardInterrupt: give the run the default disposition, as in a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
