@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 import msgspec
-import orjson
 
 GREGORIAN = "http://www.wikidata.org/entity/Q1985727"
 LANGUAGES = [
@@ -154,7 +153,7 @@ def write_dump(path: Path, megabytes: float, seed: int = 0) -> dict:
         out.write(b"[\n")
         while size < target:
             entity, found = _entity(rng, entities + 1)
-            line = orjson.dumps(entity)
+            line = msgspec.json.encode(entity)
             out.write(line if size == 0 else b",\n" + line)
             size += len(line) + 2
             facts += found

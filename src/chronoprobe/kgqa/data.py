@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
-import orjson
 import torch
 from torch import Tensor
 
@@ -119,8 +119,8 @@ def read_rows(path: Path) -> list[dict]:
             if not line.strip():
                 continue
             try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError as err:
+                row = msgspec.json.decode(line)
+            except msgspec.DecodeError as err:
                 raise ValueError(f"{path}:{number}: invalid JSON: {err}") from err
             rows.append(_checked(row, f"{path}:{number}"))
     return rows
