@@ -59,7 +59,7 @@ from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
 from chronoprobe.time import Period, TimePoint
 from chronoprobe.train.mlm import MentionFinder, encode, mask_units, mlm_loss, pad_batch
-from chronoprobe.train.model import build_model, resolve_device
+from chronoprobe.train.model import build_model, quiet_transformers, resolve_device
 from chronoprobe.train.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
 
 FORMAT = "chronoprobe-model-series/1"
@@ -204,7 +204,8 @@ def start_model(
 ) -> PreTrainedModel:
     """The model a period starts from: the previous period's checkpoint, or a fresh one."""
     if previous is not None:
-        return AutoModelForMaskedLM.from_pretrained(previous)
+        with quiet_transformers():
+            return AutoModelForMaskedLM.from_pretrained(previous)
     torch.manual_seed(options.seed)
     return build_model(options.preset, tokenizer, symbols=0, max_length=options.max_length)
 
@@ -367,7 +368,8 @@ def train_series(
             record = {**asdict(result), "options": asdict(options), "format": FORMAT}
 
             def write(path: Path, model=model, record=record) -> None:
-                model.save_pretrained(path)
+                with quiet_transformers():
+                    model.save_pretrained(path)
                 tokenizer.save_pretrained(path)
                 atomic_write_text(path / TRAINING_FILE, json.dumps(record, indent=2) + "\n")
 
