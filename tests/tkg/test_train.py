@@ -117,3 +117,13 @@ def test_resuming_into_another_models_checkpoint_is_refused(data, tmp_path):
     (tmp_path / "config.json").write_text("{oops")
     with pytest.raises(ValueError, match=r"config.json:1: invalid JSON"):
         checkpoint.load(tmp_path)
+
+
+def test_zero_epochs_still_writes_a_checkpoint_that_resumes(data, tmp_path):
+    config = _config(model="tcomplex", epochs=0, rank=8)
+    untrained = train(data, config, tmp_path, progress=False)
+    saved = checkpoint.load(tmp_path, torch.device("cpu"))
+    assert saved.epoch == 0
+    again = train(data, _config(model="tcomplex", epochs=1, rank=8), tmp_path, progress=False)
+    assert again.started_at_epoch == 0 and len(again.history) == 1
+    assert untrained.metrics["mrr"] != again.metrics["mrr"]

@@ -175,6 +175,16 @@ def train(
         history, start = list(saved.config.get("history", [])), saved.epoch
         if log is not None and start:
             log(f"resuming {out} after epoch {start}")
+
+    def save(epoch: int) -> None:
+        body = {
+            "epoch": epoch,
+            "train": dataclasses.asdict(config),
+            "data": data_options or {},
+            "history": history,
+        }
+        checkpoint.save(out, model, optimizer, data, body)
+
     chunk = _default_chunk(device, shape["n_entities"], config.batch_size)
     fixed = None if data.mode is TimeMode.sampled else data.training_quadruples(0, config.seed)
     result = TrainResult(model, history, started_at_epoch=start)
@@ -191,13 +201,9 @@ def train(
             if log is not None:
                 log(_describe(row))
             if out is not None:
-                body = {
-                    "epoch": epoch,
-                    "train": dataclasses.asdict(config),
-                    "data": data_options or {},
-                    "history": history,
-                }
-                checkpoint.save(out, model, optimizer, data, body)
+                save(epoch)
+    if out is not None and not checkpoint.exists(out):  # --epochs 0: the untrained model
+        save(0)
     result.metrics = evaluate_split(model, data, "test", config.eval_batch_size, device)
     if log is not None:
         log(f"test: {_describe_metrics(result.metrics)}")
