@@ -159,6 +159,7 @@ def test_real_wikipedia_summaries_of_the_sample_kg(nlp):
         assert row["sentence"][row["span_start"] : row["span_end"]] == row["span"]
         assert row["span_start"] >= row["mention_end"]
         assert row["sentence"] not in row["definition"]  # the first paragraph is never sampled
+        assert row["sentence"] == row["sentence"].strip()
     assert all(row["year"] in ("1961", "popular") for row in obama)
     assert obama and obama[0]["definition"].startswith("Barack Hussein Obama II is an American")
     assert {row["span_type"] for row in rows} == {"np", "random"}

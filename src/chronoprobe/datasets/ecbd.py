@@ -74,7 +74,7 @@ def span_candidates(
     doc, entity: str, names: Sequence[str], config: ECBDConfig, rng: np.random.Generator
 ) -> Iterator[Candidate]:
     """NP and random span candidates of one parsed sentence."""
-    sentence = doc.text
+    sentence = doc.text.rstrip()  # spaCy keeps the space before the next sentence
     words = _words(doc)
     if len(words) < config.min_sentence_words:
         return
