@@ -1,7 +1,9 @@
-"""JSON Lines in and out: every probe set and prediction file goes through these."""
+"""JSON in and out: every probe set and prediction file (JSON Lines) and every small JSON
+record (metrics, configs of checkpoints) goes through these."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -41,3 +43,14 @@ def read_jsonl(path: str | Path) -> Iterator[dict]:
             if not isinstance(row, dict):
                 raise ValueError(f"{path}:{number}: expected a JSON object")
             yield row
+
+
+def read_json_object(path: str | Path, what: str = "the file") -> dict:
+    """A JSON file holding one object; bad JSON or another type names the file and line."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}:1: {what} must be a JSON object, not {type(data).__name__}")
+    return data

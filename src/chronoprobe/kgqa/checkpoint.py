@@ -22,6 +22,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.jsonl import read_json_object
 from chronoprobe.kgqa.data import AnswerVocab
 from chronoprobe.kgqa.encoder import load_encoder
 from chronoprobe.kgqa.models import QAModel, build_qa_model
@@ -112,13 +113,13 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
     for name in (MODEL, OPTIMIZER, VOCAB):
         if not (directory / name).is_file():
             raise FileNotFoundError(f"{directory / name}: missing; not a complete KGQA checkpoint")
-    config = _read_json(directory / CONFIG)
+    config = read_json_object(directory / CONFIG)
     if config.get("format") != FORMAT:
         raise ValueError(
             f"{directory / CONFIG}: format is {config.get('format')!r}, not {FORMAT!r}"
         )
     try:
-        vocab = AnswerVocab.from_json(_read_json(directory / VOCAB))
+        vocab = AnswerVocab.from_json(read_json_object(directory / VOCAB))
         shape = config["model"]
         entity = torch.zeros(shape["n_entities"], shape["width"])
         time = None if shape["learned_time"] else torch.zeros(shape["n_times"], shape["width"])
@@ -144,13 +145,3 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
         index, name = key.split("/", 1)
         state["state"].setdefault(int(index), {})[name] = value
     return Checkpoint(model, vocab, config, state)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}:1: expected a JSON object")
-    return data

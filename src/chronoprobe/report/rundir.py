@@ -6,12 +6,13 @@ on a copied or archived run, and on a run still in progress (steps not yet run a
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from chronoprobe.jsonl import read_json_object
 
 STEP_RECORD = "step.json"
 
@@ -36,13 +37,6 @@ class RunInfo:
     config_text: str
     environment: dict[str, Any]
     steps: list[StepInfo]
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
 
 
 def _read_config(path: Path) -> tuple[dict[str, Any], str]:
@@ -79,14 +73,14 @@ def load_run(run_dir: str | Path) -> RunInfo:
         raise FileNotFoundError(f"{path}: no such run directory")
     config, text = _read_config(path / "config.yaml")
     env_path = path / "environment.json"
-    environment = _read_json(env_path) if env_path.is_file() else {}
+    environment = read_json_object(env_path) if env_path.is_file() else {}
     if not isinstance(environment, dict):
         raise ValueError(f"{env_path}:1: the environment record must be a JSON object")
     steps = []
     for step in config.get("steps") or []:
         step_dir = path / "steps" / str(step["id"])
         record_path = step_dir / STEP_RECORD
-        record = _read_json(record_path) if record_path.is_file() else {}
+        record = read_json_object(record_path) if record_path.is_file() else {}
         if not isinstance(record, dict):
             raise ValueError(f"{record_path}:1: the step record must be a JSON object")
         steps.append(StepInfo(str(step["id"]), str(step["kind"]), step_dir, record))

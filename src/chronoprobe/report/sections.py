@@ -14,12 +14,12 @@ building a report loads only the sections it shows. Unknown kinds get :func:`gen
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.jsonl import read_json_object
 from chronoprobe.report.blocks import Section, Text, key_value_table
 
 SectionFunction = Callable[[Path, dict], Section | None]
@@ -74,13 +74,7 @@ def read_metrics(step_dir: Path) -> dict[str, Any]:
     path = step_dir / "metrics.json"
     if not path.is_file():
         return {}
-    try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
-    if not isinstance(metrics, dict):
-        raise ValueError(f"{path}:1: metrics must be a JSON object, not {type(metrics).__name__}")
-    return metrics
+    return read_json_object(path, "metrics")
 
 
 def generic_section(step_dir: Path, record: dict) -> Section:

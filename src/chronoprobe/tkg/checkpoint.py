@@ -21,6 +21,7 @@ import torch
 from safetensors.torch import load_file, safe_open, save_file
 
 from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.jsonl import read_json_object
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, Vocab
 from chronoprobe.tkg.models import TKGModel, build_model
 
@@ -126,8 +127,8 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
     for name in FILES:
         if not (directory / name).is_file():
             raise FileNotFoundError(f"{directory / name}: missing; not a complete TKG checkpoint")
-    config = _read_json(directory / "config.json")
-    vocab_json = _read_json(directory / "vocab.json")
+    config = read_json_object(directory / "config.json")
+    vocab_json = read_json_object(directory / "vocab.json")
     if config.get("format") != FORMAT:
         raise ValueError(
             f"{directory / 'config.json'}: format is {config.get('format')!r}, not {FORMAT!r}"
@@ -152,13 +153,3 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
         vocab, mode, *(splits[name].to(torch.int64).numpy() for name in SPLITS), config["skipped"]
     )
     return Checkpoint(model, data, config, optimizer_state)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}:1: expected a JSON object")
-    return data
