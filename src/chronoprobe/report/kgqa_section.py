@@ -9,16 +9,16 @@ bars only.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, grouped_bars, line_plot
+from chronoprobe.report.plots import embed, grouped_bars
 from chronoprobe.report.rundir import load_run
 from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.tkg_section import loss_curve
 
 GROUPS = ("overall", "simple", "complex", *QUESTION_TYPES, "entity answers", "time answers")
 
@@ -87,23 +87,6 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     return embed(figure, alt=alt, caption=caption, data=data)
 
 
-def loss_curve(step_dir: Path) -> list[Block]:
-    path = step_dir / "config.json"
-    if not path.is_file():
-        return []
-    history = json.loads(path.read_text(encoding="utf-8")).get("history") or []
-    if len(history) < 2:
-        return []
-    epochs = [row["epoch"] for row in history]
-    lines = {"training loss": (epochs, [row["loss"] for row in history])}
-    figure = line_plot(
-        lines, title="Training loss per epoch", xlabel="epoch", ylabel="cross entropy", markers=True
-    )
-    first, last = history[0]["loss"], history[-1]["loss"]
-    alt = f"Line chart of the training loss from {first:.3f} to {last:.3f}."
-    return [embed(figure, alt=alt)]
-
-
 @section("kgqa", headline=("hits@1", "hits@10", "simple.hits@1", "complex.hits@1"))
 def kgqa_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
@@ -127,4 +110,4 @@ def kgqa_section(step_dir: Path, record: dict) -> Section:
     else:
         note = f"Compared with the run's other QA models in the section of {steps[0][0]}."
         blocks = [Stats(tiles), hits_bars([(step_id, metrics)]), Text(note, style="note")]
-    return Section(title, [*blocks, *loss_curve(step_dir)])
+    return Section(title, [*blocks, *loss_curve(step_dir, "cross entropy")])

@@ -71,7 +71,8 @@ def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     return embed(figure, alt=alt, caption=caption, data=data)
 
 
-def loss_curve(step_dir: Path) -> list[Block]:
+def loss_curve(step_dir: Path, ylabel: str = "cross entropy over entities") -> list[Block]:
+    """The training loss per epoch from a checkpoint's ``config.json`` history (tkg and kgqa)."""
     path = step_dir / "config.json"
     if not path.is_file():
         return []
@@ -84,7 +85,7 @@ def loss_curve(step_dir: Path) -> list[Block]:
         {"training loss": (epochs, losses)},
         title="Training loss per epoch",
         xlabel="epoch",
-        ylabel="cross entropy over entities",
+        ylabel=ylabel,
         markers=True,
     )
     alt = f"Line chart of the training loss from {losses[0]:.3f} to {losses[-1]:.3f}."
