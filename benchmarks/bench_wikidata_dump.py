@@ -319,6 +319,8 @@ def main() -> None:
     if args.reference:
         print(json.dumps(reference(Path(args.reference))))
         return
+    if args.dir:
+        args.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
         plain = Path(folder) / "latest-all.json"
         began = time.perf_counter()

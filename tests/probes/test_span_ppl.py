@@ -299,7 +299,12 @@ def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatc
         model.tokenizer.save_pretrained(folder)
         specs.append(str(folder))
     params = ECBDEvalParams(
-        models=specs, cutoff_year=2019, cutoff_years={specs[1]: 2020}, device="cpu", batch_size=4
+        models=specs,
+        cutoff_year=2019,
+        cutoff_years={specs[1]: 2020},
+        device="cpu",
+        batch_size=4,
+        recall_beams=10,  # the T5 model gets Recall@10, the causal one perplexity only
     )
     inputs = {"examples": ecbd_file.parent}
     out = tmp_path / "step"
@@ -326,6 +331,12 @@ def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatc
     assert llama["options"]["seed"] == 5 and llama["cutoff_year"] == 2019
     assert set(llama["by_group"]) == {"seen", "unseen", "popular"}
     assert set(t5["by_group"]) == {"seen", "popular"}  # 2020 counts as seen for this model
+    assert "recall@10" not in llama["overall"]["original"]
+    assert 0.0 <= t5["overall"]["original"]["recall@10"] <= 1.0
+    assert {(r["model"], r["recall_at_10"] is None) for r in table} == {
+        (specs[0], True),
+        (specs[1], False),
+    }
     mean = llama["overall"]["definition"]["perplexity"] + t5["overall"]["definition"]["perplexity"]
     assert metrics["ppl_definition"] == pytest.approx(mean / 2)
     direct = run_probe(
@@ -344,5 +355,117 @@ def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatc
     tiles = section.blocks[0].items
     assert tiles["examples"] == len(ROWS) and tiles["models"] == 2
     assert tiles["original ppl"] == round(metrics["ppl_original"], 2)
+    recall_tables = [
+        b for b in section.blocks if (getattr(b, "caption", "") or "")[:9] == "Recall@10"
+    ]
+    assert len(recall_tables) == 1  # the T5 model's only
+    assert recall_tables[0].rows[0][2] == round(t5["overall"]["original"]["recall@10"], 2)
     with pytest.raises(ValueError, match="one input, `examples"):
         run_ecbd_eval(ctx, params, {"kg": tmp_path})
+
+
+def test_beam_spans_read_the_text_between_the_sentinels(tiny, monkeypatch):
+    """Each beam is read up to <extra_id_1> (or any special token), whitespace-normalised;
+    empty and repeated spans are dropped, best beam first."""
+    model = tiny("t5")
+    tok, start = model.tokenizer, model.start
+    s0, s1 = model.sentinels
+    acme, globex = (tok(t, add_special_tokens=False)["input_ids"] for t in ("Acme Corp", "Globex"))
+    beams = [
+        [start, s0, *globex, s1, *acme],  # text after the closing sentinel is not the span
+        [start, s0, s1],  # empty: dropped
+        [start, s0, *acme, tok.eos_token_id],
+        [start, s0, *globex, s1],  # a repeat: dropped
+    ]
+
+    def fake_generate(**kwargs):
+        assert kwargs["num_beams"] == kwargs["num_return_sequences"] == 4
+        assert kwargs["decoder_input_ids"].tolist() == [[start, s0]]
+        width = max(map(len, beams))
+        return torch.tensor([b + [model.pad_id] * (width - len(b)) for b in beams])
+
+    monkeypatch.setattr(model.model, "generate", fake_generate)
+    cloze = Cloze("In 2019, Alice Smith was employed by ", ".")
+    assert model.beam_spans([cloze], beams=4, top_k=3) == [["Globex", "Acme Corp"]]
+    assert model.beam_spans([cloze], beams=4, top_k=1) == [["Globex"]]
+    with pytest.raises(ValueError, match="4 beams cannot give 10 distinct spans"):
+        model.beam_spans([cloze], beams=4, top_k=10)
+
+
+def test_beam_spans_batched_equal_one_gap_at_a_time(tiny, ecbd_file):
+    model = tiny("t5")
+    clozes = [condition_request(r, "original")[0].cloze for r in read_examples(ecbd_file)]
+    batched = Seq2SeqLM(model.model, model.tokenizer, batch_size=12 * len(clozes))
+    alone = Seq2SeqLM(model.model, model.tokenizer, batch_size=1)
+    got = batched.beam_spans(clozes, beams=12, top_k=10, max_tokens=4)
+    assert got == alone.beam_spans(clozes, beams=12, top_k=10, max_tokens=4)
+    assert all(0 < len(spans) <= 10 and len(set(spans)) == len(spans) for spans in got)
+    assert not any("extra_id" in span for spans in got for span in spans)
+
+
+@pytest.mark.parametrize("architecture", ["llama", "roberta", "bart"])
+def test_recall_needs_a_t5_style_model(tiny, tiny_bart, ecbd_file, architecture):
+    model = tiny_bart if architecture == "bart" else tiny(architecture)
+    rows = read_examples(ecbd_file)
+    with pytest.raises(ValueError, match="need a T5-style model"):
+        VIEWS["span-ppl"].predict(model, rows, ViewOptions(recall_beams=10), None)
+
+
+class _FixedSpans:
+    """An adapter whose beam search returns given spans; scores are all log p = -1."""
+
+    def __init__(self, spans: dict[str, list[str]]) -> None:
+        self.spans = spans
+
+    def beam_spans(self, clozes, beams, top_k, progress=None):
+        assert (beams, top_k) == (20, 10)
+        return [self.spans[c.left.split()[-1]] for c in clozes]
+
+    def score(self, requests, progress=None):
+        from chronoprobe.models.requests import SpanScore
+
+        return [SpanScore(-1.0, 1) for _ in requests]
+
+
+def test_recall_at_10_on_hand_checked_spans(ecbd_file):
+    """ORIGINAL only: ecbd-0's gold "Alice Smith" is found (spacing aside), ecbd-1's "hired Bob"
+    is not, ecbd-2's "Initech" is, ecbd-3's "employed" is not: Recall@10 = 2/4; per span type,
+    np 2/2 and random 0/2."""
+    rows = read_examples(ecbd_file)
+    by_last_left_word = {  # each example's left context ends with a different word
+        "hired": ["Bob Jones", "Alice  Smith"],
+        "Globex": ["Globex hired", "hired"],
+        "by": ["Initech"],
+        "Initech": ["hired", "employs"],
+    }
+    options = ViewOptions(conditions=("original",), recall_beams=20)
+    got = VIEWS["span-ppl"].predict(_FixedSpans(by_last_left_word), rows, options, None)
+    assert [p["recall_at_10"] for p in got] == [True, False, True, False]
+    assert got[0]["top10"] == ["Bob Jones", "Alice  Smith"]
+    metrics = span_ppl_metrics(got, options)
+    assert metrics["overall"]["original"]["recall@10"] == 0.5
+    assert metrics["by_span_type"]["np"]["original"]["recall@10"] == 1.0
+    assert metrics["by_span_type"]["random"]["original"]["recall@10"] == 0.0
+
+
+@pytest.mark.parametrize("architecture", ["t5", "llama"])
+def test_probe_command_recall_beams(tiny, ecbd_file, tmp_path, architecture):
+    model, model_dir = tiny(architecture), tmp_path / "model"
+    model.model.save_pretrained(model_dir)
+    model.tokenizer.save_pretrained(model_dir)
+    out = tmp_path / "out"
+    args = ["probe", str(ecbd_file), "--model", str(model_dir), "--out", str(out)]
+    options = ["--view", "span-ppl", "--device", "cpu", "--condition", "original"]
+    result = CliRunner().invoke(app, [*args, *options, "--recall-beams", "10"])
+    if architecture == "llama":
+        assert result.exit_code != 0
+        assert "need a T5-style model" in result.output
+        assert not (out / "predictions.jsonl").exists()
+        return
+    assert result.exit_code == 0, result.output
+    assert "Recall@10" in result.output
+    rows = list(read_jsonl(out / "predictions.jsonl"))
+    assert all(0 < len(r["top10"]) <= 10 and isinstance(r["recall_at_10"], bool) for r in rows)
+    metrics = json.loads((out / "metrics.json").read_text())
+    hits = [r["recall_at_10"] for r in rows]
+    assert metrics["overall"]["original"]["recall@10"] == sum(hits) / len(hits)

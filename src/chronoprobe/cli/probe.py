@@ -63,6 +63,12 @@ def probe(
         None, help="span-ppl: last year of the model's training data (seen vs unseen groups)."
     ),
     seed: int = typer.Option(0, help="span-ppl: seed of RANDOM DEF's choice of definitions."),
+    recall_beams: int = typer.Option(
+        0,
+        min=0,
+        help="span-ppl, T5-style models: also beam-search each gap with this many beams and "
+        "report Recall@10 (the ECBD paper used 100; 0: off).",
+    ),
 ) -> None:
     """Probe a model with one view; write DIR/predictions.jsonl and DIR/metrics.json.
 
@@ -76,7 +82,8 @@ def probe(
     definition (the entity's own definition prepended); perplexity is averaged per entity first,
     per year, seen/unseen group (--cutoff-year), span type and condition. An interrupted run
     resumes from its finished shards when rerun with the same arguments. bf16 on a GPU, fp32
-    on the CPU.
+    on the CPU. With --recall-beams, T5-style models also get the paper's Recall@10: is the
+    gold span among the ten best distinct spans beam search fills the gap with?
 
     Example: chronoprobe probe drift/examples.jsonl --model package:smollm2 --view pll -o out/
     """
@@ -115,6 +122,7 @@ def probe(
                 conditions=tuple(c.value for c in condition or ConditionName),
                 cutoff_year=cutoff_year,
                 seed=seed,
+                recall_beams=recall_beams,
             ),
             progress=advance,
         )
@@ -123,6 +131,8 @@ def probe(
         for k, v in metrics["overall"].items()
         if not isinstance(v, dict)
     ) or ", ".join(  # span-ppl: one summary per condition
-        f"{k} perplexity {v['perplexity']:.4g}" for k, v in metrics["overall"].items()
+        f"{k} perplexity {v['perplexity']:.4g}"
+        + (f" Recall@10 {v['recall@10']:.3f}" if "recall@10" in v else "")
+        for k, v in metrics["overall"].items()
     )
     console.print(f"[green]wrote[/] {out / 'predictions.jsonl'} and metrics.json: {overall}")

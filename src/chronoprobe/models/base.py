@@ -15,6 +15,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from chronoprobe.models.requests import (
     Candidate,
+    Cloze,
     GenerateRequest,
     Ranking,
     RankRequest,
@@ -24,6 +25,11 @@ from chronoprobe.models.requests import (
 
 # called as progress(done, total) in units of requests (or, for PLL, of masked copies)
 Progress = Callable[[int, int], None] | None
+NO_BEAM_SPANS = (
+    "span predictions by beam search need a T5-style model (sentinel tokens): as the ECBD "
+    "paper's appendix says, BART's rewritten sentence and a causal or masked model's filling "
+    "do not mark where a predicted span ends"
+)
 
 
 def length_buckets(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
@@ -157,3 +163,19 @@ class LanguageModel(ABC):
         self, requests: Sequence[GenerateRequest], progress: Progress = None
     ) -> list[list[Candidate]]:
         """Greedy fillings of each gap, one candidate per length 1..max_tokens."""
+
+    @property
+    def fills_spans(self) -> bool:
+        """Whether ``beam_spans`` works for this model (T5-style seq2seq models)."""
+        return False
+
+    def beam_spans(
+        self,
+        clozes: Sequence[Cloze],
+        beams: int,
+        top_k: int = 10,
+        max_tokens: int = 16,
+        progress: Progress = None,
+    ) -> list[list[str]]:
+        """The ``top_k`` distinct spans beam search fills each gap with (T5-style models)."""
+        raise ValueError(f"{self.name}: {NO_BEAM_SPANS}")

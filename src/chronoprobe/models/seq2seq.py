@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
-from chronoprobe.models.base import span_positions
+from chronoprobe.models.base import NO_BEAM_SPANS, Progress, length_buckets, pad, span_positions
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
 from chronoprobe.models.requests import Cloze, ScoreRequest
 
@@ -108,3 +108,60 @@ class Seq2SeqLM(DecoderLM):
             decoder_attention_mask=attention.to(self.device),
         ).logits
         return logits[rows.to(self.device), cols.to(self.device)]
+
+    @property
+    def fills_spans(self) -> bool:
+        return self.sentinels is not None
+
+    @torch.inference_mode()
+    def beam_spans(
+        self,
+        clozes: Sequence[Cloze],
+        beams: int,
+        top_k: int = 10,
+        max_tokens: int = 16,
+        progress: Progress = None,
+    ) -> list[list[str]]:
+        """The ``top_k`` distinct spans beam search fills each gap with, best first.
+
+        ECBD's Recall@K (its appendix): decode with ``beams`` beams from ``<extra_id_0>`` and
+        read each finished beam up to ``<extra_id_1>`` (or any other special token, or
+        ``max_tokens`` tokens). Spans are whitespace-normalised; empty ones are dropped. Every
+        gap costs ``beams`` decoder rows, so a batch holds ``batch_size // beams`` gaps (at
+        least one).
+        """
+        if not self.fills_spans:
+            raise ValueError(f"{self.name}: {NO_BEAM_SPANS}")
+        if beams < top_k:
+            raise ValueError(f"{beams} beams cannot give {top_k} distinct spans; use >= {top_k}")
+        encoder_rows = [self._encoder_ids(c) for c in clozes]
+        stops = set(self._special)
+        results: list[list[str]] = [[] for _ in clozes]
+        done = 0
+        gaps_per_batch = max(1, self.batch_size // beams)
+        for batch in length_buckets([len(r) for r in encoder_rows], gaps_per_batch):
+            ids, attention = pad([encoder_rows[i] for i in batch], self.pad_id)
+            prefix = torch.tensor([[self.start, self.sentinels[0]]] * len(batch))
+            made = self.model.generate(
+                input_ids=ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                decoder_input_ids=prefix.to(self.device),
+                num_beams=beams,
+                num_return_sequences=beams,
+                max_new_tokens=max_tokens + 1,  # room for the closing sentinel
+                eos_token_id=[self.sentinels[1], *self.trail],
+                pad_token_id=self.pad_id,
+                do_sample=False,
+            )[:, prefix.shape[1] :].tolist()
+            for b, i in enumerate(batch):
+                spans: dict[str, None] = {}
+                for tokens in made[b * beams : (b + 1) * beams]:
+                    end = next((j for j, t in enumerate(tokens) if t in stops), len(tokens))
+                    text = " ".join(self.decode(tokens[:end]).split())
+                    if text:
+                        spans.setdefault(text)
+                results[i] = list(spans)[:top_k]
+            done += len(batch)
+            if progress:
+                progress(done, len(clozes))
+        return results

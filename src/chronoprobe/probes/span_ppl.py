@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from chronoprobe.probes.views import ViewOptions
 
 CONDITIONS = ("original", "no-ent", "random-def", "definition")
+RECALL_K = 10  # ECBD's Recall@10: the gold span among the top ten beam-search spans
 GENERIC_MENTION = "the entity"
 POPULAR = "popular"
 
@@ -178,30 +179,54 @@ def condition_request(
     return ScoreRequest(Cloze(left, text[s_end:]), text[s_start:s_end]), source
 
 
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
 def predict_span_ppl(
     model,
     rows: Sequence[ECBDExample],
     options: ViewOptions,
     progress: Callable[[int, int], None] | None,
 ) -> list[dict]:
-    """One prediction per (example, condition); every request of the shard in one pool."""
+    """One prediction per (example, condition); every request of the shard in one pool.
+
+    With ``options.recall_beams`` the model also fills each gap by beam search (T5-style
+    seq2seq models only), and the prediction lists its top ten spans and whether the gold span
+    is among them (whitespace-normalised exact match).
+    """
     conditions = tuple(options.conditions)
     framed = [condition_request(r, c, options.seed) for r in rows for c in conditions]
-    scores = model.score([request for request, _ in framed], progress=progress)
+    requests = [request for request, _ in framed]
+    phases = 2 if options.recall_beams else 1
+
+    def phase(index: int):
+        if progress is None:
+            return None
+        return lambda done, total: progress(index * total + done, phases * total)
+
+    beamed = None
+    if options.recall_beams:  # first, so a model that cannot do it fails before any scoring
+        clozes = [r.cloze for r in requests]
+        beamed = model.beam_spans(clozes, options.recall_beams, RECALL_K, progress=phase(0))
+    scores = model.score(requests, progress=phase(phases - 1))
     out = []
     for i, ((request, source), score) in enumerate(zip(framed, scores, strict=True)):
         row = rows[i // len(conditions)]
-        out.append(
-            {
-                **row.key(),
-                "condition": conditions[i % len(conditions)],
-                "span": request.span,
-                "n_tokens": score.n_tokens,
-                "logprob": score.logprob,
-                "nll": -score.logprob / score.n_tokens,  # token-normalised
-                "definition_of": source,
-            }
-        )
+        prediction = {
+            **row.key(),
+            "condition": conditions[i % len(conditions)],
+            "span": request.span,
+            "n_tokens": score.n_tokens,
+            "logprob": score.logprob,
+            "nll": -score.logprob / score.n_tokens,  # token-normalised
+            "definition_of": source,
+        }
+        if beamed is not None:
+            prediction["top10"] = beamed[i]
+            gold = _spaced(request.span)
+            prediction["recall_at_10"] = any(_spaced(s) == gold for s in beamed[i])
+        out.append(prediction)
     return out
 
 
@@ -212,12 +237,16 @@ def summarize_span_ppl(predictions: Sequence[dict]) -> dict[str, float | None]:
     ppl = entity_averaged_perplexity(
         (p["entity"], p["logprob"], p["n_tokens"]) for p in predictions
     )
-    return {
+    summary = {
         "n": len(predictions),
         "entities": len({p["entity"] for p in predictions}),
         "tokens": sum(p["n_tokens"] for p in predictions),
         "perplexity": ppl,
     }
+    hits = [p["recall_at_10"] for p in predictions if p.get("recall_at_10") is not None]
+    if hits:
+        summary[f"recall@{RECALL_K}"] = sum(hits) / len(hits)
+    return summary
 
 
 def year_group(year: str, cutoff_year: int | None) -> str | None:

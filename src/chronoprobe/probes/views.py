@@ -35,6 +35,7 @@ class ViewOptions:
     conditions: tuple[str, ...] = CONDITIONS  # span-ppl: ECBD input conditions scored
     cutoff_year: int | None = None  # span-ppl: last year of the model's training data
     seed: int = 0  # span-ppl: which random definition RANDOM DEF prepends
+    recall_beams: int = 0  # span-ppl: beams for Recall@10 (T5-style models; 0: not computed)
 
 
 @dataclass(frozen=True)

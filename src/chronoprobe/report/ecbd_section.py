@@ -15,6 +15,7 @@ from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Tex
 from chronoprobe.report.plots import embed, grouped_bars
 from chronoprobe.report.sections import read_metrics, section
 
+RECALL = "recall@10"
 HEADLINE = ("ppl_original", "ppl_no-ent", "ppl_random-def", "ppl_definition")
 HOW = (
     "Perplexity of the masked span (lower is better): token-normalised negative log-likelihood, "
@@ -22,8 +23,8 @@ HOW = (
 )
 
 
-def _ppl(summaries: dict[str, Any], condition: str) -> float:
-    value = (summaries.get(condition) or {}).get("perplexity")
+def _ppl(summaries: dict[str, Any], condition: str, metric: str = "perplexity") -> float:
+    value = (summaries.get(condition) or {}).get(metric)
     return math.nan if value is None else float(value)
 
 
@@ -31,16 +32,22 @@ def _cell(value: float) -> Any:
     return "\u2013" if math.isnan(value) else round(value, 2)
 
 
-def subset_table(by_subset: dict[str, dict], conditions: list[str], label: str) -> Table:
+def subset_table(
+    by_subset: dict[str, dict],
+    conditions: list[str],
+    label: str,
+    metric: str = "perplexity",
+    caption: str | None = None,
+) -> Table:
     rows = [
         [
             subset,
             max(s.get("n", 0) for s in summaries.values()),
-            *(_cell(_ppl(summaries, c)) for c in conditions),
+            *(_cell(_ppl(summaries, c, metric)) for c in conditions),
         ]
         for subset, summaries in by_subset.items()
     ]
-    return Table([label, "examples", *conditions], rows)
+    return Table([label, "examples", *conditions], rows, caption=caption)
 
 
 def group_bars(metrics: dict[str, Any], model: str) -> Block:
@@ -92,6 +99,13 @@ def model_blocks(model: str, metrics: dict[str, Any]) -> list[Block]:
     blocks.append(subset_table(metrics["by_span_type"], conditions, "span type"))
     if metrics.get("sensitivity"):
         blocks.append(sensitivity_table(metrics["sensitivity"]))
+    if any(RECALL in s for s in metrics["overall"].values()):
+        subsets = {"all": metrics["overall"], **(metrics.get("by_group") or metrics["by_year"])}
+        caption = (
+            "Recall@10 (higher is better): the share of spans whose gold text is among the ten "
+            "best distinct spans beam search fills the gap with (the paper's appendix)."
+        )
+        blocks.append(subset_table(subsets, conditions, "entities", RECALL, caption))
     return blocks
 
 

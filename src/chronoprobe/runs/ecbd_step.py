@@ -2,13 +2,15 @@
 
 Input ``examples``: a ``build`` step of family ``ecbd`` (its ``examples.jsonl``). Params: the
 model specs, the conditions, and the last training year of the models' data (one for all, or
-per model), which splits the years into seen and unseen groups. Each model is one shard of the
+per model), which splits the years into seen and unseen groups, and ``recall_beams`` for the
+paper's Recall@10 (computed for the T5-style models among them). Each model is one shard of the
 step: a killed run resumes at the first model not finished, and inside that model at the
 runner's own last finished shard of rows.
 
 Outputs: ``predictions.parquet`` (one row per model, example and condition: ``model``, the
 example's ``id``, ``entity``, ``year``, ``span_type``, ``split``, and ``condition``, ``span``,
-``n_tokens``, ``logprob``, ``nll``, ``definition_of``) and ``metrics.json`` (per model: the
+``n_tokens``, ``logprob``, ``nll``, ``definition_of``; with ``recall_beams``, ``top10`` and
+``recall_at_10``, else null) and ``metrics.json`` (per model: the
 span-ppl view's metrics; at the top, each condition's overall perplexity averaged over models,
 which the summary table shows).
 """
@@ -44,6 +46,8 @@ SCHEMA = pa.schema(
         ("logprob", pa.float64()),
         ("nll", pa.float64()),
         ("definition_of", pa.string()),
+        ("top10", pa.list_(pa.string())),  # with recall_beams: the ten best beam-search spans
+        ("recall_at_10", pa.bool_()),
     ]
 )
 
@@ -59,6 +63,7 @@ class ECBDEvalParams(BaseModel):
     device: str = "auto"
     family: Literal["masked", "causal", "seq2seq"] | None = None  # default: from the config
     seed: int | None = None  # RANDOM DEF's draw; default: the experiment's seed
+    recall_beams: int = Field(0, ge=0)  # beams for Recall@10 (T5-style models only; 0: off)
 
 
 def _fingerprint(params: ECBDEvalParams) -> list | None:
@@ -86,6 +91,7 @@ def _examples(ctx: StepContext, params: ECBDEvalParams, inputs: dict[str, Path])
 
 def _evaluate(ctx: StepContext, params: ECBDEvalParams, spec: str, data: Path, work: Path) -> None:
     from chronoprobe.models import load_model
+    from chronoprobe.models.base import NO_BEAM_SPANS
     from chronoprobe.probes import ViewOptions, run_probe
 
     model = load_model(
@@ -95,7 +101,10 @@ def _evaluate(ctx: StepContext, params: ECBDEvalParams, spec: str, data: Path, w
         conditions=tuple(params.conditions),
         cutoff_year=params.cutoff_years.get(spec, params.cutoff_year),
         seed=ctx.seed if params.seed is None else params.seed,
+        recall_beams=params.recall_beams if model.fills_spans else 0,
     )
+    if params.recall_beams and not model.fills_spans:
+        ctx.log.info(f"{spec}: perplexity only, no Recall@10 ({NO_BEAM_SPANS})")
     task = None
     if ctx.progress is not None:
         task = ctx.progress.add_task(f"{ctx.step_id}: {spec} (span-ppl)", total=None)
