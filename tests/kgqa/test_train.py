@@ -54,8 +54,10 @@ def test_predictions_file_has_one_row_per_test_question(trained, world):
 
 
 def test_checkpoint_round_trip_gives_the_same_answers(trained, world):
+    """The selected model (the best epoch on valid) comes back for evaluation; the last epoch's
+    model, the one training resumes from, comes back by default."""
     result, out = trained
-    saved = checkpoint.load(out)
+    saved = checkpoint.load(out, selected=True)
     assert saved.epoch == 10 and saved.vocab == result.vocab
     questions = load_split(world.cronq, "test", saved.vocab)
     again, _ = evaluate(saved.model, questions, saved.vocab)
@@ -64,6 +66,32 @@ def test_checkpoint_round_trip_gives_the_same_answers(trained, world):
         assert again[key] == pytest.approx(first[key])
     for name, tensor in result.model.state_dict().items():
         assert torch.equal(saved.model.state_dict()[name], tensor), name
+    last = checkpoint.load(out)
+    assert result.epoch < 10  # this run's valid Hits@1 peaked before the last epoch
+    assert not all(
+        torch.equal(last.model.state_dict()[name], tensor)
+        for name, tensor in result.model.state_dict().items()
+    )
+
+
+def test_the_tested_model_is_the_best_epoch_on_valid(trained, world, tmp_path):
+    result, out = trained
+    valid = [row["valid"]["hits@1"] for row in result.history]
+    best = valid.index(max(valid)) + 1  # the earliest of equals
+    assert result.epoch == best
+    assert json.loads((out / "metrics.json").read_text())["epoch"] == best
+    assert json.loads((out / "config.json").read_text())["best_epoch"] == best
+    last = train(
+        world.cronq,
+        world.tcomplex,
+        TrainConfig(epochs=3, select="last", batch_size=64, device="cpu"),
+        tmp_path / "last",
+        progress=False,
+    )
+    assert last.epoch == 3
+    assert checkpoint.selected_epoch(checkpoint.load(tmp_path / "last").config) == 3
+    with pytest.raises(ValueError, match="select must be one of best-valid, last"):
+        TrainConfig(select="first")
 
 
 def test_resume_after_an_interruption_equals_an_uninterrupted_run(world, tmp_path):
@@ -88,6 +116,7 @@ def test_resume_after_an_interruption_equals_an_uninterrupted_run(world, tmp_pat
     for name, tensor in straight.model.state_dict().items():
         assert torch.equal(resumed.model.state_dict()[name], tensor), name
     assert resumed.metrics["hits@1"] == pytest.approx(straight.metrics["hits@1"])
+    assert resumed.epoch == straight.epoch
 
 
 def test_resume_refuses_another_model(world, trained):

@@ -30,6 +30,11 @@ class ModelName(StrEnum):
     lm = "lm"
 
 
+class Select(StrEnum):
+    best_valid = "best-valid"
+    last = "last"
+
+
 class Split(StrEnum):
     train = "train"
     valid = "valid"
@@ -72,6 +77,11 @@ def train(
     resume: bool = typer.Option(
         True, "--resume/--no-resume", help="Continue from the checkpoint in --out if there is one."
     ),
+    select: Select = typer.Option(
+        Select.best_valid,
+        help="Which epoch's model is tested (and `kgqa eval` uses): the best on the valid "
+        "split by Hits@1, as the CronKGQA code keeps it, or the last.",
+    ),
 ) -> None:
     """Train a QA model, checkpoint it every epoch, and rank the test questions' answers.
 
@@ -95,10 +105,11 @@ def train(
         dropout=dropout,
         seed=seed,
         device=device,
+        select=select.value,
     )
     result = train_model(cronq_dir, tkg, config, out, resume=resume, log=_say)
     console.print(f"[green]wrote[/] {out}")
-    print_metrics(result.metrics, f"{model.value}, test split")
+    print_metrics(result.metrics, f"{model.value}, test split, epoch {result.epoch}")
 
 
 def print_metrics(metrics: dict, title: str) -> None:
@@ -146,7 +157,7 @@ def evaluate(
     from chronoprobe.tkg.train import resolve_device
 
     target = resolve_device(device)
-    saved = checkpoint.load(checkpoint_dir, target)
+    saved = checkpoint.load(checkpoint_dir, target, selected=True)
     questions = load_split(cronq_dir, split.value, saved.vocab)
     _say(f"{split.value}: {questions.summary()}")
     metrics, table = run_eval(saved.model, questions, saved.vocab, batch_size, target)
@@ -158,7 +169,9 @@ def evaluate(
     name = saved.model.name
     embeddings = saved.config.get("data", {}).get("embeddings")
     if as_json:
-        header = {"model": name, "embeddings": embeddings, "split": split.value}
+        epoch = checkpoint.selected_epoch(saved.config)
+        header = {"model": name, "embeddings": embeddings, "split": split.value, "epoch": epoch}
         typer.echo(json.dumps({**header, **metrics}))
     else:
-        print_metrics(metrics, f"{name}, {split.value} split, epoch {saved.epoch}")
+        epoch = checkpoint.selected_epoch(saved.config)
+        print_metrics(metrics, f"{name}, {split.value} split, epoch {epoch}")

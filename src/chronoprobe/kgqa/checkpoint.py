@@ -5,6 +5,7 @@
     DIR/vocab.json             the answer candidates: entity ids, then years
     DIR/encoder.json           the encoder's spec and config; DIR/tokenizer/ its tokenizer
     DIR/config.json            model, training and data options, epoch, per-epoch history
+    DIR/best.safetensors       the model at its best epoch on the valid split (``best_epoch``)
 
 The frozen TKG tables are copied in, so evaluation needs neither the TKG checkpoint nor a model
 hub. As for TKG checkpoints, config.json is written last and the tensor files carry the epoch,
@@ -28,11 +29,12 @@ from chronoprobe.kgqa.encoder import load_encoder
 from chronoprobe.kgqa.models import QAModel, build_qa_model
 
 FORMAT = "chronoprobe-kgqa"
-MODEL, OPTIMIZER, VOCAB, CONFIG = (
+MODEL, OPTIMIZER, VOCAB, CONFIG, BEST = (
     "model.safetensors",
     "optimizer.safetensors",
     "vocab.json",
     "config.json",
+    "best.safetensors",
 )
 
 
@@ -98,12 +100,42 @@ def save(
     return directory
 
 
+def save_best(directory: Path, model: QAModel, epoch: int) -> None:
+    """Keep ``model`` as the best so far; config.json's ``best_epoch`` names it once saved."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    _save_tensors(dict(model.state_dict()), Path(directory) / BEST, {"epoch": str(epoch)})
+
+
+def load_best(directory: Path, model: QAModel, epoch: int) -> None:
+    """Put the weights ``save_best`` kept for ``epoch`` into ``model``."""
+    path = Path(directory) / BEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing, but config.json names best epoch {epoch}")
+    with safe_open(str(path), framework="pt") as handle:
+        saved = (handle.metadata() or {}).get("epoch")
+    if saved != str(epoch):
+        raise ValueError(f"{path}: holds epoch {saved}, config.json names best epoch {epoch}")
+    model.load_state_dict(load_file(str(path)))
+
+
+def selected_epoch(config: dict) -> int:
+    """The epoch whose model is tested: the best on the valid split unless ``select: last``."""
+    best = config.get("best_epoch")
+    if config.get("train", {}).get("select", "best-valid") == "best-valid" and best is not None:
+        return int(best)
+    return int(config["epoch"])
+
+
 def exists(directory: Path) -> bool:
     return (Path(directory) / CONFIG).is_file()
 
 
-def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
-    """A checkpoint directory back; errors name the file and what is wrong with it."""
+def load(directory: Path, device: torch.device | str = "cpu", selected: bool = False) -> Checkpoint:
+    """A checkpoint directory back; errors name the file and what is wrong with it.
+
+    The model holds the last epoch's weights (to resume from), or with ``selected`` those of
+    the epoch training tested (see :func:`selected_epoch`).
+    """
     directory = Path(directory)
     if not exists(directory):
         raise FileNotFoundError(
@@ -138,6 +170,8 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
                 "interrupted); train again with --no-resume or restore the directory"
             )
     model.load_state_dict(load_file(str(directory / MODEL)))
+    if selected and selected_epoch(config) != int(config["epoch"]):
+        load_best(directory, model, selected_epoch(config))
     model.to(device)
     flat = load_file(str(directory / OPTIMIZER))
     state: dict = {"state": {}, "param_groups": json.loads(metadata[OPTIMIZER]["param_groups"])}

@@ -31,6 +31,8 @@ from chronoprobe.kgqa.models import QA_MODELS, QAModel, build_qa_model
 from chronoprobe.tkg import checkpoint as tkg_checkpoint
 from chronoprobe.tkg.train import resolve_device
 
+SELECT = ("best-valid", "last")
+
 
 @dataclass
 class TrainConfig:
@@ -43,8 +45,11 @@ class TrainConfig:
     seed: int = 0
     device: str = "auto"
     eval_batch_size: int = 256
+    select: str = "best-valid"  # the model tested: the best epoch on the valid split, or "last"
 
     def __post_init__(self) -> None:
+        if self.select not in SELECT:
+            raise ValueError(f"select must be one of {', '.join(SELECT)}, not {self.select!r}")
         if self.model not in QA_MODELS:
             raise ValueError(
                 f"unknown QA model {self.model!r}; choose one of: {', '.join(QA_MODELS)}"
@@ -64,6 +69,7 @@ class TrainResult:
     vocab: AnswerVocab
     history: list[dict] = field(default_factory=list)
     metrics: dict = field(default_factory=dict)  # on the test split, after training
+    epoch: int = 0  # the epoch whose model was tested
 
 
 def answer_vocab(tkg_dir: Path) -> tuple[AnswerVocab, Tensor, Tensor | None, str]:
@@ -160,6 +166,7 @@ def train(
         saved = checkpoint.load(out, device)
         _check_compatible(saved, config, out)
         model, vocab, history = saved.model, saved.vocab, list(saved.config.get("history", []))
+        saved_best = saved.config.get("best_epoch")
         embeddings = saved.config.get("data", {}).get("embeddings")
         optimizer = torch.optim.Adam(_trainable(model), lr=config.learning_rate)
         optimizer.load_state_dict(saved.optimizer_state)
@@ -173,7 +180,7 @@ def train(
             config.model, encoder, entity, time_table, vocab.n_times, config.dropout
         ).to(device)
         optimizer = torch.optim.Adam(_trainable(model), lr=config.learning_rate)
-        history = []
+        history, saved_best = [], None
         say(
             f"{config.model} over {embeddings} embeddings ({vocab.n_entities:,} entities, "
             f"{vocab.n_times:,} years), encoder {config.encoder}"
@@ -182,6 +189,8 @@ def train(
     for name, questions in splits.items():
         say(f"{name}: {questions.summary()}")
     data = {"cronq": str(cronq_dir), "tkg": str(tkg_dir), "embeddings": embeddings}
+    best = saved_best  # the epoch whose weights best.safetensors holds
+    best_hits = history[best - 1]["valid"]["hits@1"] if best else -1.0
     own = _progress() if progress is True else None
     bar = own if own is not None else (progress if isinstance(progress, Progress) else None)
     with own if own is not None else nullcontext():
@@ -192,23 +201,32 @@ def train(
                 row["valid"] = {k: valid[k] for k in ("hits@1", "hits@10", "mrr")}
             history.append(row)
             say(describe_epoch(row))
+            if "valid" in row and row["valid"]["hits@1"] > best_hits:  # earliest of equals
+                best, best_hits = epoch, row["valid"]["hits@1"]
+                checkpoint.save_best(out, model, epoch)  # before config.json names it
             body = {
                 "epoch": epoch,
                 "train": dataclasses.asdict(config),
                 "data": data,
                 "history": history,
+                "best_epoch": best,
             }
             checkpoint.save(out, model, optimizer, vocab, body)
         if not history:  # --epochs 0: keep the untrained model evaluable
             body = {"epoch": 0, "train": dataclasses.asdict(config), "data": data, "history": []}
             checkpoint.save(out, model, optimizer, vocab, body)
+        tested = len(history)
+        if config.select == "best-valid" and best is not None and best != tested:
+            checkpoint.load_best(out, model, best)
+            tested = best
+            say(f"testing the model of epoch {best}, the best on the valid split")
         metrics, predictions = evaluate(
             model, splits["test"], vocab, config.eval_batch_size, device, bar
         )
-    header = {"model": config.model, "embeddings": embeddings, "split": "test"}
+    header = {"model": config.model, "embeddings": embeddings, "split": "test", "epoch": tested}
     write_results(out, {**header, **metrics}, predictions)
     say(f"test: {describe_metrics(metrics)}")
-    return TrainResult(model, vocab, history, metrics)
+    return TrainResult(model, vocab, history, metrics, tested)
 
 
 def _trainable(model: QAModel) -> list[torch.nn.Parameter]:

@@ -29,6 +29,7 @@ class KGQAParams(BaseModel):
     dropout: float = Field(0.1, ge=0, le=1)
     seed: int | None = None  # default: the experiment's seed
     device: str = "auto"
+    select: Literal["best-valid", "last"] = "best-valid"  # the epoch tested
 
 
 @step_kind("kgqa", KGQAParams)
