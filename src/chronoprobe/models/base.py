@@ -60,6 +60,24 @@ def span_positions(offsets: Sequence[tuple[int, int]], start: int, end: int) -> 
     return [i for i, (a, b) in enumerate(offsets) if a < end and b > start and b > a]
 
 
+def locate_spans(
+    tokenizer, requests: Sequence[ScoreRequest], special_tokens: bool
+) -> list[tuple[list[int], list[int]]]:
+    """Each request's filled text as ids, and the positions of its span's tokens there."""
+    texts = [r.cloze.filled(r.span) for r in requests]
+    encoded = tokenizer(texts, add_special_tokens=special_tokens, return_offsets_mapping=True)
+    located = []
+    for r, text, ids, offsets in zip(
+        requests, texts, encoded["input_ids"], encoded["offset_mapping"], strict=True
+    ):
+        start = len(r.cloze.left)
+        positions = span_positions(offsets, start, start + len(r.span))
+        if not positions:
+            raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
+        located.append((ids, positions))
+    return located
+
+
 def rank_logits(
     logits: torch.Tensor, candidates: Sequence[Sequence[int]], top_k: int
 ) -> list[Ranking]:
@@ -143,6 +161,32 @@ class LanguageModel(ABC):
     @abstractmethod
     def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
         """The ids a span is scored as, located as this family's ``score`` locates them."""
+
+    def _ranked(
+        self,
+        requests: Sequence[RankRequest],
+        costs: Sequence[int],
+        gap_logits: Callable[[list[int]], torch.Tensor],
+        top_k: int,
+        vocabulary: Sequence[int] | None,
+        progress: Progress,
+    ) -> list[Ranking]:
+        """Rankings batch by batch (length-bucketed by ``costs``); ``gap_logits(batch)`` gives the
+        vocabulary logits at the gap of each request of a batch of indices."""
+        restrict = self.vocabulary_mask(vocabulary, self.model.config.vocab_size)
+        results: list[Ranking | None] = [None] * len(requests)
+        done = 0
+        for batch in length_buckets(costs, self.batch_size):
+            logits = gap_logits(batch).float()
+            if restrict is not None:
+                logits = logits + restrict
+            rankings = rank_logits(logits, [requests[i].candidates for i in batch], top_k)
+            for i, ranking in zip(batch, rankings, strict=True):
+                results[i] = ranking
+            done += len(batch)
+            if progress:
+                progress(done, len(requests))
+        return results  # type: ignore[return-value]
 
     @abstractmethod
     def rank(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import torch
 
-from chronoprobe.models.base import span_positions
+from chronoprobe.models.base import locate_spans
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
 from chronoprobe.models.requests import Cloze, ScoreRequest
 
@@ -48,16 +48,8 @@ class CausalLM(DecoderLM):
         return DecoderRow(self._context(ids))
 
     def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
-        texts = [r.cloze.filled(r.span) for r in requests]
-        encoded = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
         scored = []
-        for r, text, ids, offsets in zip(
-            requests, texts, encoded["input_ids"], encoded["offset_mapping"], strict=True
-        ):
-            start = len(r.cloze.left)
-            positions = span_positions(offsets, start, start + len(r.span))
-            if not positions:
-                raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
+        for ids, positions in locate_spans(self.tokenizer, requests, special_tokens=False):
             context = self._context(ids[: positions[0]])
             span = ids[positions[0] : positions[-1] + 1]
             scored.append(Scored(DecoderRow(context + span), len(context), span))

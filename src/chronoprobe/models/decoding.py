@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from chronoprobe.models.base import LanguageModel, Progress, length_buckets, pad, rank_logits
+from chronoprobe.models.base import LanguageModel, Progress, length_buckets, pad
 from chronoprobe.models.requests import (
     Candidate,
     Cloze,
@@ -113,21 +113,14 @@ class DecoderLM(LanguageModel):
         if not requests:
             return []
         rows = [self.rank_row(r.cloze) for r in requests]
-        restrict = self.vocabulary_mask(vocabulary, self.model.config.vocab_size)
-        results: list[Ranking | None] = [None] * len(requests)
-        done = 0
-        for batch in length_buckets([self._cost(r) for r in rows], self.batch_size):
+
+        def gap_logits(batch: list[int]) -> torch.Tensor:
             ids, attention, encoded = self._batch([rows[i] for i in batch])
             cols = torch.tensor([len(rows[i].ids) - 1 for i in batch])
-            logits = self.logits_at(ids, attention, torch.arange(len(batch)), cols, encoded)
-            logits = logits.float() if restrict is None else logits.float() + restrict
-            rankings = rank_logits(logits, [requests[i].candidates for i in batch], top_k)
-            for i, ranking in zip(batch, rankings, strict=True):
-                results[i] = ranking
-            done += len(batch)
-            if progress:
-                progress(done, len(requests))
-        return results  # type: ignore[return-value]
+            return self.logits_at(ids, attention, torch.arange(len(batch)), cols, encoded)
+
+        costs = [self._cost(r) for r in rows]
+        return self._ranked(requests, costs, gap_logits, top_k, vocabulary, progress)
 
     def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
         if not requests:

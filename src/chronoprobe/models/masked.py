@@ -15,9 +15,8 @@ from chronoprobe.models.base import (
     LanguageModel,
     Progress,
     length_buckets,
+    locate_spans,
     pad,
-    rank_logits,
-    span_positions,
 )
 from chronoprobe.models.requests import (
     Candidate,
@@ -82,22 +81,14 @@ class MaskedLM(LanguageModel):
         if not requests:
             return []
         encoded = self._masked_ids([r.cloze for r in requests], [1] * len(requests))
-        restrict = self.vocabulary_mask(vocabulary, self.model.config.vocab_size)
-        results: list[Ranking | None] = [None] * len(requests)
-        done = 0
-        for batch in length_buckets([len(e) for e in encoded], self.batch_size):
+
+        def gap_logits(batch: list[int]) -> torch.Tensor:
             ids, attention = pad([encoded[i] for i in batch], self.pad_id)
             cols = torch.tensor([encoded[i].index(self.mask_id) for i in batch])
-            logits = self.logits_at(ids, attention, torch.arange(len(batch)), cols).float()
-            if restrict is not None:
-                logits = logits + restrict
-            rankings = rank_logits(logits, [requests[i].candidates for i in batch], top_k)
-            for i, ranking in zip(batch, rankings, strict=True):
-                results[i] = ranking
-            done += len(batch)
-            if progress:
-                progress(done, len(requests))
-        return results  # type: ignore[return-value]
+            return self.logits_at(ids, attention, torch.arange(len(batch)), cols)
+
+        costs = [len(e) for e in encoded]
+        return self._ranked(requests, costs, gap_logits, top_k, vocabulary, progress)
 
     def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
         if not requests:
@@ -105,19 +96,8 @@ class MaskedLM(LanguageModel):
         return [[ids[p] for p in positions] for ids, positions in self._locate(requests)]
 
     def _locate(self, requests: Sequence[ScoreRequest]) -> list[tuple[list[int], list[int]]]:
-        """Each filled sentence's ids and the positions of its span's tokens."""
-        texts = [r.cloze.filled(r.span) for r in requests]
-        encoded = self.tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True)
-        located = []
-        for r, text, ids, offsets in zip(
-            requests, texts, encoded["input_ids"], encoded["offset_mapping"], strict=True
-        ):
-            start = len(r.cloze.left)
-            positions = span_positions(offsets, start, start + len(r.span))
-            if not positions:
-                raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
-            located.append((ids, positions))
-        return located
+        """Each filled sentence's ids (special tokens included) and its span's positions."""
+        return locate_spans(self.tokenizer, requests, special_tokens=True)
 
     def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
         """PLL: each span token scored with only that token masked, every copy in one pool."""

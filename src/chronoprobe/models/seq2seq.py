@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
-from chronoprobe.models.base import NO_BEAM_SPANS, Progress, length_buckets, pad, span_positions
+from chronoprobe.models.base import NO_BEAM_SPANS, Progress, length_buckets, locate_spans, pad
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
 from chronoprobe.models.requests import Cloze, ScoreRequest
 
@@ -43,8 +43,8 @@ class Seq2SeqLM(DecoderLM):
             raise ValueError(f"{self.name}: the model config names no decoder start token")
         self.start = int(start)
 
-    def _tokens(self, texts: list[str], offsets: bool = False):
-        return self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=offsets)
+    def _tokens(self, texts: list[str]):
+        return self.tokenizer(texts, add_special_tokens=False)
 
     def _encoder_ids(self, cloze: Cloze) -> list[int]:
         gap = SENTINELS[0] if self.sentinels else self.tokenizer.mask_token
@@ -69,16 +69,9 @@ class Seq2SeqLM(DecoderLM):
                 row = DecoderRow([self.start, self.sentinels[0], *span], self._encoder_ids(r.cloze))
                 scored.append(Scored(row, 2, span))
             return scored
-        texts = [r.cloze.filled(r.span) for r in requests]
-        encoded = self._tokens(texts, offsets=True)
         scored = []
-        for r, text, ids, offsets in zip(
-            requests, texts, encoded["input_ids"], encoded["offset_mapping"], strict=True
-        ):
-            start = len(r.cloze.left)
-            positions = span_positions(offsets, start, start + len(r.span))
-            if not positions:
-                raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
+        located = locate_spans(self.tokenizer, requests, special_tokens=False)
+        for r, (ids, positions) in zip(requests, located, strict=True):
             context = [self.start, *self.lead, *ids[: positions[0]]]
             span = ids[positions[0] : positions[-1] + 1]
             scored.append(
