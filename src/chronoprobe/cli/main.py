@@ -40,5 +40,18 @@ def main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    threads: int | None = typer.Option(
+        None,
+        "--threads",
+        min=1,
+        envvar="CHRONOPROBE_THREADS",
+        help="CPU threads for torch's operations (default: torch's own, one per core). On a "
+        "machine other jobs keep busy, 1 is often several times faster: idle threads spin "
+        "while they wait for a core.",
+    ),
 ) -> None:
     """chronoprobe: temporal KGs, probe sets, model views and metrics, offline by default."""
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
