@@ -61,6 +61,7 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     stats = next(b for b in first.blocks if isinstance(b, Stats))
     assert stats.items["model"] == "cronkgqa + tcomplex"
     assert stats.items["Hits@1"] == metrics["hits@1"]
+    assert stats.items["epoch tested"] == metrics["epoch"] in (1, 2)
     chart = next(b for b in first.blocks if isinstance(b, Image))
     models = {row[0] for row in chart.data.rows}
     assert models == {"cron (cronkgqa + tcomplex)", "lm (lm)"}

@@ -104,6 +104,8 @@ def kgqa_section(step_dir: Path, record: dict) -> Section:
         "simple Hits@1": Percent(metrics["simple"]["hits@1"]),
         "complex Hits@1": Percent(metrics["complex"]["hits@1"]),
     }
+    if "epoch" in metrics:  # the model tested: the best on valid, or the last
+        tiles["epoch tested"] = metrics["epoch"]
     steps = _kgqa_steps(step_dir, step_id)
     if steps[0][0] == step_id:
         blocks: list[Block] = [Stats(tiles), hits_bars([(i, read_metrics(d)) for i, d in steps])]
