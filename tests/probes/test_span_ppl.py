@@ -414,6 +414,8 @@ def test_recall_needs_a_t5_style_model(tiny, tiny_bart, ecbd_file, architecture)
 class _FixedSpans:
     """An adapter whose beam search returns given spans; scores are all log p = -1."""
 
+    fills_spans = True
+
     def __init__(self, spans: dict[str, list[str]]) -> None:
         self.spans = spans
 

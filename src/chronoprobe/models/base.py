@@ -15,7 +15,6 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from chronoprobe.models.requests import (
     Candidate,
-    Cloze,
     GenerateRequest,
     Ranking,
     RankRequest,
@@ -210,16 +209,6 @@ class LanguageModel(ABC):
 
     @property
     def fills_spans(self) -> bool:
-        """Whether ``beam_spans`` works for this model (T5-style seq2seq models)."""
+        """Whether the model has ``beam_spans``, ECBD's Recall@10 predictions (T5-style seq2seq
+        models; see :data:`NO_BEAM_SPANS` for why the others have not)."""
         return False
-
-    def beam_spans(
-        self,
-        clozes: Sequence[Cloze],
-        beams: int,
-        top_k: int = 10,
-        max_tokens: int = 16,
-        progress: Progress = None,
-    ) -> list[list[str]]:
-        """The ``top_k`` distinct spans beam search fills each gap with (T5-style models)."""
-        raise ValueError(f"{self.name}: {NO_BEAM_SPANS}")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
+from chronoprobe.models.base import NO_BEAM_SPANS
 from chronoprobe.models.requests import Cloze, ScoreRequest
 
 if TYPE_CHECKING:
@@ -207,6 +208,8 @@ def predict_span_ppl(
 
     beamed = None
     if options.recall_beams:  # first, so a model that cannot do it fails before any scoring
+        if not model.fills_spans:
+            raise ValueError(f"{model.name}: {NO_BEAM_SPANS}")
         clozes = [r.cloze for r in requests]
         beamed = model.beam_spans(clozes, options.recall_beams, RECALL_K, progress=phase(0))
     scores = model.score(requests, progress=phase(phases - 1))
