@@ -66,12 +66,43 @@ def test_checkpoint_round_trip_gives_the_same_answers(trained, world):
         assert again[key] == pytest.approx(first[key])
     for name, tensor in result.model.state_dict().items():
         assert torch.equal(saved.model.state_dict()[name], tensor), name
-    last = checkpoint.load(out)
-    assert result.epoch < 10  # this run's valid Hits@1 peaked before the last epoch
-    assert not all(
-        torch.equal(last.model.state_dict()[name], tensor)
-        for name, tensor in result.model.state_dict().items()
-    )
+    assert checkpoint.load(out).epoch == 10  # the default load: the last epoch, to resume from
+
+
+def test_an_early_best_epoch_is_tested_evaluated_and_resumed_past(world, tmp_path, monkeypatch):
+    """Valid Hits@1 scripted to peak at epoch 2 of 3: the test metrics, `kgqa eval`'s model and
+    best.safetensors are epoch 2's; the checkpoint to resume from stays epoch 3's."""
+    from chronoprobe.kgqa import train as train_module
+
+    real, valid_hits = train_module.evaluate, iter([0.2, 0.5, 0.4])
+    valid_ids = [json.loads(line)["id"] for line in (world.cronq / "valid.jsonl").open()]
+
+    def scripted(model, questions, *args, **kwargs):
+        metrics, table = real(model, questions, *args, **kwargs)
+        if list(questions.ids) == valid_ids:
+            metrics = {**metrics, "hits@1": next(valid_hits)}
+        return metrics, table
+
+    snapshots = {}
+    save = checkpoint.save
+
+    def keep(directory, model, *args, **kwargs):
+        snapshots[args[-1]["epoch"]] = {k: v.clone() for k, v in model.state_dict().items()}
+        return save(directory, model, *args, **kwargs)
+
+    monkeypatch.setattr(train_module, "evaluate", scripted)
+    monkeypatch.setattr(checkpoint, "save", keep)
+    config = TrainConfig(epochs=3, batch_size=64, device="cpu")
+    result = train(world.cronq, world.tcomplex, config, tmp_path / "qa", progress=False)
+    assert result.epoch == 2
+    assert [row["valid"]["hits@1"] for row in result.history] == [0.2, 0.5, 0.4]
+    selected = checkpoint.load(tmp_path / "qa", selected=True)
+    last = checkpoint.load(tmp_path / "qa")
+    assert last.epoch == 3 and checkpoint.selected_epoch(last.config) == 2
+    for name, tensor in snapshots[2].items():
+        assert torch.equal(selected.model.state_dict()[name], tensor), name
+        assert torch.equal(result.model.state_dict()[name], tensor), name
+    assert any(not torch.equal(last.model.state_dict()[n], t) for n, t in snapshots[2].items())
 
 
 def test_the_tested_model_is_the_best_epoch_on_valid(trained, world, tmp_path):
