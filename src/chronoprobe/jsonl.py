@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -30,19 +31,30 @@ def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
     return count
 
 
-def read_jsonl(path: str | Path) -> Iterator[dict]:
-    """Rows of a JSONL file; a bad line raises ValueError naming file and line."""
+def numbered_lines(
+    path: str | Path, kind: Any = Any, reason: str = "invalid JSON"
+) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of a JSONL file, decoded as ``kind`` (any
+    JSON by default, else a msgspec struct); a line that does not decode raises ValueError
+    ``FILE:LINE: REASON: what is wrong``."""
+    decoder = msgspec.json.Decoder(kind)
     with open(path, "rb") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                row = msgspec.json.decode(line)
-            except msgspec.DecodeError as err:
-                raise ValueError(f"{path}:{number}: invalid JSON: {err}") from err
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{number}: expected a JSON object")
-            yield row
+                value = decoder.decode(line)
+            except msgspec.DecodeError as err:  # ValidationError included
+                raise ValueError(f"{path}:{number}: {reason}: {err}") from err
+            yield number, value
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict]:
+    """Rows of a JSONL file; a bad line raises ValueError naming file and line."""
+    for number, row in numbered_lines(path):
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{number}: expected a JSON object")
+        yield row
 
 
 def read_json_object(path: str | Path, what: str = "the file") -> dict:

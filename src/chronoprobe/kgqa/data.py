@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import msgspec
 import numpy as np
 import torch
 from torch import Tensor
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
+from chronoprobe.jsonl import numbered_lines
 
 ANSWER_TYPES = ("entity", "time")
 REQUIRED = ("id", "question", "type", "answer_type", "answers", "entities", "times")
@@ -107,23 +107,11 @@ class Questions:
 
 def read_rows(path: Path) -> list[dict]:
     """Question rows of a JSONL file, each checked for the fields the QA models read."""
-    rows = []
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError as err:
+    if not path.is_file():
         raise FileNotFoundError(
             f"{path}: no such question file; build one with `chronoprobe build cronq`"
-        ) from err
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = msgspec.json.decode(line)
-            except msgspec.DecodeError as err:
-                raise ValueError(f"{path}:{number}: invalid JSON: {err}") from err
-            rows.append(_checked(row, f"{path}:{number}"))
-    return rows
+        )
+    return [_checked(row, f"{path}:{number}") for number, row in numbered_lines(path)]
 
 
 def _checked(row: object, where: str) -> dict:

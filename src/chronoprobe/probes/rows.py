@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 
+from chronoprobe.jsonl import numbered_lines
 from chronoprobe.models.requests import Cloze, split_query
 
 
@@ -38,16 +39,11 @@ class ProbeRow:
 
 def read_rows(path: str | Path) -> list[ProbeRow]:
     """Rows of a probe-set JSONL file; a bad line raises ValueError naming file and line."""
-    decoder = msgspec.json.Decoder(_Line)
     rows: list[ProbeRow] = []
-    with open(path, "rb") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = decoder.decode(line)
-                cloze = Cloze(*split_query(item.query))
-            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as err:
-                raise ValueError(f"{path}:{number}: {err}") from err
-            rows.append(ProbeRow(item.id, cloze, item.answer_labels, item.period, item.split))
+    for number, item in numbered_lines(path, _Line, "not a probe row"):
+        try:
+            cloze = Cloze(*split_query(item.query))
+        except ValueError as err:
+            raise ValueError(f"{path}:{number}: {err}") from err
+        rows.append(ProbeRow(item.id, cloze, item.answer_labels, item.period, item.split))
     return rows

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
 from chronoprobe.models.base import NO_BEAM_SPANS
 from chronoprobe.models.requests import Cloze, ScoreRequest
@@ -122,20 +123,12 @@ def _check(line: _Line) -> str | None:
 
 def read_examples(path: str | Path) -> list[ECBDExample]:
     """ECBD rows (``chronoprobe build ecbd``); a bad line raises ValueError naming file and line."""
-    decoder = msgspec.json.Decoder(_Line)
     lines: list[_Line] = []
-    with open(path, "rb") as source:
-        for number, raw in enumerate(source, start=1):
-            if not raw.strip():
-                continue
-            try:
-                line = decoder.decode(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError) as err:
-                raise ValueError(f"{path}:{number}: not an ECBD example: {err}") from err
-            problem = _check(line)
-            if problem:
-                raise ValueError(f"{path}:{number}: {problem}")
-            lines.append(line)
+    for number, line in numbered_lines(path, _Line, "not an ECBD example"):
+        problem = _check(line)
+        if problem:
+            raise ValueError(f"{path}:{number}: {problem}")
+        lines.append(line)
     pool = DefinitionPool.of({line.entity: line.definition for line in lines})
     return [
         ECBDExample(

@@ -13,6 +13,7 @@ from typing import Literal
 
 import msgspec
 
+from chronoprobe.jsonl import numbered_lines
 from chronoprobe.templates import MASK
 
 
@@ -32,31 +33,21 @@ class Statement(msgspec.Struct, forbid_unknown_fields=False):
     template: str | None = None  # implicit-knowledge queries: "original" or "new"
 
 
-_decoder = msgspec.json.Decoder(Statement)
-
-
 def load_statements(path: str | Path) -> list[dict]:
     """Rows of a statements (or queries) JSONL file as dicts; bad lines raise ValueError."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such statements file")
     rows: list[dict] = []
-    with open(path, "rb") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                statement = _decoder.decode(line)
-            except msgspec.DecodeError as err:
-                raise ValueError(f"{path}:{number}: {err}") from err
-            if statement.text.count(MASK) != 1:
-                raise ValueError(f"{path}:{number}: text must hold exactly one {MASK}")
-            if statement.target not in statement.answers:
-                raise ValueError(f"{path}:{number}: target {statement.target!r} not in answers")
-            row = msgspec.structs.asdict(statement)
-            if row["multi_answer"] is None:
-                row["multi_answer"] = len(statement.answers) > 1
-            rows.append(row)
+    for number, statement in numbered_lines(path, Statement, "not a statement"):
+        if statement.text.count(MASK) != 1:
+            raise ValueError(f"{path}:{number}: text must hold exactly one {MASK}")
+        if statement.target not in statement.answers:
+            raise ValueError(f"{path}:{number}: target {statement.target!r} not in answers")
+        row = msgspec.structs.asdict(statement)
+        if row["multi_answer"] is None:
+            row["multi_answer"] = len(statement.answers) > 1
+        rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no statements")
     return rows
