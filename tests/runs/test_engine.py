@@ -180,3 +180,27 @@ def test_a_failed_step_resumes_from_its_finished_shards(
     table = pq.read_table(tmp_path / "run/steps/sq/squares.parquet")
     assert table.column("square").to_pylist() == [i * i for i in range(12)]
     assert "resuming, 2 of 4 shards done" in (tmp_path / "run/run.log").read_text()
+
+
+def test_progress_task_shows_a_bar_while_its_block_runs(tmp_path):
+    import io
+    import logging
+
+    from rich.progress import Progress
+
+    from chronoprobe.runs.steps import StepContext
+
+    display = Progress(console=Console(file=io.StringIO()))
+    ctx = StepContext("probe", tmp_path, tmp_path, 0, logging.getLogger("t"), display)
+    with ctx.progress_task("m (pll)") as advance:
+        (task,) = display.tasks
+        assert task.description == "probe: m (pll)" and task.total is None
+        advance(3, 8)
+        assert (task.completed, task.total) == (3, 8)
+    assert display.tasks == []
+    with pytest.raises(KeyError), ctx.progress_task("m (pll)"):  # removed on errors too
+        raise KeyError("boom")
+    assert display.tasks == []
+    quiet = StepContext("probe", tmp_path, tmp_path, 0, logging.getLogger("t"))
+    with quiet.progress_task("m") as advance:
+        advance(1, 2)  # no display: nothing to move, nothing fails

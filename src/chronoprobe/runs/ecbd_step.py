@@ -105,19 +105,10 @@ def _evaluate(ctx: StepContext, params: ECBDEvalParams, spec: str, data: Path, w
     )
     if params.recall_beams and not model.fills_spans:
         ctx.log.info(f"{spec}: perplexity only, no Recall@10 ({NO_BEAM_SPANS})")
-    task = None
-    if ctx.progress is not None:
-        task = ctx.progress.add_task(f"{ctx.step_id}: {spec} (span-ppl)", total=None)
-
-    def progress(done: float, total: float) -> None:
-        if task is not None:
-            ctx.progress.update(task, completed=done, total=total)
-
     try:
-        run_probe(data, model, "span-ppl", work, options, progress=progress)
+        with ctx.progress_task(f"{spec} (span-ppl)") as progress:
+            run_probe(data, model, "span-ppl", work, options, progress=progress)
     finally:
-        if task is not None:
-            ctx.progress.remove_task(task)
         del model
         gc.collect()
 

@@ -141,20 +141,11 @@ def _probe_one(ctx, params, name: str, spec: str, data: Path, work: Path) -> lis
     model = load_model(
         spec, family=params.family, device=params.device, batch_size=params.batch_size
     )
-    task = None
-    if ctx.progress is not None:
-        task = ctx.progress.add_task(f"{ctx.step_id}: {name} ({params.view})", total=None)
-
-    def progress(done: float, total: float) -> None:
-        if task is not None:
-            ctx.progress.update(task, completed=done, total=total)
-
     options = ViewOptions(top_k=params.top_k, max_tokens=params.max_tokens)
     try:
-        run_probe(data, model, params.view, work, options, progress=progress)
+        with ctx.progress_task(f"{name} ({params.view})") as progress:
+            run_probe(data, model, params.view, work, options, progress=progress)
     finally:
-        if task is not None:
-            ctx.progress.remove_task(task)
         del model
         gc.collect()
     return read_jsonl(work / "predictions.jsonl")

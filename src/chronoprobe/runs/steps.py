@@ -12,6 +12,7 @@ import importlib
 import logging
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,20 @@ class StepContext:
                 self.progress.advance(task)
         if task is not None:
             self.progress.remove_task(task)
+
+    @contextmanager
+    def progress_task(self, description: str) -> Iterator[Callable[[float, float], None]]:
+        """A bar in the run's progress display while the block runs, and the ``(done, total)``
+        callback that moves it (a no-op without a display)."""
+        if self.progress is None:
+            yield lambda done, total: None
+            return
+        progress = self.progress
+        task = progress.add_task(f"{self.step_id}: {description}", total=None)
+        try:
+            yield lambda done, total: progress.update(task, completed=done, total=total)
+        finally:
+            progress.remove_task(task)
 
     def write_shard(self, name: str, index: int, table: pa.Table) -> None:
         with atomic_path(self.shard_path(name, index)) as tmp:
