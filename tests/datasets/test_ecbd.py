@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -117,8 +119,28 @@ def test_build_from_a_wikipedia_record(tmp_path, nlp):
 
 
 def test_short_articles_are_skipped(tmp_path, nlp):
+    """And counted, so an empty build can say why (the article has 766 words: 60 fillers of 12
+    words, 46 others)."""
     kg, source = kg_and_articles(tmp_path)
-    assert build_ecbd(kg, iter_articles(source), ECBDConfig(min_article_words=5000), nlp=nlp) == []
+    seen = Counter()
+    config = ECBDConfig(min_article_words=5000)
+    assert build_ecbd(kg, iter_articles(source), config, nlp=nlp, articles_seen=seen) == []
+    assert seen == {"matched": 1, "too short": 1, "longest": 766}
+
+
+def test_build_command_says_why_nothing_was_built(tmp_path):
+    from typer.testing import CliRunner
+
+    from chronoprobe.cli.main import app
+
+    kg, source = kg_and_articles(tmp_path)
+    kg.save(tmp_path / "kg")
+    args = ["build", "ecbd", str(tmp_path / "kg"), "--articles", str(source), "-o", str(tmp_path)]
+    result = CliRunner().invoke(app, [*args, "--min-article-words", "5000"])
+    assert result.exit_code == 0, result.output
+    message = " ".join(result.output.split())
+    assert "no examples: 1 articles belong to entities with an origination date" in message
+    assert "shorter than --min-article-words 5000 (the longest has 766 words)" in message
 
 
 def test_article_sources(tmp_path):

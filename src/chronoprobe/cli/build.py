@@ -206,3 +206,18 @@ def ecbd(
         f"[green]wrote[/] {stats['examples']:,} examples "
         f"over {len(stats['groups'])} groups to {out}"
     )
+    seen = stats["articles"]
+    if not stats["examples"]:
+        why = (
+            f"{seen['too short']:,} of them are shorter than --min-article-words "
+            f"{min_article_words} (the longest has {seen['longest']:,} words): lower it"
+            if seen["too short"]
+            else "no sentence of them mentions its entity with a span after the mention"
+        )
+        console.print(
+            f"[yellow]no examples[/]: {seen['matched']:,} articles belong to entities with an "
+            f"origination date (or popular ones); {why}"
+            if seen["matched"]
+            else "[yellow]no examples[/]: no article's title or id matches an entity of the KG "
+            "with an origination date"
+        )

@@ -12,7 +12,7 @@ word sequences of 1 to 5 words, as many of each, at most 100 per entity.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -140,8 +140,13 @@ def build_ecbd(
     articles: Iterable[Article],
     config: ECBDConfig | None = None,
     nlp=None,
+    articles_seen: Counter | None = None,
 ) -> list[dict]:
+    """ECBD rows; ``articles_seen`` (if given) counts the articles of dated or popular entities
+    (``matched``), those below ``min_article_words`` (``too short``) and the ``longest`` one's
+    words, which say why a build came out empty."""
     config = config or ECBDConfig()
+    seen = articles_seen if articles_seen is not None else Counter()
     nlp = nlp or load_spacy()
     rng = np.random.default_rng(config.seed)
     groups = origination_groups(kg, config.popular)
@@ -155,7 +160,13 @@ def build_ecbd(
     per_entity: dict[str, list[Candidate]] = defaultdict(list)
     definitions: dict[str, str] = {}
     for entity, article in _match_entities(kg, articles):
-        if entity not in groups or len(article.text.split()) < config.min_article_words:
+        if entity not in groups:
+            continue
+        words = len(article.text.split())
+        seen["matched"] += 1
+        seen["longest"] = max(seen["longest"], words)
+        if words < config.min_article_words:
+            seen["too short"] += 1
             continue
         paragraphs = article.paragraphs()
         definitions[entity] = definition_of(article, nlp)

@@ -130,10 +130,17 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
 
     if not articles.exists():
         raise FileNotFoundError(f"{articles}: no articles; pass --articles")
-    rows = build_ecbd(kg, iter_articles(articles), config, nlp=load_spacy(spacy_model))
+    seen: Counter = Counter()
+    rows = build_ecbd(
+        kg, iter_articles(articles), config, nlp=load_spacy(spacy_model), articles_seen=seen
+    )
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     groups = Counter(str(row["year"]) for row in rows)
-    stats = {"examples": len(rows), "groups": dict(sorted(groups.items()))}
+    stats = {
+        "examples": len(rows),
+        "groups": dict(sorted(groups.items())),
+        "articles": {k: seen[k] for k in ("matched", "too short", "longest")},
+    }
     _write_stats(out, stats)
     return stats
