@@ -24,11 +24,6 @@ from chronoprobe.models.requests import (
 
 # called as progress(done, total) in units of requests (or, for PLL, of masked copies)
 Progress = Callable[[int, int], None] | None
-NO_BEAM_SPANS = (
-    "span predictions by beam search need a T5-style model (sentinel tokens): as the ECBD "
-    "paper's appendix says, BART's rewritten sentence and a causal or masked model's filling "
-    "do not mark where a predicted span ends"
-)
 
 
 def length_buckets(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
@@ -210,5 +205,5 @@ class LanguageModel(ABC):
     @property
     def fills_spans(self) -> bool:
         """Whether the model has ``beam_spans``, ECBD's Recall@10 predictions (T5-style seq2seq
-        models; see :data:`NO_BEAM_SPANS` for why the others have not)."""
+        models; see ``requests.NO_BEAM_SPANS`` for why the others have not)."""
         return False

@@ -80,3 +80,12 @@ class Candidate:
     text: str
     token_ids: list[int]
     logprob: float
+
+
+# Why only T5-style models answer beam-search span requests (ECBD's Recall@10); kept here, with
+# the requests, so that probe code can name it without importing the models (and torch).
+NO_BEAM_SPANS = (
+    "span predictions by beam search need a T5-style model (sentinel tokens): as the ECBD "
+    "paper's appendix says, BART's rewritten sentence and a causal or masked model's filling "
+    "do not mark where a predicted span ends"
+)

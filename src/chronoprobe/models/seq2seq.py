@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
-from chronoprobe.models.base import NO_BEAM_SPANS, Progress, length_buckets, locate_spans, pad
+from chronoprobe.models.base import Progress, length_buckets, locate_spans, pad
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
-from chronoprobe.models.requests import Cloze, ScoreRequest
+from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 
 SENTINELS = ("<extra_id_0>", "<extra_id_1>")
 

@@ -28,8 +28,7 @@ import msgspec
 
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
-from chronoprobe.models.base import NO_BEAM_SPANS
-from chronoprobe.models.requests import Cloze, ScoreRequest
+from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 
 if TYPE_CHECKING:
     from chronoprobe.probes.views import ViewOptions

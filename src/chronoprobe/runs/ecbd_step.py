@@ -91,7 +91,7 @@ def _examples(ctx: StepContext, params: ECBDEvalParams, inputs: dict[str, Path])
 
 def _evaluate(ctx: StepContext, params: ECBDEvalParams, spec: str, data: Path, work: Path) -> None:
     from chronoprobe.models import load_model
-    from chronoprobe.models.base import NO_BEAM_SPANS
+    from chronoprobe.models.requests import NO_BEAM_SPANS
     from chronoprobe.probes import ViewOptions, run_probe
 
     model = load_model(
