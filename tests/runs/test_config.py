@@ -188,3 +188,34 @@ def test_bad_override_values_are_blamed_on_the_override(write_config):
     assert problems(path, ("seed",)) == [
         "--set seed: expected KEY=VALUE, e.g. steps.world.params.facts=5000"
     ]
+
+
+def test_a_yaml_alias_bomb_is_refused_quickly(write_config):
+    import time
+
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 20)]
+    path = write_config(GOOD + "\n".join(lines) + "\n")
+    began = time.perf_counter()
+    assert problems(path) == [
+        "exp.yaml: the config expands to more than 100,000 values once its YAML aliases (*name) "
+        "are resolved; refusing to read it"
+    ]
+    assert time.perf_counter() - began < 5
+
+
+def test_aliases_and_merge_keys_within_bounds_still_work(write_config):
+    text = GOOD.replace("params:\n      shards: 4", "params: &sq\n      shards: 4")
+    text += "  - id: sq2\n    kind: squares\n    params: {<<: *sq, delay: 0.5}\n"
+    experiment = load_experiment(write_config(text))
+    assert experiment.params["sq2"].shards == 4 and experiment.params["sq2"].delay == 0.5
+
+
+def test_a_duplicated_key_is_an_error_not_a_silent_overwrite(write_config):
+    path = write_config(GOOD.replace("      shards: 4", "      shards: 4\n      shards: 5"))
+    assert problems(path) == ["exp.yaml:11: shards: duplicate key"]
+
+
+def test_an_override_that_is_not_yaml_is_one_line_naming_it(write_config):
+    [problem] = problems(write_config(GOOD), ("seed=[1",))
+    assert problem.startswith("--set seed=[1: the value '[1' is not valid YAML")

@@ -43,9 +43,11 @@ def test_run_directory_layout(write_config, tmp_path):
     assert sorted(p.name for p in run_dir.iterdir()) == [
         "config.yaml",
         "environment.json",
+        "manifest.json",
         "run.log",
         "steps",
     ]
+    assert json.loads((run_dir / "manifest.json").read_text())["steps"] == ["kg", "sq", "sum"]
     assert sorted(p.name for p in (run_dir / "steps").iterdir()) == ["kg", "sq", "sum"]
     record = json.loads((run_dir / "steps/sq/step.json").read_text())
     assert record["id"] == "sq" and record["kind"] == "squares" and record["cached"] is False

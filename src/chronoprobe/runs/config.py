@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from chronoprobe.runs.steps import StepKind, get_kind
 
@@ -59,6 +67,15 @@ class ExperimentConfig(BaseModel):
     cache_dir: Path | None = None
     plugins: list[str] = Field(default_factory=list)
     steps: list[StepConfig] = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _not_a_path_step(cls, name: str) -> str:
+        """The name is the default run directory (runs/NAME): "." or ".." would be the runs
+        folder itself or the working directory, which the run would then overwrite."""
+        if set(name) == {"."}:
+            raise ValueError(f"{name!r} is not a usable name; use letters, digits, _ . -")
+        return name
 
 
 @dataclass(frozen=True)
@@ -118,12 +135,83 @@ class _Lines:
         return self.name
 
 
+# A config is a few hundred values; YAML aliases can make a few bytes stand for billions of them
+# (the "billion laughs"), which validating would walk one by one. Configs larger than this once
+# every alias is expanded are refused before anything walks them.
+MAX_EXPANDED_NODES = 100_000
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many nodes the document holds with every alias expanded, counted without expanding
+    (an alias is the same node object as its anchor, so sizes are memoised per node)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        if children_done or not children:
+            sizes[id(node)] = min(1 + sum(sizes[id(c)] for c in children), MAX_EXPANDED_NODES + 1)
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _duplicate_keys(root: yaml.Node, name: str) -> list[str]:
+    """``file:line: key: duplicate key`` for every key written twice in one mapping (YAML loaders
+    keep the last one silently, so a user's first setting would vanish)."""
+    problems, seen_nodes, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[str] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+                    if key.value in keys:
+                        line = key.start_mark.line + 1
+                        problems.append(f"{name}:{line}: {key.value}: duplicate key")
+                    keys.add(key.value)
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return sorted(problems, key=lambda p: int(p.split(":")[1]))
+
+
 def _parse_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     if not path.is_file():
+        if path.exists():
+            raise ConfigError([f"{path}: not a file; pass an experiment config (YAML)"])
         raise FileNotFoundError(f"{path}: no such experiment config")
-    text = path.read_text(encoding="utf-8")
     try:
-        return yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            [f"{path.name}: not UTF-8 text (byte {err.start}): {err.reason}"]
+        ) from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is not None:
+            if _expanded_size(root) > MAX_EXPANDED_NODES:
+                raise ConfigError(
+                    [
+                        f"{path.name}: the config expands to more than {MAX_EXPANDED_NODES:,} "
+                        "values once its YAML aliases (*name) are resolved; refusing to read it"
+                    ]
+                )
+            duplicates = _duplicate_keys(root, path.name)
+            if duplicates:
+                raise ConfigError(duplicates)
+        return yaml.safe_load(text), root
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
@@ -136,7 +224,16 @@ def _apply_override(data: dict, text: str, lines: _Lines) -> None:
     key, sep, raw = text.partition("=")
     if not sep or not key:
         raise ConfigError([f"--set {text}: expected KEY=VALUE, e.g. steps.world.params.facts=5000"])
-    value = yaml.safe_load(raw)
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as err:
+        reason = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(
+            [
+                f"--set {text}: the value {raw!r} is not valid YAML ({reason}); quote it, e.g. "
+                f"--set '{key}=\"{raw}\"'"
+            ]
+        ) from None
     node: Any = data
     loc: list[str | int] = []
     parts = key.split(".")

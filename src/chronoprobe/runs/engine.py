@@ -26,7 +26,6 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.runs.cache import (
     STEP_RECORD,
     StepCache,
-    clean_leftovers,
     default_cache_dir,
     link_tree,
     replace_dir,
@@ -35,6 +34,7 @@ from chronoprobe.runs.cache import (
 )
 from chronoprobe.runs.config import Experiment, StepConfig, load_experiment
 from chronoprobe.runs.environment import environment
+from chronoprobe.runs.run_directory import check_run_dir, claimed, tidy
 from chronoprobe.runs.steps import StepContext
 
 
@@ -197,17 +197,6 @@ class _Runner:
         return False
 
 
-def _tidy(run_dir: Path, keep: set[str]) -> None:
-    """Drop what a killed run or an older version of the config left in the run directory."""
-    steps_dir = run_dir / "steps"
-    steps_dir.mkdir(parents=True, exist_ok=True)
-    clean_leftovers(run_dir)
-    clean_leftovers(steps_dir)
-    for path in steps_dir.iterdir():
-        if path.is_dir() and path.name not in keep:
-            shutil.rmtree(path)
-
-
 def _summary(results: Sequence[StepResult]) -> Table:
     table = Table(title="steps")
     for column in ("step", "kind", "cached", "seconds"):
@@ -242,7 +231,17 @@ def run_experiment(
     config = experiment.config
     run_dir = Path(out) if out is not None else Path("runs") / config.name
     console = console or Console(stderr=True)
-    _tidy(run_dir, {step.id for step in config.steps})
+    cache_root = _cache_root(experiment)
+    check_run_dir(run_dir, cache_root)
+    with claimed(run_dir):
+        return _run(experiment, run_dir, cache_root, use_cache, console)
+
+
+def _run(
+    experiment: Experiment, run_dir: Path, cache_root: Path, use_cache: bool, console: Console
+) -> RunResult:
+    config = experiment.config
+    foreign = tidy(run_dir, {step.id for step in config.steps})
     resolved = yaml.safe_dump(experiment.resolved(), sort_keys=False, allow_unicode=True)
     atomic_write_text(run_dir / "config.yaml", resolved)
     record = json.dumps(environment(config.seed), indent=2) + "\n"
@@ -258,7 +257,11 @@ def run_experiment(
     results: list[StepResult] = []
     with _run_logger(run_dir / "run.log", console) as log, progress:
         _say(log, f"run [bold]{config.name}[/] into {run_dir}")
-        cache = StepCache(_cache_root(experiment))
+        if foreign:
+            _say(
+                log, f"[yellow]left alone[/] in steps/ (not made by this run): {', '.join(foreign)}"
+            )
+        cache = StepCache(cache_root)
         runner = _Runner(experiment, run_dir, cache, use_cache, log, progress)
         for step in config.steps:
             try:
