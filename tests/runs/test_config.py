@@ -94,8 +94,10 @@ def test_input_naming_a_later_step(write_config):
 
 
 def test_unknown_kind(write_config):
-    [problem] = problems(write_config(GOOD.replace("kind: squares", "kind: cubes")))
-    assert problem.startswith("exp.yaml:8: steps[1].kind: unknown step kind 'cubes'; known kinds:")
+    [problem] = problems(write_config(GOOD.replace("kind: squares", "kind: squeres")))
+    assert problem.startswith(
+        "exp.yaml:8: steps[1].kind: unknown step kind 'squeres' (did you mean 'squares'?); known:"
+    )
     assert "squares" in problem and "kg" in problem
 
 

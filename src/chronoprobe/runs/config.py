@@ -342,6 +342,11 @@ def _check_steps(
             kinds[step.id] = kind
         except ValidationError as err:
             problems += _describe(err, (*here, "params"), raw, lines)
+            continue
+        for problem in kind.problems(params[step.id], step.inputs):
+            key = problem.split(": ", 1)[0]
+            loc = (*here, *key.split("."))
+            problems.append(f"{lines.locate(loc)}: steps[{i}].{problem}")
     return params, kinds, problems
 
 

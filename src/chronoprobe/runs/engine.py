@@ -32,10 +32,10 @@ from chronoprobe.runs.cache import (
     step_key,
     temp_beside,
 )
-from chronoprobe.runs.config import Experiment, StepConfig, load_experiment
+from chronoprobe.runs.config import Experiment, load_experiment
 from chronoprobe.runs.environment import environment
 from chronoprobe.runs.run_directory import check_run_dir, claimed, tidy
-from chronoprobe.runs.steps import StepContext
+from chronoprobe.runs.steps import StepContext, StepKind
 
 
 @dataclass(frozen=True)
@@ -100,58 +100,65 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class _Runner:
-    """The state of one run: where things go and the keys of the steps done so far."""
+class StepExecutor:
+    """Runs one step at a time into a target directory, through the shared cache.
+
+    The engine runs a config's steps with it; a CLI command runs its one step with it, so a
+    command and a step of the same operation write the same files and share cache entries.
+    """
 
     def __init__(
         self,
-        experiment: Experiment,
-        run_dir: Path,
         cache: StepCache,
         use_cache: bool,
         log: logging.Logger,
-        progress: Progress,
+        progress: Progress | None,
+        run_dir: Path,
+        seed: int,
     ) -> None:
-        self.experiment, self.run_dir, self.cache = experiment, run_dir, cache
-        self.use_cache, self.log, self.progress = use_cache, log, progress
-        self.keys: dict[str, str] = {}
+        self.cache, self.use_cache, self.log, self.progress = cache, use_cache, log, progress
+        self.run_dir, self.seed = run_dir, seed
 
-    def context(self, step: StepConfig, out_dir: Path) -> StepContext:
+    def context(self, step_id: str, out_dir: Path) -> StepContext:
         return StepContext(
-            step_id=step.id,
+            step_id=step_id,
             out_dir=out_dir,
             run_dir=self.run_dir,
-            seed=self.experiment.config.seed,
-            log=self.log.getChild(step.id),
+            seed=self.seed,
+            log=self.log.getChild(step_id),
             progress=self.progress,
         )
 
-    def run_step(self, step: StepConfig) -> StepResult:
-        kind = self.experiment.kinds[step.id]
-        params = self.experiment.params[step.id]
+    def execute(
+        self,
+        step_id: str,
+        kind: StepKind,
+        params: BaseModel,
+        inputs: dict[str, Path],
+        input_keys: dict[str, str],
+        target: Path,
+        recorded_inputs: dict[str, str],
+    ) -> StepResult:
+        """Run (or fetch from the cache) one step into ``target``; ``input_keys`` identify what
+        each input holds, ``recorded_inputs`` is how step.json names them."""
         extra = kind.fingerprint(params) if kind.fingerprint else None
-        input_keys = {name: self.keys[source] for name, source in step.inputs.items()}
-        seed = self.experiment.config.seed
-        key = step_key(kind.name, params.model_dump(mode="json"), input_keys, seed, extra)
-        self.keys[step.id] = key
-        inputs = {name: self.run_dir / "steps" / source for name, source in step.inputs.items()}
-        target = self.run_dir / "steps" / step.id
+        key = step_key(kind.name, params.model_dump(mode="json"), input_keys, self.seed, extra)
         started, began = _now(), time.perf_counter()
         cached = kind.cacheable and self.use_cache and self.cache.has(kind.name, key)
-        label = f"{step.id} [dim]({kind.name})[/]"
+        label = f"{step_id} [dim]({kind.name})[/]"
         if not cached:
             _say(self.log, f"[bold]…[/] {label} running")
         if kind.cacheable:
             if not cached:
-                cached = self._compute_into_cache(step, key, params, inputs, label)
+                cached = self._compute_into_cache(step_id, kind, key, params, inputs, label)
             entry = self.cache.entry(kind.name, key)
             computed = json.loads((entry / STEP_RECORD).read_text(encoding="utf-8"))
             outputs = link_tree(entry, target, skip=(STEP_RECORD,))
         else:
-            work = temp_beside(self.run_dir / step.id, "work")  # outside steps/, which it reads
+            work = temp_beside(self.run_dir / step_id, "work")  # outside steps/, which it reads
             work.mkdir(parents=True)
             try:
-                kind.run(self.context(step, work), params, inputs)
+                kind.run(self.context(step_id, work), params, inputs)
                 replace_dir(work, target)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
@@ -160,11 +167,11 @@ class _Runner:
             computed = None
         seconds = time.perf_counter() - began
         record = {
-            "id": step.id,
+            "id": step_id,
             "kind": kind.name,
             "key": key,
             "params": params.model_dump(mode="json"),
-            "inputs": dict(step.inputs),
+            "inputs": recorded_inputs,
             "cached": cached,
             "started": started,
             "finished": _now(),
@@ -175,13 +182,18 @@ class _Runner:
         atomic_write_text(target / STEP_RECORD, json.dumps(record, indent=2) + "\n")
         status = "[green]cached[/]" if cached else f"{seconds:.1f}s"
         _say(self.log, f"[green]✓[/] {label} {status}")
-        return StepResult(step.id, kind.name, key, cached, seconds, target)
+        return StepResult(step_id, kind.name, key, cached, seconds, target)
 
     def _compute_into_cache(
-        self, step: StepConfig, key: str, params: BaseModel, inputs: dict[str, Path], label: str
+        self,
+        step_id: str,
+        kind: StepKind,
+        key: str,
+        params: BaseModel,
+        inputs: dict[str, Path],
+        label: str,
     ) -> bool:
         """Compute the step into its cache entry; True when another run finished it meanwhile."""
-        kind = self.experiment.kinds[step.id]
         with self.cache.lock(kind.name, key) as free:
             if not free:
                 _say(self.log, f"  {label} was being computed by another run; waited for it")
@@ -189,8 +201,8 @@ class _Runner:
                 return True
             work = self.cache.work_dir(kind.name, key, fresh=not self.use_cache)
             began, started = time.perf_counter(), _now()
-            kind.run(self.context(step, work), params, inputs)
-            record = {"id": step.id, "kind": kind.name, "key": key, "started": started}
+            kind.run(self.context(step_id, work), params, inputs)
+            record = {"id": step_id, "kind": kind.name, "key": key, "started": started}
             record["seconds"] = round(time.perf_counter() - began, 3)
             atomic_write_text(work / STEP_RECORD, json.dumps(record, indent=2) + "\n")
             self.cache.commit(work, kind.name, key)
@@ -261,11 +273,23 @@ def _run(
             _say(
                 log, f"[yellow]left alone[/] in steps/ (not made by this run): {', '.join(foreign)}"
             )
-        cache = StepCache(cache_root)
-        runner = _Runner(experiment, run_dir, cache, use_cache, log, progress)
+        executor = StepExecutor(
+            StepCache(cache_root), use_cache, log, progress, run_dir, config.seed
+        )
+        keys: dict[str, str] = {}
         for step in config.steps:
             try:
-                results.append(runner.run_step(step))
+                result = executor.execute(
+                    step.id,
+                    experiment.kinds[step.id],
+                    experiment.params[step.id],
+                    {name: run_dir / "steps" / source for name, source in step.inputs.items()},
+                    {name: keys[source] for name, source in step.inputs.items()},
+                    run_dir / "steps" / step.id,
+                    dict(step.inputs),
+                )
+                keys[step.id] = result.key
+                results.append(result)
             except KeyboardInterrupt:
                 _say(log, f"[yellow]interrupted[/] in step {step.id}; run again to resume")
                 raise

@@ -8,50 +8,89 @@ are imported by name when first used, and users add their own by listing a modul
 
 from __future__ import annotations
 
-import importlib
 import logging
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pydantic import BaseModel
 from rich.progress import Progress
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.registry import Registry
 
 StepFunction = Callable[["StepContext", Any, dict[str, Path]], None]
 
 
 @dataclass(frozen=True)
+class Input:
+    """A named input of a step kind: in a config, ``inputs: {NAME: <step id>}``; on the command
+    line, a directory argument (or ``--NAME DIR`` when ``option``)."""
+
+    name: str
+    help: str
+    required: bool = True
+    option: bool = False
+
+
+@dataclass(frozen=True)
 class StepKind:
+    """An operation: its params, its function, and what it reads.
+
+    ``inputs`` None means undeclared (a plugin's kind may read any names). ``check(params,
+    input_names)`` returns the problems no single field shows (a param that needs an input, two
+    that exclude each other), so a config fails before its first step runs. ``command`` is the
+    CLI command that runs the kind as a one-step experiment (None: a step kind only).
+    """
+
     name: str
     params: type[BaseModel]
     run: StepFunction
     cacheable: bool = True  # False for steps that read the whole run (the report)
     # extra data for the cache key that params alone miss (e.g. input files' sizes and mtimes)
     fingerprint: Callable[[Any], Any] | None = None
+    inputs: tuple[Input, ...] | None = None
+    check: Callable[[Any, frozenset[str]], list[str]] | None = None
+    command: tuple[str, ...] | None = None
 
+    def problems(self, params: Any, names: Iterable[str]) -> list[str]:
+        """What is wrong with these params given inputs of these names."""
+        given = frozenset(names)
+        out: list[str] = []
+        if self.inputs is not None:
+            known = {i.name for i in self.inputs}
+            for name in sorted(given - known):
+                accepted = ", ".join(sorted(known)) or "none"
+                out.append(
+                    f"inputs.{name}: {self.name} takes no input {name!r} (it takes: {accepted})"
+                )
+            for declared in self.inputs:
+                if declared.required and declared.name not in given:
+                    out.append(f"inputs.{declared.name}: required: {declared.help}")
+        if self.check is not None:
+            out.extend(self.check(params, given))
+        return out
 
-STEP_KINDS: dict[str, StepKind] = {}
 
 # kinds that ship with chronoprobe: name -> module that registers it, imported on first use
-BUILTIN_KINDS: dict[str, str] = {
-    "kg": "chronoprobe.runs.kg_step",
-    "memorize": "chronoprobe.runs.memorize_step",
-    "pretrain": "chronoprobe.runs.pretrain_step",
-    "build": "chronoprobe.runs.build_step",
-    "ecbd-eval": "chronoprobe.runs.ecbd_step",
-    "report": "chronoprobe.runs.report_step",
-    "series": "chronoprobe.runs.series_step",
-    "probe": "chronoprobe.runs.probe_step",
-    "tkg": "chronoprobe.runs.tkg_step",
-    "kgqa": "chronoprobe.runs.kgqa_step",
-}
+STEP_KINDS: Registry[StepKind] = Registry(
+    "step kind",
+    {
+        "kg": "chronoprobe.runs.kg_step",
+        "memorize": "chronoprobe.runs.memorize_step",
+        "pretrain": "chronoprobe.runs.pretrain_step",
+        "build": "chronoprobe.runs.build_step",
+        "ecbd-eval": "chronoprobe.runs.ecbd_step",
+        "report": "chronoprobe.runs.report_step",
+        "series": "chronoprobe.runs.series_step",
+        "probe": "chronoprobe.runs.probe_step",
+        "tkg": "chronoprobe.runs.tkg_step",
+        "kgqa": "chronoprobe.runs.kgqa_step",
+    },
+)
 
 
 def step_kind(
@@ -60,26 +99,36 @@ def step_kind(
     *,
     cacheable: bool = True,
     fingerprint: Callable[[Any], Any] | None = None,
+    inputs: Sequence[Input] | None = None,
+    check: Callable[[Any, frozenset[str]], list[str]] | None = None,
+    command: Sequence[str] | None = None,
 ) -> Callable[[StepFunction], StepFunction]:
     """Register ``run(ctx, params, inputs)`` as the step kind ``name``."""
 
     def register(function: StepFunction) -> StepFunction:
-        STEP_KINDS[name] = StepKind(name, params, function, cacheable, fingerprint)
+        kind = StepKind(
+            name,
+            params,
+            function,
+            cacheable,
+            fingerprint,
+            tuple(inputs) if inputs is not None else None,
+            check,
+            tuple(command) if command else None,
+        )
+        STEP_KINDS.add(name, kind)
         return function
 
     return register
 
 
 def get_kind(name: str) -> StepKind:
-    if name not in STEP_KINDS and name in BUILTIN_KINDS:
-        importlib.import_module(BUILTIN_KINDS[name])
-    if name not in STEP_KINDS:
-        known = sorted({*STEP_KINDS, *BUILTIN_KINDS})
+    try:
+        return STEP_KINDS.get(name)
+    except KeyError as err:
         raise KeyError(
-            f"unknown step kind {name!r}; known kinds: {', '.join(known)} "
-            "(add your own with a module listed under `plugins:`)"
-        )
-    return STEP_KINDS[name]
+            f"{err.args[0]} (add your own with a module listed under `plugins:`)"
+        ) from None
 
 
 SHARDS_DIR = ".shards"
@@ -146,12 +195,18 @@ class StepContext:
         finally:
             progress.remove_task(task)
 
-    def write_shard(self, name: str, index: int, table: pa.Table) -> None:
+    def write_shard(self, name: str, index: int, table) -> None:
+        """Write one finished shard (a pyarrow Table) as Parquet, atomically."""
+        import pyarrow.parquet as pq
+
         with atomic_path(self.shard_path(name, index)) as tmp:
             pq.write_table(table, tmp)
 
     def merge_shards(self, name: str, filename: str | None = None) -> Path:
         """Concatenate the shards of ``name`` in order into ``out_dir/<name>.parquet``."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         n_shards = self._open_shards[name]
         tables = [pq.read_table(self.shard_path(name, i)) for i in range(n_shards)]
         target = self.out_dir / (filename or f"{name}.parquet")
