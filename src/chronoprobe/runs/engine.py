@@ -79,13 +79,16 @@ def _say(log: logging.Logger, markup: str) -> None:
 
 
 @contextmanager
-def _run_logger(path: Path, console: Console) -> Iterator[logging.Logger]:
+def console_logger(console: Console, path: Path | None = None) -> Iterator[logging.Logger]:
+    """The run's logger, printing on ``console`` and, given a ``path``, appending to it."""
     log = logging.getLogger("chronoprobe.run")
     log.setLevel(logging.INFO)
     log.propagate = False
-    file_handler = logging.FileHandler(path, encoding="utf-8")
-    file_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
-    handlers = [file_handler, _ConsoleHandler(console)]
+    handlers: list[logging.Handler] = [_ConsoleHandler(console)]
+    if path is not None:
+        file_handler = logging.FileHandler(path, encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+        handlers.append(file_handler)
     for handler in handlers:
         log.addHandler(handler)
     try:
@@ -267,7 +270,7 @@ def _run(
         transient=True,
     )
     results: list[StepResult] = []
-    with _run_logger(run_dir / "run.log", console) as log, progress:
+    with console_logger(console, run_dir / "run.log") as log, progress:
         _say(log, f"run [bold]{config.name}[/] into {run_dir}")
         if foreign:
             _say(

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, RootModel, create_model
 from rich.progress import Progress
 
 from chronoprobe.atomic import atomic_path
@@ -55,6 +55,11 @@ class StepKind:
     inputs: tuple[Input, ...] | None = None
     check: Callable[[Any, frozenset[str]], list[str]] | None = None
     command: tuple[str, ...] | None = None
+    # a family of operations sharing this kind (builders, KG sources): its members, and the
+    # params key that names one; each member is a CLI command of its own under ``command``
+    variants: Variants | None = None
+    # what the command line prints of a finished step's output directory
+    show: Callable[[Path], Any] | None = None
 
     def problems(self, params: Any, names: Iterable[str]) -> list[str]:
         """What is wrong with these params given inputs of these names."""
@@ -102,6 +107,8 @@ def step_kind(
     inputs: Sequence[Input] | None = None,
     check: Callable[[Any, frozenset[str]], list[str]] | None = None,
     command: Sequence[str] | None = None,
+    variants: Variants | None = None,
+    show: Callable[[Path], Any] | None = None,
 ) -> Callable[[StepFunction], StepFunction]:
     """Register ``run(ctx, params, inputs)`` as the step kind ``name``."""
 
@@ -115,11 +122,70 @@ def step_kind(
             tuple(inputs) if inputs is not None else None,
             check,
             tuple(command) if command else None,
+            variants,
+            show,
         )
         STEP_KINDS.add(name, kind)
         return function
 
     return register
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One member of a family of operations that share a step kind: its own params model and
+    function; the step's params hold ``{key: name, **params}``."""
+
+    name: str
+    params: type[BaseModel]
+    run: StepFunction
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Variants:
+    key: str
+    members: tuple[Variant, ...]
+
+    def get(self, name: str) -> Variant:
+        return next(v for v in self.members if v.name == name)
+
+    def union(self, kind: str) -> type[BaseModel]:
+        """A params model accepting any member's params, chosen by ``key`` (a tagged union)."""
+        tagged = tuple(
+            create_model(v.params.__name__, __base__=v.params, **{self.key: (Literal[v.name], ...)})
+            for v in self.members
+        )
+        union = Annotated[Union[tagged], Field(discriminator=self.key)]  # noqa: UP007
+        title = "".join(part.title() for part in kind.split("-"))
+        return type(f"{title}Params", (RootModel[union],), {"__module__": __name__})
+
+
+def variant_kind(name: str, key: str, members: Sequence[Variant], **options: Any) -> StepKind:
+    """Register a step kind whose params pick one of ``members`` by ``key``."""
+    variants = Variants(key, tuple(members))
+
+    def run(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> None:
+        chosen = params.root
+        variants.get(getattr(chosen, key)).run(ctx, chosen, inputs)
+
+    own_check, own_fingerprint = options.pop("check", None), options.pop("fingerprint", None)
+
+    def check(params: Any, names: frozenset[str]) -> list[str]:
+        return own_check(params.root, names) if own_check else []
+
+    def fingerprint(params: Any) -> Any:
+        return own_fingerprint(params.root) if own_fingerprint else None
+
+    step_kind(
+        name,
+        variants.union(name),
+        check=check,
+        fingerprint=fingerprint if own_fingerprint else None,
+        variants=variants,
+        **options,
+    )(run)
+    return STEP_KINDS.get(name)
 
 
 def get_kind(name: str) -> StepKind:

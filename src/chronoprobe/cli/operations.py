@@ -1,0 +1,209 @@
+"""Commands made from step kinds: every operation's options come from its params model.
+
+A step kind with a ``command`` becomes that command; a kind with variants (the builders, the
+KG sources) becomes one command per variant under its group. Inputs are positional directory
+arguments (or ``--NAME DIR``), fields are options (``batch_size`` -> ``--batch-size``) with the
+field's default, description and choices (``Literal`` values or a registry's names), and every
+command adds ``--out`` and ``--no-cache``. The command validates the values with the same
+params model a config's step is validated with and runs the step as a one-step experiment, so
+nothing is declared twice.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import typer
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+from rich.console import Console
+
+from chronoprobe.cli.errors import user_errors
+from chronoprobe.params import Choice, Cli
+from chronoprobe.runs.steps import StepKind, Variant
+
+console = Console(stderr=True)
+
+# options every command adds; a params field may not take these names
+OUT, NO_CACHE = "out", "no_cache"
+
+
+def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
+    """The bare type of a field and the metadata of its ``Annotated`` layers (None removed)."""
+    metadata: list[Any] = []
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation, *extra = get_args(annotation)
+            metadata.extend(extra)
+        elif origin in (Union, types.UnionType):
+            members = [a for a in get_args(annotation) if a is not type(None)]
+            if len(members) != 1:
+                raise TypeError(f"a command option cannot have the type {annotation!r}")
+            annotation = members[0]
+        else:
+            return annotation, metadata
+
+
+def _choices(values: list[str]) -> Any:
+    return Literal[tuple(values)]  # typer offers a Literal's values as choices
+
+
+def _option_type(field: FieldInfo) -> Any:
+    """The type typer parses a field as (a ``Literal`` of the names for a choice)."""
+    annotation, metadata = _unwrap(field.annotation)
+    metadata += field.metadata
+    choice = next((m for m in metadata if isinstance(m, Choice)), None)
+    if choice is not None:
+        return _choices(choice.registry.names())
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return _choices([str(v) for v in get_args(annotation)])
+    if origin is list:
+        item, _ = _unwrap(get_args(annotation)[0])
+        if get_origin(item) is Literal:
+            return list[_choices([str(v) for v in get_args(item)])]
+        return list[item]
+    if annotation in (str, int, float, bool) or annotation is Path:
+        return annotation
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return Path
+    raise TypeError(f"a command option cannot have the type {annotation!r}")
+
+
+def _default(field: FieldInfo) -> Any:
+    if field.default_factory is not None:
+        return field.default_factory()  # type: ignore[call-arg]
+    return ... if field.default is PydanticUndefined else field.default
+
+
+def _cli(field: FieldInfo) -> Cli:
+    _, metadata = _unwrap(field.annotation)
+    return next((m for m in [*metadata, *field.metadata] if isinstance(m, Cli)), Cli())
+
+
+def _field_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
+    kind = _option_type(field)
+    default, cli = _default(field), _cli(field)
+    extra: dict[str, Any] = {"help": field.description or ""}
+    if cli.argument:
+        info = typer.Argument(default, **extra)
+    else:
+        flag = "--" + name.replace("_", "-")
+        spellings = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag]
+        if cli.short:
+            spellings.append(cli.short)
+        info = typer.Option(default, *spellings, **extra)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
+
+
+def _input_parameter(kind: StepKind, index: int) -> inspect.Parameter:
+    declared = kind.inputs[index]  # type: ignore[index]
+    default = ... if declared.required else None
+    if declared.option:
+        info = typer.Option(default, f"--{declared.name}", help=declared.help)
+    else:
+        info = typer.Argument(default, help=declared.help, show_default=False)
+    annotation = Path if declared.required else Path | None
+    return inspect.Parameter(
+        declared.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
+    )
+
+
+def _fixed_parameters() -> list[inspect.Parameter]:
+    out = typer.Option(
+        ..., "--out", "-o", help="Directory to write the outputs into (new, or an earlier output)."
+    )
+    no_cache = typer.Option(
+        False,
+        "--no-cache",
+        help="Recompute instead of reusing (or resuming) the cached result of the same inputs "
+        "and options.",
+    )
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return [
+        inspect.Parameter(OUT, keyword, default=out, annotation=Path),
+        inspect.Parameter(NO_CACHE, keyword, default=no_cache, annotation=bool),
+    ]
+
+
+def validate(model: type[BaseModel], values: dict[str, Any]) -> BaseModel:
+    """``model`` from command-line values; errors name the option a user typed."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as err:
+        lines = []
+        for error in err.errors(include_url=False):
+            loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
+            where = "--" + loc[0].replace("_", "-") if loc else "options"
+            lines.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+        raise ValueError("; ".join(lines)) from None
+
+
+def make_command(
+    kind: StepKind,
+    model: type[BaseModel],
+    help_text: str,
+    fixed: dict[str, Any] | None = None,
+    name: str | None = None,
+) -> Callable[..., None]:
+    """A typer command function running ``kind`` with ``model``'s fields as options."""
+    fixed = fixed or {}
+    step_id = name or " ".join(kind.command or (kind.name,))
+    inputs = [_input_parameter(kind, i) for i in range(len(kind.inputs or ()))]
+    fields = [_field_parameter(n, f) for n, f in model.model_fields.items() if n not in fixed]
+    parameters = inputs + fields + _fixed_parameters()
+    input_names = {p.name for p in inputs}
+
+    def command(**values: Any) -> None:
+        from chronoprobe.runs.single import run_operation
+
+        given = {name: values.pop(name) for name in input_names}
+        out, no_cache = values.pop(OUT), values.pop(NO_CACHE)
+        raw = {k: v for k, v in values.items() if v is not None and v != []}
+        params = validate(kind.params, {**fixed, **raw})
+        paths = {name: Path(path) for name, path in given.items() if path is not None}
+        problems = kind.problems(params, paths)
+        if problems:
+            raise ValueError("; ".join(problems))
+        run_operation(kind, params, paths, out, step_id, use_cache=not no_cache, console=console)
+        console.print(f"[green]wrote[/] {out}", highlight=False, soft_wrap=True)
+        if kind.show is not None:
+            shown = kind.show(out)
+            if shown is not None:
+                Console().print(shown)
+
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    command.__doc__ = help_text
+    return user_errors(command)
+
+
+def _help(function: Callable[..., Any]) -> str:
+    return inspect.getdoc(function) or ""
+
+
+def add_commands(app: typer.Typer, kinds: list[StepKind], groups: dict[str, typer.Typer]) -> None:
+    """Add every kind's command(s) to ``app`` (commands under ``groups[name]`` for groups)."""
+    for kind in kinds:
+        if kind.command is None:
+            continue
+        *group_path, name = kind.command
+        parent = groups[group_path[0]] if group_path else app
+        if kind.variants is not None:
+            group = groups.get(name, parent)
+            for variant in kind.variants.members:
+                group.command(variant.name)(_variant_command(kind, variant))
+        else:
+            parent.command(name)(make_command(kind, kind.params, _help(kind.run)))
+
+
+def _variant_command(kind: StepKind, variant: Variant) -> Callable[..., None]:
+    fixed = {kind.variants.key: variant.name}  # type: ignore[union-attr]
+    name = " ".join((*(kind.command or ()), variant.name))
+    return make_command(kind, variant.params, variant.help or _help(variant.run), fixed, name)

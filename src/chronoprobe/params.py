@@ -1,0 +1,53 @@
+"""What a params field says beyond its type: registry choices and command-line spelling.
+
+Params models are pydantic models that the run engine validates from YAML and the command line
+builds its options from. Two markers, used inside ``Annotated``, carry what neither can guess:
+
+- ``Choice(registry)``: the value names an entry of a registry (a view, a TKG model...); it is
+  validated against the registry's names, with the nearest one suggested, and the command line
+  offers the names as choices;
+- ``Cli(argument=True)`` / ``Cli(short="-m")``: a positional argument, or a short option name.
+
+Field ``description``s are the options' help texts; defaults are the options' defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from chronoprobe.registry import Registry, nearest
+
+
+@dataclass(frozen=True)
+class Cli:
+    argument: bool = False  # a positional argument instead of an option
+    short: str | None = None  # e.g. "-m"
+
+
+@dataclass(frozen=True)
+class Choice:
+    registry: Registry[Any]
+
+    def __call__(self, value: str) -> str:
+        if value not in self.registry:
+            names = self.registry.names()
+            raise ValueError(
+                f"unknown {self.registry.concept} {value!r}{nearest(value, names)}; "
+                f"choose one of: {', '.join(names)}"
+            )
+        return value
+
+
+def choice_of(registry: Registry[Any]) -> Any:
+    """``Annotated[str, ...]`` for a field whose value is a name in ``registry``."""
+    marker = Choice(registry)
+    return Annotated[str, marker, AfterValidator(marker)]
+
+
+class Params(BaseModel):
+    """Base of every operation's params: unknown keys are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
