@@ -136,12 +136,6 @@ def detect_family(config) -> str:
     )
 
 
-def resolve_device(device: str = "auto") -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def adapter_class(family: str) -> type[LanguageModel]:
     if family not in FAMILIES:
         raise ValueError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
@@ -166,12 +160,16 @@ def load_model(
         AutoTokenizer,
     )
 
+    from chronoprobe.core.devices import resolve_device
+    from chronoprobe.core.hub import load_options, unreachable_hint
+
     source = resolve_spec(spec)
     if source.gguf_file:
         source = _converted_gguf(source)
     target = resolve_device(device)
+    hub = load_options(source.location)
     try:
-        config = AutoConfig.from_pretrained(source.location, trust_remote_code=False)
+        config = AutoConfig.from_pretrained(source.location, trust_remote_code=False, **hub)
         family = family or detect_family(config)
         cls = adapter_class(family)
         auto = {
@@ -183,11 +181,14 @@ def load_model(
             source.location,
             dtype=dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32),
             trust_remote_code=False,
+            **hub,
         )
-        tokenizer = AutoTokenizer.from_pretrained(source.location, trust_remote_code=False)
+        tokenizer = AutoTokenizer.from_pretrained(source.location, trust_remote_code=False, **hub)
     except OSError as err:
+        hint = unreachable_hint(source.location)
+        detail = hint or f"{err}; "
         raise ValueError(
-            f"cannot load model {spec!r} ({err}); offline, pass a local directory or "
+            f"cannot load model {spec!r}: {detail}offline, pass a local directory or "
             f"package:{next(iter(PACKAGES))}"
         ) from err
     return cls(model.to(target), tokenizer, batch_size=batch_size, name=spec)

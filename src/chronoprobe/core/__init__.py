@@ -1,0 +1,1 @@
+"""Machinery every family shares: devices, model-hub access, progress, checkpoints, training."""
