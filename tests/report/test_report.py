@@ -211,3 +211,24 @@ def test_step_record_of_a_finished_run_is_what_the_summary_reads(light_run_dir, 
     page = parse_page(write_report(light_run_dir).read_text(encoding="utf-8"))
     assert page.tables[0]["rows"][0][2] == "not run"
     assert page.tables[0]["rows"][1][2] == "cached"
+
+
+def test_the_years_axis_fits_the_bulk_of_the_facts():
+    from chronoprobe.report.kg_section import bulk_window
+
+    # one fact of 26 years two millennia ago beside 1,000 fact-years in 1990-2024
+    per_year = {y: 1 for y in range(-70, -44)} | {y: 1000 // 35 + 1 for y in range(1990, 2025)}
+    assert bulk_window(per_year) == (1990, 2024)
+    assert bulk_window({2000: 5}) == (2000, 2000)
+    even = {y: 10 for y in range(1900, 2000)}  # no outliers: the tails are 0.5% each
+    assert bulk_window(even) == (1900, 1999)
+
+
+def test_the_real_samples_axis_leaves_out_caesar():
+    from chronoprobe.kg.samples import load_sample
+    from chronoprobe.kg.stats import facts_per_year
+    from chronoprobe.report.kg_section import bulk_window
+
+    per_year = facts_per_year(load_sample())
+    assert min(per_year) == -70  # the sample's oldest fact
+    assert bulk_window(per_year) == (1789, 2025)

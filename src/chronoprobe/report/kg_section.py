@@ -74,11 +74,38 @@ def _yearly(kg: TemporalKG, facts: pa.Table, first: int, last: int, years: range
     return np.array([counts.get(y, 0) for y in years], dtype=np.int64)
 
 
+# Years apart from the rest by more than GAP empty years, holding under TAIL of all fact-years
+# (a Roman consul beside a modern KG), are left off the time axis and noted instead.
+GAP = 50
+TAIL = 0.05
+
+
+def bulk_window(per_year: dict[int, int]) -> tuple[int, int]:
+    """The years the time axis shows: every year with facts, less outlying clusters."""
+    years = sorted(y for y, n in per_year.items() if n)
+    clusters = [[years[0]]]
+    for year in years[1:]:
+        if year - clusters[-1][-1] > GAP:
+            clusters.append([])
+        clusters[-1].append(year)
+    total = sum(per_year[y] for y in years)
+
+    def small(cluster: list[int]) -> bool:
+        return sum(per_year[y] for y in cluster) < TAIL * total
+
+    while len(clusters) > 1 and small(clusters[0]):
+        clusters.pop(0)
+    while len(clusters) > 1 and small(clusters[-1]):
+        clusters.pop()
+    return clusters[0][0], clusters[-1][-1]
+
+
 def facts_over_time(kg: TemporalKG, stats: dict[str, Any]) -> list[Block]:
     total = facts_per_year(kg)
     if not total:
         return [Text("No fact has a known start or end year, so none can be placed in time.")]
-    first, last = min(total), max(total)
+    first, last = bulk_window(total)
+    outside = sum(n for y, n in total.items() if not first <= y <= last)
     years = range(first, last + 1)
     all_counts = np.array([total[y] for y in years], dtype=np.int64)
     top = list(stats["relation_shares"])[:AREA_RELATIONS]
@@ -114,6 +141,11 @@ def facts_over_time(kg: TemporalKG, stats: dict[str, Any]) -> list[Block]:
         "A fact counts in every year its interval overlaps; an unknown start counts from the "
         "first year, a missing end (still true) up to the last."
     )
+    if outside:
+        caption += (
+            f" Left off the axis: {outside:,} fact-years ({min(total)} to {max(total)} in all) "
+            f"in years more than {GAP} years apart from the rest, under {TAIL:.0%} of the total."
+        )
     return [embed(figure, alt=alt, caption=caption, data=data)]
 
 
