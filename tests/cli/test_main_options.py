@@ -36,3 +36,27 @@ def test_threads_must_be_positive(restore_threads):
     result = CliRunner().invoke(app, ["--threads", "0", "kg", "info", "x"])
     assert result.exit_code == 2
     assert "--threads" in result.output
+
+
+def test_hugging_face_progress_bars_stay_out_of_piped_logs(tmp_path):
+    """A command whose stderr is a pipe loads a model without transformers' weight bars."""
+    import subprocess
+    import sys
+
+    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.models.tiny import random_model, train_tokenizer
+
+    tokenizer = train_tokenizer(["Alice works for Acme.", "Bob works for Globex."], "roberta")
+    random_model("roberta", tokenizer, seed=0).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    row = {"id": "q", "query": "Alice works for [MASK].", "answer_labels": ["Acme"]}
+    write_jsonl(tmp_path / "rows.jsonl", [row])
+    code = "from chronoprobe.cli.main import app; app()"
+    args = ["probe", str(tmp_path / "rows.jsonl"), "-m", str(tmp_path / "model")]
+    args += ["--view", "pll", "--device", "cpu", "-o", str(tmp_path / "out")]
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("HF_HUB_DIS")}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Loading weights" not in done.stderr and "it/s]" not in done.stderr

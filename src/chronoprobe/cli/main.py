@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import typer
 
 from chronoprobe import __version__
@@ -51,6 +54,10 @@ def main(
     ),
 ) -> None:
     """chronoprobe: temporal KGs, probe sets, model views and metrics, offline by default."""
+    if not sys.stderr.isatty():
+        # Hugging Face's own bars (loading weights, downloads) redraw by carriage returns,
+        # which a log file or a pipe keeps as one long garbled line per load.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if threads is not None:
         import torch
 
