@@ -51,6 +51,45 @@ def test_score_matches_one_at_a_time(adapters, architecture):
         assert got.logprob == pytest.approx(expected, abs=ATOL)
 
 
+def naive_continuation(adapter, cloze, span) -> tuple[float, int]:
+    """log p(span + right | left) of a causal model, from one full forward over the filled
+    sentence as the tokenizer frames it (the start token when nothing precedes the span)."""
+    filled = cloze.filled(span)
+    encoded = adapter.tokenizer(filled, add_special_tokens=False, return_offsets_mapping=True)
+    start = len(cloze.left)
+    first = next(p for p, (a, b) in enumerate(encoded["offset_mapping"]) if b > a and b > start)
+    context = adapter.lead + encoded["input_ids"][:first] or [adapter.tokenizer.bos_token_id]
+    ids = context + encoded["input_ids"][first:]
+    logprobs = full_logprobs(adapter, type(adapter.rank_row(cloze))(ids))
+    total = sum(logprobs[p - 1, ids[p]].item() for p in range(len(context), len(ids)))
+    return total, len(ids) - len(context)
+
+
+@pytest.mark.parametrize("architecture", ["llama", "gpt2"])
+def test_causal_score_with_right_context_is_the_whole_continuation(adapters, architecture):
+    adapter = adapters(architecture)
+    requests = [ScoreRequest(c, s, right_context=True) for c in CLOZES for s in SPANS[:3]]
+    for request, got in zip(requests, adapter.score(requests), strict=True):
+        expected, count = naive_continuation(adapter, request.cloze, request.span)
+        assert got.n_tokens == count
+        assert got.logprob == pytest.approx(expected, abs=ATOL)
+    # the gap-first cloze: the span alone is scored after the start token whatever follows it,
+    # the continuation reads the right context
+    alone = [ScoreRequest(Cloze("", right), "Carla Diaz") for right in (" plays for Globex.", ".")]
+    a, b = adapter.score(alone)
+    assert a.logprob == pytest.approx(b.logprob, abs=ATOL)
+    a, b = adapter.score([ScoreRequest(r.cloze, r.span, right_context=True) for r in alone])
+    assert abs(a.logprob - b.logprob) > 1e-3
+
+
+@pytest.mark.parametrize("architecture", ["roberta", "t5", "bart"])
+def test_right_context_changes_nothing_for_families_that_read_it(adapters, architecture):
+    adapter = adapters(architecture)
+    plain = [ScoreRequest(c, s) for c in CLOZES for s in SPANS[:2]]
+    with_right = [ScoreRequest(r.cloze, r.span, right_context=True) for r in plain]
+    assert adapter.score(with_right) == adapter.score(plain)
+
+
 def naive_generate(adapter, cloze, max_tokens):
     prefix, closing = adapter.generate_row(cloze)
     special = set(adapter._special)
@@ -80,6 +119,11 @@ def test_generate_matches_one_at_a_time(adapters, architecture):
         expected = naive_generate(adapter, request.cloze, 3)
         assert [c.token_ids for c in got] == [ids for ids, _ in expected]
         assert [c.logprob for c in got] == pytest.approx([lp for _, lp in expected], abs=ATOL)
+        closing = len(adapter.generate_row(request.cloze)[1])
+        assert [c.n_scored for c in got] == [m + closing for m in (1, 2, 3)]
+        assert [c.mean_logprob for c in got] == pytest.approx(
+            [lp / (len(ids) + closing) for ids, lp in expected], abs=ATOL
+        )
 
 
 def test_causal_rows_follow_the_left_context(adapters):

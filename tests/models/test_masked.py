@@ -95,6 +95,8 @@ def test_generate_matches_left_to_right_loop(adapters):
             tokens, total = naive_fill(adapter, request.cloze, m)
             assert candidate.token_ids == tokens
             assert candidate.logprob == pytest.approx(total, abs=ATOL)
+            assert candidate.n_scored == m
+            assert candidate.mean_logprob == pytest.approx(total / m, abs=ATOL)
             assert candidate.text == adapter.tokenizer.decode(tokens).strip()
 
 

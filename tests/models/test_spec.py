@@ -68,6 +68,18 @@ def test_smollm2_gguf_loads_and_knows_a_capital(tmp_path, monkeypatch):
     assert paris.logprob > london.logprob > banana.logprob
     (ranking,) = model.rank([RankRequest(cloze)], top_k=5)
     assert "Paris" in [model.decode([t]) for t in ranking.token_ids]
+    # a gap-first question: the label alone, log p(label | start), cannot read it (the same
+    # -23.7 for David Cameron in both sentences); the label with the right context can
+    uk = Cloze.from_query("[MASK] is the head of the government of the United Kingdom.")
+    fruit = Cloze.from_query("[MASK] is a kind of tropical fruit.")
+    labels = ("David Cameron", "Papaya")
+    for right_context, cameron_first in ((False, (True, True)), (True, (True, False))):
+        order = []
+        for question in (uk, fruit):
+            requests = [ScoreRequest(question, label, right_context) for label in labels]
+            cameron, papaya = model.score(requests)
+            order.append(cameron.logprob > papaya.logprob)
+        assert tuple(order) == cameron_first
     again = load_model("smollm2", device="cpu")  # from the cache this time
     assert again.score([ScoreRequest(cloze, "Paris")])[0].logprob == pytest.approx(
         paris.logprob, abs=1e-4

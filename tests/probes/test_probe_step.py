@@ -100,6 +100,45 @@ def test_each_model_gets_the_runners_predictions_and_metrics(model_dirs, data_di
     assert first["models"] == specs and first["periods"] == ["2019", "2020", "2021"]
 
 
+def test_deleted_rows_are_outside_all_and_skipped_rows_are_counted(model_dirs, data_dir, tmp_path):
+    """q7 is 2020's deleted row: out of the headline, overall, per-period and "all" figures,
+    in its split's. With M = 2, q3 ("Carla Diaz", 4 tokens) and q6 ("New York Times", 3) have
+    no label a filling could be: skipped, counted per model, listed in skipped.parquet."""
+    import pyarrow.parquet as pq
+
+    spec = str(model_dirs[0])
+    metrics = run_step(
+        tmp_path / "out", {"data": data_dir}, models=[spec], view="multi-token", max_tokens=2
+    )
+    mine = metrics["models"][spec]
+    assert metrics["overall_excludes"] == mine["overall_excludes"] == ["deleted"]
+    assert mine["skipped"] == {"every gold label is longer than M = 2 tokens": 2}
+    skipped = pq.read_table(tmp_path / "out" / "skipped.parquet").to_pylist()
+    assert sorted(r["id"] for r in skipped) == ["q3", "q6"] and skipped[0]["model"] == spec
+    predictions = read_predictions(tmp_path / "out" / "predictions.parquet")
+    assert sorted(p["id"] for p in predictions) == ["q1", "q2", "q4", "q5", "q7", "q8"]
+    assert "skipped" not in predictions[0]
+    kept = [p for p in predictions if p["split"] != "deleted"]
+    assert mine["f1"] == pytest.approx(sum(p["f1"] for p in kept) / len(kept))
+    assert mine["overall"]["n"] == 5 and mine["by_split"]["deleted"]["n"] == 1
+    assert mine["by_period"]["2020"]["n"] == 2  # q4, q5; q6 skipped, q7 deleted
+    tables = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    assert tables["all_excludes"] == ["deleted"]
+    assert tables["metrics"]["f1"]["all"]["counts"] == [[2, 2, 1]]
+    assert tables["metrics"]["f1"]["deleted"]["counts"] == [[0, 1, 0]]
+    every = run_step(
+        tmp_path / "every",
+        {"data": data_dir},
+        models=[spec],
+        view="multi-token",
+        max_tokens=2,
+        include_deleted=True,
+    )
+    assert every["overall_excludes"] == [] and every["models"][spec]["overall"]["n"] == 6
+    tables = json.loads((tmp_path / "every" / "matrix.json").read_text())
+    assert tables["metrics"]["f1"]["all"]["counts"] == [[2, 3, 1]]
+
+
 def test_a_series_input_probes_every_model_named_by_its_period(model_dirs, data_dir, tmp_path):
     series = tmp_path / "series"
     periods = [{"period": "2020", "dir": "m2020"}, {"period": "2021", "dir": "m2021"}]
@@ -189,7 +228,8 @@ def test_an_experiment_probes_the_sample_kg_and_reports_the_matrix(
     assert {p["period"] for p in uk} == {"2009", "2010", "2011"}
     html = (tmp_path / "run" / "report.html").read_text()
     assert (
-        "Drift probe: pll" in html and "Heatmap of temporal_acc for 2 models over 3 periods" in html
+        "Drift probe: pll" in html
+        and "Heatmap of temporal_acc for 2 models over 3 periods (all rows but deleted)" in html
     )
 
 

@@ -31,6 +31,28 @@ def test_single_token_metrics_by_period_and_split():
     assert metrics["by_period_split"]["2020"]["new"]["P@50"] == 0.0
 
 
+def test_deleted_rows_count_in_their_split_only():
+    """A deleted row carries the previous period's answers: it is no knowledge of its own
+    period, so overall and per-period metrics leave it out; its split keeps it."""
+    predictions = [
+        {"id": "a", "period": "2020", "split": "unchanged", "gold_rank": 1},
+        {"id": "b", "period": "2020", "split": "updated", "gold_rank": 3},
+        {"id": "c", "period": "2020", "split": "deleted", "gold_rank": 1},
+        {"id": "d", "period": "2021", "split": "deleted", "gold_rank": 1},
+    ]
+    metrics = metrics_by_group(VIEWS["single-token"], predictions)
+    assert metrics["overall_excludes"] == ["deleted"]
+    assert metrics["overall"]["n"] == 2 and metrics["overall"]["P@1"] == 0.5
+    assert list(metrics["by_period"]) == ["2020"]  # 2021 has deleted rows only
+    assert metrics["by_period"]["2020"]["P@1"] == 0.5
+    assert metrics["by_split"]["deleted"]["n"] == 2
+    assert metrics["by_period_split"]["2021"]["deleted"]["P@1"] == 1.0
+    every = metrics_by_group(VIEWS["single-token"], predictions, include_deleted=True)
+    assert every["overall_excludes"] == [] and every["overall"]["P@1"] == 0.75
+    assert every["by_period"]["2021"]["n"] == 1
+    assert every["by_split"] == metrics["by_split"]
+
+
 def test_pll_metrics_aggregate_tokens():
     predictions = [
         {
@@ -105,7 +127,43 @@ def test_probe_command_writes_predictions_and_metrics(tiny, examples, tmp_path):
     assert metrics["view"] == "pll" and metrics["family"] == "masked"
     assert set(metrics["by_period"]) == {"2019", "2020"}
     assert set(metrics["by_split"]) == {"unchanged", "updated", "new", "deleted"}
+    assert metrics["overall_excludes"] == ["deleted"]
+    assert metrics["overall"]["n"] == 6 and metrics["by_split"]["deleted"]["n"] == 1
     missing = CliRunner().invoke(
         app, [*args[:1], str(tmp_path / "nope.jsonl"), *args[2:], "--view", "pll"]
     )
     assert missing.exit_code == 2 and "no such probe file" in missing.output
+
+
+def test_probe_command_counts_skipped_rows_and_warns_of_gap_first_rows(tiny, examples, tmp_path):
+    """Multi-token with M = 2 skips q3 and q6, whose labels are all longer (the fixture's BPE:
+    "Carla Diaz" 4 tokens, "New York Times" 3); a causal model also skips q3 for its gap."""
+    args = ["probe", str(examples), "--device", "cpu", "--view", "multi-token", "--max-tokens", "2"]
+    for architecture in ("roberta", "llama"):
+        model = tiny(architecture)
+        model_dir = tmp_path / architecture
+        model.model.save_pretrained(model_dir)
+        model.tokenizer.save_pretrained(model_dir)
+        out = tmp_path / f"out-{architecture}"
+        result = CliRunner().invoke(app, [*args, "--model", str(model_dir), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        metrics = json.loads((out / "metrics.json").read_text())
+        skipped = {r["id"]: r["skipped"] for r in read_jsonl(out / "skipped.jsonl")}
+        assert [r["id"] for r in read_jsonl(out / "predictions.jsonl")] == [
+            "q1",
+            "q2",
+            "q4",
+            "q5",
+            "q7",
+        ]
+        assert metrics["predicted"] == 5 and sum(metrics["skipped"].values()) == 2
+        assert "selection" in metrics and metrics["selection"].startswith("mean_logprob")
+        output = " ".join(result.output.split())
+        if architecture == "roberta":
+            too_long = "every gold label is longer than M = 2 tokens"
+            assert skipped == {"q3": too_long, "q6": too_long}
+            assert metrics["skipped"] == {too_long: 2} and metrics["warnings"] == []
+            assert f"skipped 2 of 7 rows: {too_long}" in output
+        else:
+            assert skipped["q3"].startswith("the gap comes first: a causal model")
+            assert metrics["warnings"] and "warning: 1 of 7 rows put the gap first" in output

@@ -157,3 +157,30 @@ def test_unknown_view_or_metric_is_named():
     rows = [ranked("m", "2019", None, 1)]
     with pytest.raises(ValueError, match="no metric 'f1'; choose one of P@1, MRR"):
         series_matrix(rows, "single-token", "f1")
+
+
+def test_deleted_rows_stay_out_of_all_matrix_window_and_overall(single_token_rows):
+    """Deleted rows carry the previous period's answers: they would count a model's memory of
+    period t-1 as knowledge of t. Here every model ranks them first, which would lift each
+    "all" cell they join."""
+    deleted = [
+        ranked(model, period, "deleted", 1, n=9) for model in RANKS for period in ("2020", "2021")
+    ]
+    rows = single_token_rows + deleted
+    p1 = series_matrix(rows, "single-token", "P@1")
+    assert p1.excludes == ["deleted"]
+    assert p1.values == [[0.5, 0.5, 0.0], [0.0, 1.0, 0.5], [0.0, 0.5, 1.0]]  # as without them
+    assert p1.counts == [[2, 2, 2]] * 3
+    assert p1.window()["mean"] == {"t-1": 0.0, "t": 1.0, "t+1": 0.5}
+    own = series_matrix(rows, "single-token", "P@1", split="deleted")
+    assert own.values == [[None, 1.0, 1.0]] * 3 and own.excludes == []
+    every = series_matrix(rows, "single-token", "P@1", include_deleted=True)
+    assert every.excludes == [] and every.values[0] == [0.5, 2 / 3, 1 / 3]
+    tables = series_tables(rows, "single-token")
+    assert tables["all_excludes"] == ["deleted"]
+    p1_tables = tables["metrics"]["P@1"]
+    assert list(p1_tables) == ["all", "unchanged", "updated", "new", "deleted"]
+    assert p1_tables["all"]["overall"] == pytest.approx([2 / 6, 3 / 6, 3 / 6])
+    assert p1_tables["deleted"]["overall"] == [1.0, 1.0, 1.0]
+    included = series_tables(rows, "single-token", include_deleted=True)["metrics"]["P@1"]
+    assert included["all"]["overall"] == pytest.approx([4 / 8, 5 / 8, 5 / 8])

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
-from chronoprobe.probes import VIEWS, ViewOptions, read_rows
+from chronoprobe.models.requests import Candidate, Cloze
+from chronoprobe.probes import VIEWS, ProbeRow, ViewOptions, read_rows
 
 ATOL = 1e-4
 
@@ -56,16 +57,29 @@ def test_single_token_view_matches_naive_loop(tiny, examples):
         )
     # q3, q6 and q7 have only multi-token labels; q2 keeps its one single-token label
     assert [e["id"] for e in expected] == ["q1", "q2", "q4", "q5"]
-    assert got == expected
+    assert [p for p in got if "skipped" not in p] == expected
+    skipped = [p for p in got if "skipped" in p]
+    assert [(p["id"], p["skipped"]) for p in skipped] == [
+        (i, "no single-token gold label") for i in ("q3", "q6", "q7")
+    ]
 
 
 def test_multi_token_view_matches_naive_loop(tiny, examples):
+    """Fillings of 1..M masks, the best per token chosen, scored against the labels of at most
+    M tokens; rows with none are skipped."""
     model, rows = tiny(), read_rows(examples)
-    got = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=3), None)
+    got = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=2), None)
     special = set(model.tokenizer.all_special_ids)
+    kept = []
     for row, prediction in zip(rows, got, strict=True):
+        assert prediction["id"] == row.id
+        gold = [label for label in row.labels if len(label_positions(model, row, label)[1]) <= 2]
+        if not gold:
+            assert prediction["skipped"] == "every gold label is longer than M = 2 tokens"
+            continue
+        kept.append(row.id)
         candidates = []
-        for m in (1, 2, 3):
+        for m in (1, 2):
             ids, tokens, total = masked(model, row, m), [], 0.0
             while model.mask_id in ids:
                 p = ids.index(model.mask_id)
@@ -73,17 +87,22 @@ def test_multi_token_view_matches_naive_loop(tiny, examples):
                 best = max((t for t in range(len(lp)) if t not in special), key=lambda t: lp[t])
                 ids[p], total = best, total + lp[best].item()
                 tokens.append(best)
-            candidates.append((model.tokenizer.decode(tokens).strip(), total))
-        text = max(candidates, key=lambda c: c[1])[0]
-        assert prediction["id"] == row.id
-        assert [c["text"] for c in prediction["candidates"]] == [t for t, _ in candidates]
+            candidates.append((model.tokenizer.decode(tokens).strip(), total, total / m))
+        text = max(candidates, key=lambda c: c[2])[0]
+        assert [c["text"] for c in prediction["candidates"]] == [t for t, _, _ in candidates]
         assert [c["logprob"] for c in prediction["candidates"]] == pytest.approx(
-            [lp for _, lp in candidates], abs=ATOL
+            [lp for _, lp, _ in candidates], abs=ATOL
+        )
+        assert [c["mean_logprob"] for c in prediction["candidates"]] == pytest.approx(
+            [mean for _, _, mean in candidates], abs=ATOL
         )
         assert prediction["prediction"] == text
-        assert prediction["exact_match"] == exact_match(text, row.labels)
-        assert prediction["f1"] == token_f1(text, row.labels)
-        assert prediction["rouge_l"] == rouge_l(text, row.labels)
+        assert prediction["exact_match"] == exact_match(text, gold)
+        assert prediction["f1"] == token_f1(text, gold)
+        assert prediction["rouge_l"] == rouge_l(text, gold)
+    # in the fixture's byte-level BPE "Bob Jones" is two tokens, "New York Times" three and
+    # "Carla Diaz" four: q6 and q3 have no label of at most M = 2 tokens
+    assert kept == ["q1", "q2", "q4", "q5", "q7"]
 
 
 def test_pll_view_matches_per_token_loop(tiny, examples):
@@ -106,9 +125,63 @@ def test_pll_view_matches_per_token_loop(tiny, examples):
 def test_every_view_runs_for_decoder_families(tiny, examples, architecture):
     model, rows = tiny(architecture), read_rows(examples)
     single = VIEWS["single-token"].predict(model, rows, ViewOptions(top_k=3), None)
-    assert all(len(p["predictions"]) == 3 and p["gold_rank"] >= 1 for p in single)
-    multi = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=2), None)
+    answered = [p for p in single if "skipped" not in p]
+    assert all(len(p["predictions"]) == 3 and p["gold_rank"] >= 1 for p in answered)
+    multi = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=5), None)
     assert [p["id"] for p in multi] == [r.id for r in rows]
-    assert all(len(p["candidates"]) == 2 for p in multi)
+    # q3 puts the gap first: a causal model would generate it without reading the question
+    gap_first = ["q3"] if architecture == "llama" else []
+    assert [p["id"] for p in multi if "skipped" in p] == gap_first
+    first = [p["id"] for p in single if p.get("skipped", "").startswith("the gap comes first")]
+    assert first == gap_first
+    assert all(len(p["candidates"]) == 5 for p in multi if "skipped" not in p)
     scores = VIEWS["pll"].predict(model, rows, ViewOptions(), None)
+    assert [p["id"] for p in scores] == [r.id for r in rows]
     assert all(v < 0 for p in scores for v in p["label_scores"].values())
+
+
+class FixedCandidates:
+    """A stand-in adapter whose fillings are given: labels one token per word, no gap first."""
+
+    reads_left_only = False
+
+    def __init__(self, candidates):
+        self.candidates = candidates
+
+    def label_token_ids(self, requests):
+        return [list(range(len(r.span.split()))) for r in requests]
+
+    def generate(self, requests, progress=None):
+        return [self.candidates for _ in requests]
+
+
+def test_a_one_token_filling_no_longer_wins_by_length_alone():
+    """Summed log-probabilities favour the shortest filling: every token adds a negative term.
+    "Acme" (-3.0 in one token) beats "Acme Corp" (-4.0 in two) by the sum; per token the
+    two-token filling is better (-2.0 against -3.0), and it is the gold label."""
+    candidates = [
+        Candidate("Acme", [1], -3.0, 1),
+        Candidate("Acme Corp", [1, 2], -4.0, 2),
+        Candidate("Acme Corp Ltd", [1, 2, 3], -7.5, 3),
+    ]
+    row = ProbeRow("q", Cloze("Alice works for ", "."), ["Acme Corp"], "2020", "new")
+    (got,) = VIEWS["multi-token"].predict(FixedCandidates(candidates), [row], ViewOptions(), None)
+    assert got["prediction"] == "Acme Corp" and got["exact_match"] == 1.0
+    assert [c["mean_logprob"] for c in got["candidates"]] == [-3.0, -2.0, -2.5]
+
+
+def test_labels_longer_than_m_are_left_out_and_rows_without_any_skipped():
+    model = FixedCandidates([Candidate("Acme", [1], -1.0, 1)])
+    rows = [
+        ProbeRow("short", Cloze("A works for ", "."), ["Acme"], "2020", None),
+        ProbeRow("mixed", Cloze("B works for ", "."), ["a b c d", "Acme"], "2020", None),
+        ProbeRow("long", Cloze("C works for ", "."), ["a b c d", "a b c d e"], "2020", None),
+    ]
+    got = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=3), None)
+    assert [p.get("skipped") for p in got] == [
+        None,
+        None,
+        "every gold label is longer than M = 3 tokens",
+    ]
+    # "mixed" is scored against "Acme" only: "a b c d" (4 tokens) could never be filled in
+    assert [p["exact_match"] for p in got[:2]] == [1.0, 1.0]

@@ -69,14 +69,24 @@ def probe(
         help="span-ppl, T5-style models: also beam-search each gap with this many beams and "
         "report Recall@10 (the ECBD paper used 100; 0: off).",
     ),
+    include_deleted: bool = typer.Option(
+        False,
+        "--include-deleted",
+        help="Count deleted rows (they carry the previous period's answers) in the overall and "
+        "per-period metrics too; by default only the deleted split's own metrics hold them.",
+    ),
 ) -> None:
     """Probe a model with one view; write DIR/predictions.jsonl and DIR/metrics.json.
 
     Views: **single-token** ranks the vocabulary at the gap (rows with a one-token gold label;
     P@1/10/50/100, MRR); **multi-token** fills 1..M tokens greedily and keeps the most likely
-    (exact match, token F1, ROUGE-L); **pll** scores every gold label in context (masked LMs:
-    pseudo-log-likelihood; causal: log p(label | left context); seq2seq: decoder scoring).
-    Metrics are reported overall, per period and per split. **span-ppl** reads ECBD examples
+    per token (exact match, token F1, ROUGE-L; labels longer than M tokens are left out, rows
+    with no label left are skipped and counted); **pll** scores every gold label in its
+    sentence (masked LMs: pseudo-log-likelihood; causal: log p(label + right context | left
+    context); seq2seq: decoder scoring). Metrics are reported overall, per period and per split;
+    deleted rows count in their split only unless --include-deleted. A causal model reads no
+    question when the gap comes first: the command warns, single-token and multi-token skip
+    those rows. **span-ppl** reads ECBD examples
     (build ecbd) and scores each masked span under the paper's conditions: original, no-ent
     (mention replaced by "the entity"), random-def (another entity's definition prepended),
     definition (the entity's own definition prepended); perplexity is averaged per entity first,
@@ -125,6 +135,8 @@ def probe(
                 recall_beams=recall_beams,
             ),
             progress=advance,
+            include_deleted=include_deleted,
+            warn=lambda message: console.print(f"[yellow]warning:[/] {message}"),
         )
     overall = ", ".join(
         f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
@@ -136,3 +148,7 @@ def probe(
         for k, v in metrics["overall"].items()
     )
     console.print(f"[green]wrote[/] {out / 'predictions.jsonl'} and metrics.json: {overall}")
+    if metrics.get("overall_excludes"):
+        console.print(f"overall and per period leave out: {', '.join(metrics['overall_excludes'])}")
+    for reason, count in metrics.get("skipped", {}).items():
+        console.print(f"skipped {count:,} of {metrics['rows']:,} rows: {reason}")

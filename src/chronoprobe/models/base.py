@@ -103,6 +103,9 @@ class LanguageModel(ABC):
     """A model and its tokenizer behind the three requests; subclasses add one family each."""
 
     family: str = ""
+    # rank and generate see only the text before the gap (causal LMs): a gap-first sentence
+    # ("[MASK] is the head of ...") leaves them nothing of the question to read
+    reads_left_only: bool = False
 
     def __init__(
         self,

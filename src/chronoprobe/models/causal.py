@@ -2,9 +2,12 @@
 
 Rank: the next-token distribution after the left context. Score: log p(span | left context),
 the span's tokens located by character offsets in the filled sentence, so a byte-level BPE's
-" Paris" (space included) is the token scored. Generate: greedy tokens after the left context;
-a candidate of m tokens is scored with the right context that must follow it. The backbone runs
-over every position, the LM head only where a request reads logits.
+" Paris" (space included) is the token scored; a request with ``right_context`` scores
+log p(span + right | left), the tokens after the span as the filled sentence tokenizes them, so
+that "[MASK] is the head of the government of France." is scored with France in it. Generate:
+greedy tokens after the left context; a candidate of m tokens is scored with the right context
+that must follow it. The backbone runs over every position, the LM head only where a request
+reads logits. Rank and generate read the left context only (``reads_left_only``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 class CausalLM(DecoderLM):
     family = "causal"
+    reads_left_only = True
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)
@@ -49,10 +53,12 @@ class CausalLM(DecoderLM):
 
     def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
         scored = []
-        for ids, positions in locate_spans(self.tokenizer, requests, special_tokens=False):
+        located = locate_spans(self.tokenizer, requests, special_tokens=False)
+        for r, (ids, positions) in zip(requests, located, strict=True):
             context = self._context(ids[: positions[0]])
             span = ids[positions[0] : positions[-1] + 1]
-            scored.append(Scored(DecoderRow(context + span), len(context), span))
+            right = ids[positions[-1] + 1 :] if r.right_context else []
+            scored.append(Scored(DecoderRow(context + span + right), len(context), span))
         return scored
 
     def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:

@@ -40,8 +40,8 @@ class DecoderRow:
 @dataclass(frozen=True)
 class Scored:
     row: DecoderRow
-    first: int  # positions first..len(row.ids)-1 are the span's tokens
-    span_ids: list[int]
+    first: int  # positions first..len(row.ids)-1 are scored: the span's tokens (then the right
+    span_ids: list[int]  # context's, when a causal request asks for it)
 
 
 def special_frame(tokenizer) -> tuple[list[int], list[int]]:
@@ -69,7 +69,8 @@ class DecoderLM(LanguageModel):
 
     @abstractmethod
     def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
-        """Decoder ids ending with the span's tokens."""
+        """Decoder ids ending with the tokens to score (the span's, and for a causal request
+        with ``right_context`` the right context's)."""
 
     @abstractmethod
     def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:
@@ -149,7 +150,8 @@ class DecoderLM(LanguageModel):
             for (b, _), v in zip(where, picked.tolist(), strict=True):
                 totals[b] += v
             for b, i in enumerate(batch):
-                results[i] = SpanScore(logprob=totals[b], n_tokens=len(scored[i].span_ids))
+                n_tokens = len(scored[i].row.ids) - scored[i].first
+                results[i] = SpanScore(logprob=totals[b], n_tokens=n_tokens)
             done += len(batch)
             if progress:
                 progress(done, len(requests))
@@ -205,6 +207,7 @@ class DecoderLM(LanguageModel):
                         self.decode(made[b][:m]),
                         made[b][:m],
                         sum(made_lp[b][:m]) + closing_lp[b][m - 1],
+                        m + len(closings[b]),
                     )
                     for m in range(1, limits[b] + 1)
                 ]

@@ -158,7 +158,9 @@ class MaskedLM(LanguageModel):
                     filled[b].append(token)
                     totals[b] += lp
             for b, c in enumerate(batch):
-                found[items[c]] = Candidate(self.decode(filled[b]), filled[b], totals[b])
+                found[items[c]] = Candidate(
+                    self.decode(filled[b]), filled[b], totals[b], len(filled[b])
+                )
             done += len(batch)
             if progress:
                 progress(done, len(items))

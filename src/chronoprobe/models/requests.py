@@ -53,16 +53,23 @@ class Ranking:
 
 @dataclass(frozen=True)
 class ScoreRequest:
-    """Score ``span`` in the gap of ``cloze`` (see each adapter for what the score means)."""
+    """Score ``span`` in the gap of ``cloze`` (see each adapter for what the score means).
+
+    ``right_context`` also scores the tokens after the span: a causal model then gives
+    log p(span + right | left), the log-likelihood of the whole continuation (as lm-eval's
+    ``loglikelihood``), so a sentence whose gap comes first is still read. Masked and seq2seq
+    models read the right context in any case; for them the score stays the span's.
+    """
 
     cloze: Cloze
     span: str
+    right_context: bool = False
 
 
 @dataclass(frozen=True)
 class SpanScore:
-    logprob: float  # summed over the span's tokens
-    n_tokens: int
+    logprob: float  # summed over the scored tokens: the span's, plus the right context's if asked
+    n_tokens: int  # the tokens summed
 
 
 @dataclass(frozen=True)
@@ -75,11 +82,21 @@ class GenerateRequest:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One filling of the gap: its text, its token ids and its summed log-probability."""
+    """One filling of the gap: its text, its token ids and its summed log-probability.
+
+    ``n_scored`` counts the tokens summed in ``logprob``: the filling's, plus the closing ids
+    a decoder scores after it (see ``decoding``). Fillings of different lengths are compared by
+    ``mean_logprob``, so that a short one does not win merely by having fewer terms.
+    """
 
     text: str
     token_ids: list[int]
     logprob: float
+    n_scored: int
+
+    @property
+    def mean_logprob(self) -> float:
+        return self.logprob / self.n_scored
 
 
 # Why only T5-style models answer beam-search span requests (ECBD's Recall@10); kept here, with

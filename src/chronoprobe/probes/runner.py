@@ -3,6 +3,11 @@
 Rows are cut into shards; each finished shard is a file renamed into place, so a killed run
 restarts at the first missing shard. A fingerprint of the inputs (data file, model, view,
 options) guards the shards: a run with different inputs starts afresh instead of mixing results.
+Rows the view skipped go to skipped.jsonl with their reason, counted in metrics.json.
+
+Deleted rows carry the previous period's answers: they are a split's test of forgetting, not
+knowledge of their own period. Overall and per-period metrics leave them out by default; the
+``deleted`` split keeps its own metrics either way.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -18,9 +23,10 @@ from pathlib import Path
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import read_jsonl, write_jsonl
 from chronoprobe.probes.rows import read_rows
-from chronoprobe.probes.views import VIEWS, View, ViewOptions
+from chronoprobe.probes.views import SKIPPED, VIEWS, View, ViewOptions, gap_first_warnings
 
 SHARD_ROWS = 8192
+DELETED = "deleted"
 
 
 def _grouped(predictions: Sequence[dict], *fields: str) -> dict[tuple, list[dict]]:
@@ -32,17 +38,36 @@ def _grouped(predictions: Sequence[dict], *fields: str) -> dict[tuple, list[dict
     return dict(sorted(groups.items()))
 
 
-def metrics_by_group(view: View, predictions: Sequence[dict]) -> dict:
-    """The view's metrics overall, per period, per split, and per (period, split)."""
+def outside_all(include_deleted: bool = False) -> list[str]:
+    """The splits left out of overall, per-period and "all" figures."""
+    return [] if include_deleted else [DELETED]
+
+
+def metrics_by_group(
+    view: View, predictions: Sequence[dict], *, include_deleted: bool = False
+) -> dict:
+    """The view's metrics overall, per period, per split, and per (period, split).
+
+    Overall and per period leave the deleted rows out unless ``include_deleted``; per split
+    and per (period, split) every split has its own metrics.
+    """
+    left_out = outside_all(include_deleted)
+    kept = [p for p in predictions if p.get("split") not in left_out]
     by_period_split: dict[str, dict] = defaultdict(dict)
     for (period, split), group in _grouped(predictions, "period", "split").items():
         by_period_split[period][split] = view.summarize(group)
     return {
-        "overall": view.summarize(predictions),
-        "by_period": {k[0]: view.summarize(g) for k, g in _grouped(predictions, "period").items()},
+        "overall_excludes": left_out,
+        "overall": view.summarize(kept),
+        "by_period": {k[0]: view.summarize(g) for k, g in _grouped(kept, "period").items()},
         "by_split": {k[0]: view.summarize(g) for k, g in _grouped(predictions, "split").items()},
         "by_period_split": dict(by_period_split),
     }
+
+
+def count_skipped(skipped: Sequence[dict]) -> dict[str, int]:
+    """Skipped rows per reason, most frequent first."""
+    return dict(Counter(s[SKIPPED] for s in skipped).most_common())
 
 
 def _fingerprint(data: Path, model_name: str, view: str, options: ViewOptions) -> str:
@@ -60,16 +85,23 @@ def run_probe(
     *,
     shard_rows: int = SHARD_ROWS,
     progress: Callable[[float, float], None] | None = None,
+    include_deleted: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> dict:
     """Probe ``model`` with one view over ``data``; returns the metrics written to metrics.json.
 
     ``progress(done, total)`` is called in rows as work finishes, shards resumed included.
+    ``include_deleted`` counts deleted rows in the overall and per-period metrics too.
+    ``warn(message)`` hears, before the work starts, what metrics.json lists as ``warnings``.
     """
     if view_name not in VIEWS:
         raise ValueError(f"unknown view {view_name!r}; choose one of {', '.join(VIEWS)}")
     view, options = VIEWS[view_name], options or ViewOptions()
     data, out_dir = Path(data), Path(out_dir)
     rows = (view.read or read_rows)(data)
+    warnings = [] if view.read else gap_first_warnings(model, rows, view_name)
+    for message in warnings if warn else ():
+        warn(message)
     shard_dir = out_dir / f".shards-{view_name}"
     fingerprint = _fingerprint(data, model.name, view_name, options)
     stamp = shard_dir / "fingerprint"
@@ -90,10 +122,13 @@ def run_probe(
             write_jsonl(path, view.predict(model, chunk, options, report))
         if progress:
             progress(start + len(chunk), len(rows))
-    predictions = [
+    answered = [
         p for n in range(len(starts)) for p in read_jsonl(shard_dir / f"part-{n:05d}.jsonl")
     ]
+    predictions = [p for p in answered if SKIPPED not in p]
+    skipped = [p for p in answered if SKIPPED in p]
     write_jsonl(out_dir / "predictions.jsonl", predictions)
+    write_jsonl(out_dir / "skipped.jsonl", skipped)
     metrics = {
         "view": view_name,
         "model": model.name,
@@ -101,11 +136,14 @@ def run_probe(
         "data": str(data),
         "rows": len(rows),
         "predicted": len(predictions),
+        "skipped": count_skipped(skipped),
+        "warnings": warnings,
         "options": asdict(options),
+        **({"selection": view.selection} if view.selection else {}),
         **(
             view.metrics(predictions, options)
             if view.metrics
-            else metrics_by_group(view, predictions)
+            else metrics_by_group(view, predictions, include_deleted=include_deleted)
         ),
     }
     atomic_write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")

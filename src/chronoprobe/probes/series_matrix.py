@@ -14,6 +14,9 @@ Besides the views' own metrics (``VIEWS[view].summarize``), two kinds are comput
   gold label among all of them says whether the model prefers this period's answer to the
   answers of other periods. Rows whose query never changes answer have no competitor and no
   rank; they count in neither metric.
+
+The ``all`` matrices leave the deleted rows out (they carry the previous period's answers)
+unless ``include_deleted``; the ``deleted`` split has its own matrix either way.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pyarrow.parquet as pq
 
 from chronoprobe.datasets.drift import SPLITS
 from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
+from chronoprobe.probes.runner import outside_all
 from chronoprobe.probes.views import VIEWS
 from chronoprobe.time import Period
 
@@ -141,6 +145,7 @@ class SeriesMatrix:
     periods: list[str]
     values: list[list[float | None]]
     counts: list[list[int]]
+    excludes: list[str]  # splits left out of ALL (the deleted rows, unless included)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -190,8 +195,10 @@ def series_matrix(
     split: str = ALL,
     models: Sequence[str] | None = None,
     periods: Sequence[str] | None = None,
+    include_deleted: bool = False,
 ) -> SeriesMatrix:
-    """The models x periods matrix of ``metric`` over the rows of ``split`` (ALL: every row).
+    """The models x periods matrix of ``metric`` over the rows of ``split`` (ALL: every row but
+    the deleted ones, unless ``include_deleted``).
 
     ``models`` and ``periods`` fix the order (default: models as they first appear, periods in
     calendar order); a temporal metric gets its ranks computed here when the rows lack them.
@@ -204,13 +211,21 @@ def series_matrix(
         rows = with_temporal_ranks(rows)
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
     periods = list(periods) if periods is not None else period_order([r["period"] for r in rows])
+    left_out = outside_all(include_deleted) if split == ALL else []
     cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in rows:
-        if split == ALL or row.get("split") == split:
+        if in_split(row, split, left_out):
             cells[row["model"], row["period"]].append(row)
     values = [[metric_value(view, metric, cells[m, p]) for p in periods] for m in models]
     counts = [[len(cells[m, p]) for p in periods] for m in models]
-    return SeriesMatrix(view, metric, split, models, periods, values, counts)
+    return SeriesMatrix(view, metric, split, models, periods, values, counts, left_out)
+
+
+def in_split(row: dict, split: str, left_out: Sequence[str]) -> bool:
+    """Is ``row`` one of ``split``'s (ALL: any split but those ``left_out``)?"""
+    if split == ALL:
+        return row.get("split") not in left_out
+    return row.get("split") == split
 
 
 def series_tables(
@@ -219,25 +234,35 @@ def series_tables(
     *,
     models: Sequence[str] | None = None,
     splits: Sequence[str] | None = None,
+    include_deleted: bool = False,
 ) -> dict:
     """Every metric of the view, over all rows and per split, as JSON: the matrix, its window,
-    and ``overall`` (each model's value over all periods' rows of the split)."""
+    and ``overall`` (each model's value over all periods' rows of the split). ``all`` leaves the
+    deleted rows out unless ``include_deleted``."""
     rows = list(predictions)
     if view == "pll":
         rows = with_temporal_ranks(rows)
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
     present = [s for s in SPLITS if any(r.get("split") == s for r in rows)]
     splits = [ALL, *(splits if splits is not None else present)]
+    left_out = outside_all(include_deleted)
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in rows:
-        groups[row["model"], ALL].append(row)
-        if row.get("split"):
-            groups[row["model"], row["split"]].append(row)
+        for split in splits:
+            if in_split(row, split, left_out):
+                groups[row["model"], split].append(row)
     out: dict[str, dict] = {}
     for metric in METRICS[view]:
         out[metric] = {}
         for split in splits:
-            matrix = series_matrix(rows, view, metric, split=split, models=models)
+            matrix = series_matrix(
+                rows, view, metric, split=split, models=models, include_deleted=include_deleted
+            )
             overall = [metric_value(view, metric, groups[m, split]) for m in models]
             out[metric][split] = {**matrix.to_dict(), "window": matrix.window(), "overall": overall}
-    return {"view": view, "default_metric": METRICS[view][0], "metrics": out}
+    return {
+        "view": view,
+        "default_metric": METRICS[view][0],
+        "all_excludes": left_out,
+        "metrics": out,
+    }

@@ -1,8 +1,10 @@
 """The three evaluation views of the drift family, written against the adapter requests only.
 
 A view turns probe rows into requests, hands the whole list to the adapter (which sorts and
-batches it), and turns the answers into one prediction row per probe row. ``summarize`` is the
-view's metric over any group of its prediction rows (a period, a split, everything).
+batches it), and turns the answers into one prediction row per probe row. A row the view cannot
+answer comes back as ``{**key, "skipped": reason}`` instead, so that the runner can count why.
+``summarize`` is the view's metric over any group of its prediction rows (a period, a split,
+everything).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class View:
     # and metrics per period and split)
     read: Callable[[Path], Sequence] | None = None
     metrics: Callable[[Sequence[dict], ViewOptions], dict] | None = None
+    selection: str | None = None  # how the view picks its prediction, written to metrics.json
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -55,27 +58,84 @@ def _mean(values: Sequence[float]) -> float | None:
     return float(sum(values) / len(values)) if values else None
 
 
+SKIPPED = "skipped"  # the field of a row a view did not answer; its value says why
+GAP_FIRST = (
+    "the gap comes first: a causal model ranks and generates from the left context only, "
+    "so its answer would not depend on the question"
+)
+NO_SINGLE_TOKEN = "no single-token gold label"
+
+
+def too_long(max_tokens: int) -> str:
+    return f"every gold label is longer than M = {max_tokens} tokens"
+
+
+def gap_first(model, row: ProbeRow) -> bool:
+    """Does ``model`` see nothing of ``row``'s question when it ranks or generates?"""
+    return model.reads_left_only and not row.cloze.left.strip()
+
+
+def gap_first_warnings(model, rows: Sequence[ProbeRow], view: str) -> list[str]:
+    """What a user should know when a drift ``view`` runs a causal model on gap-first rows."""
+    count = sum(gap_first(model, row) for row in rows)
+    if not count:
+        return []
+    what = (
+        "scores the label together with the right context after it, log p(label + right | "
+        "start), so the question is read"
+        if view == "pll"
+        else "skips them: from an empty prefix its answer would not depend on the question"
+    )
+    return [
+        f"{count:,} of {len(rows):,} rows put the gap first ({model.name} is causal and sees no "
+        f"left context there); the {view} view {what}"
+    ]
+
+
+def _label_tokens(model, rows: Sequence[ProbeRow]) -> list[list[list[int]]]:
+    """Each row's labels as the token ids the model scores them as."""
+    requests = [ScoreRequest(r.cloze, label) for r in rows for label in r.labels]
+    ids = iter(model.label_token_ids(requests))
+    return [[next(ids) for _ in row.labels] for row in rows]
+
+
+def _answer_or_skip(
+    rows: Sequence[ProbeRow],
+    reasons: Sequence[str | None],
+    answer: Callable[[list[int]], list[dict]],
+) -> list[dict]:
+    """``answer(indices)`` for the rows without a reason to skip them, in row order with the
+    skipped rows (``{**key, "skipped": reason}``)."""
+    answered = iter(answer([i for i, why in enumerate(reasons) if why is None]))
+    return [
+        next(answered) if why is None else {**row.key(), SKIPPED: why}
+        for row, why in zip(rows, reasons, strict=True)
+    ]
+
+
 def single_token(model, rows: Sequence[ProbeRow], options: ViewOptions, progress: Progress):
     """Rows with at least one single-token label: top-k at the gap and the best gold rank."""
-    requests = [ScoreRequest(r.cloze, label) for r in rows for label in r.labels]
-    label_ids = iter(model.label_token_ids(requests))
-    kept: list[ProbeRow] = []
-    ranking_requests: list[RankRequest] = []
-    for row in rows:
-        ids = [next(label_ids) for _ in row.labels]
-        single = tuple(sorted({t[0] for t in ids if len(t) == 1}))
-        if single:
-            kept.append(row)
-            ranking_requests.append(RankRequest(row.cloze, single))
-    rankings = model.rank(ranking_requests, top_k=options.top_k, progress=progress)
-    return [
-        {
-            **row.key(),
-            "predictions": [model.token_text(t) for t in ranking.token_ids],
-            "gold_rank": min(ranking.candidate_ranks, default=None),
-        }
-        for row, ranking in zip(kept, rankings, strict=True)
+    singles = [
+        tuple(sorted({t[0] for t in ids if len(t) == 1})) for ids in _label_tokens(model, rows)
     ]
+    reasons = [
+        GAP_FIRST if gap_first(model, row) else None if single else NO_SINGLE_TOKEN
+        for row, single in zip(rows, singles, strict=True)
+    ]
+
+    def answer(kept: list[int]) -> list[dict]:
+        requests = [RankRequest(rows[i].cloze, singles[i]) for i in kept]
+        rankings = model.rank(requests, top_k=options.top_k, progress=progress)
+        return [
+            {
+                **rows[i].key(),
+                "predictions": [model.token_text(t) for t in ranking.token_ids],
+                "gold_rank": min(ranking.candidate_ranks, default=None),
+            }
+            for i, ranking in zip(kept, rankings, strict=True)
+        ]
+
+    return _answer_or_skip(rows, reasons, answer)
 
 
 def summarize_single_token(predictions: Sequence[dict]) -> dict[str, float | None]:
@@ -87,22 +147,43 @@ def summarize_single_token(predictions: Sequence[dict]) -> dict[str, float | Non
 
 
 def multi_token(model, rows: Sequence[ProbeRow], options: ViewOptions, progress: Progress):
-    """Greedy fillings of 1..M tokens; the best summed log-probability is the prediction."""
-    requests = [GenerateRequest(r.cloze, options.max_tokens) for r in rows]
-    out = []
-    for row, candidates in zip(rows, model.generate(requests, progress=progress), strict=True):
-        best = max(candidates, key=lambda c: c.logprob)
-        out.append(
-            {
-                **row.key(),
-                "prediction": best.text,
-                "candidates": [{"text": c.text, "logprob": c.logprob} for c in candidates],
-                "exact_match": exact_match(best.text, row.labels),
-                "f1": token_f1(best.text, row.labels),
-                "rouge_l": rouge_l(best.text, row.labels),
-            }
-        )
-    return out
+    """Greedy fillings of 1..M tokens; the best log-probability per token is the prediction.
+
+    As in the paper, gold labels longer than M tokens are left out (no filling could be them),
+    and a row none of whose labels is left is skipped. The per-token mean keeps a one-token
+    filling from winning by having fewer terms in its sum.
+    """
+    limit = options.max_tokens
+    gold = [
+        [label for label, t in zip(row.labels, ids, strict=True) if len(t) <= limit]
+        for row, ids in zip(rows, _label_tokens(model, rows), strict=True)
+    ]
+    reasons = [
+        GAP_FIRST if gap_first(model, row) else None if labels else too_long(limit)
+        for row, labels in zip(rows, gold, strict=True)
+    ]
+
+    def answer(kept: list[int]) -> list[dict]:
+        requests = [GenerateRequest(rows[i].cloze, limit) for i in kept]
+        out = []
+        for i, candidates in zip(kept, model.generate(requests, progress=progress), strict=True):
+            best = max(candidates, key=lambda c: c.mean_logprob)
+            out.append(
+                {
+                    **rows[i].key(),
+                    "prediction": best.text,
+                    "candidates": [
+                        {"text": c.text, "logprob": c.logprob, "mean_logprob": c.mean_logprob}
+                        for c in candidates
+                    ],
+                    "exact_match": exact_match(best.text, gold[i]),
+                    "f1": token_f1(best.text, gold[i]),
+                    "rouge_l": rouge_l(best.text, gold[i]),
+                }
+            )
+        return out
+
+    return _answer_or_skip(rows, reasons, answer)
 
 
 def summarize_multi_token(predictions: Sequence[dict]) -> dict[str, float | None]:
@@ -113,10 +194,17 @@ def summarize_multi_token(predictions: Sequence[dict]) -> dict[str, float | None
 
 
 def pll(model, rows: Sequence[ProbeRow], options: ViewOptions, progress: Progress):
-    """Every gold label's score in context, all rows' requests answered in one pool."""
+    """Every gold label's score in its sentence, all rows' requests answered in one pool.
+
+    A causal model scores the label and the right context after it (log p(label + right |
+    left)), so the question is read wherever the gap stands; the other families read the
+    whole sentence anyway and score the label's tokens.
+    """
     labels = [list(dict.fromkeys(r.labels)) for r in rows]
     requests = [
-        ScoreRequest(r.cloze, label) for r, ls in zip(rows, labels, strict=True) for label in ls
+        ScoreRequest(r.cloze, label, right_context=True)
+        for r, ls in zip(rows, labels, strict=True)
+        for label in ls
     ]
     scores = iter(model.score(requests, progress=progress))
     out = []
@@ -157,13 +245,16 @@ VIEWS: dict[str, View] = {
             "multi-token",
             multi_token,
             summarize_multi_token,
-            "fill 1..M tokens greedily, keep the most likely; EM, token F1, ROUGE-L",
+            "fill 1..M tokens greedily, keep the most likely per token; EM, token F1, ROUGE-L",
+            selection="mean_logprob: of the greedy fillings of 1..M tokens, the one with the "
+            "highest log-probability per scored token (decoders: the filling and its closing)",
         ),
         View(
             "pll",
             pll,
             summarize_pll,
-            "score every gold label in context (masked: pseudo-log-likelihood)",
+            "score every gold label in its sentence (masked: pseudo-log-likelihood; causal: "
+            "the label and the right context after it)",
         ),
         View(
             "span-ppl",

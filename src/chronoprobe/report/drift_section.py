@@ -4,6 +4,8 @@ It reads the step's ``matrix.json`` (no model is loaded, no prediction re-scored
 the models x periods matrix (the paper's Table 2), one per split that has rows, bars of each
 model's score per fine-grained split, and, when the models are a series named by period, the
 t-1 / t / t+1 window (the paper's Figure 4: an adapting series peaks at t on updated facts).
+Deleted rows carry the previous period's answers: figures over "all rows" leave them out unless
+the step's ``include_deleted`` was set, and every such figure says which.
 """
 
 from __future__ import annotations
@@ -45,9 +47,17 @@ def _cell(value: float | None) -> Any:
     return None if value is None else round(value, 4)
 
 
+def rows_named(split: str, excludes: list[str]) -> str:
+    """How a figure names its rows: a split's, or all but the excluded splits'."""
+    if split != "all":
+        return f"{split} rows"
+    return f"all rows but {' and '.join(excludes)}" if excludes else "all rows, deleted included"
+
+
 def _heatmap(matrix: dict, metric: str, split: str) -> Block:
     rows_label = "model (trained up to)" if _is_series(matrix) else "model"
-    title = f"{metric} per model and period" + ("" if split == "all" else f" ({split} rows)")
+    rows = rows_named(split, matrix.get("excludes", []))
+    title = f"{metric} per model and period ({rows})"
     scale = (0.0, 1.0) if metric not in ("median_nll", "mean_label_logprob") else (None, None)
     figure = heatmap(
         _nan(matrix["values"]),
@@ -73,7 +83,7 @@ def _heatmap(matrix: dict, metric: str, split: str) -> Block:
     )
     alt = (
         f"Heatmap of {metric} for {len(matrix['models'])} models over "
-        f"{len(matrix['periods'])} periods ({split} rows)"
+        f"{len(matrix['periods'])} periods ({rows})"
     )
     return embed(figure, alt=alt, caption=LABELS.get(metric, metric), data=data)
 
@@ -107,6 +117,7 @@ def _split_bars(by_split: dict[str, dict], metric: str) -> Block | None:
 
 def _window_table(by_split: dict[str, dict], metric: str) -> Block | None:
     rows = []
+    excludes = by_split["all"].get("excludes", []) if "all" in by_split else []
     for split, matrix in by_split.items():
         window = matrix["window"]
         for model, cells in window["models"].items():
@@ -122,9 +133,21 @@ def _window_table(by_split: dict[str, dict], metric: str) -> Block | None:
         rows,
         caption=(
             f"{metric} of each model on the periods before, at and after its own; an adapted "
-            "series peaks at t on updated rows"
+            f"series peaks at t on updated rows. Split 'all': {rows_named('all', excludes)}."
         ),
     )
+
+
+def _skipped_note(metrics: dict) -> Block | None:
+    """Rows a view did not answer, per model and reason."""
+    parts = [
+        f"{name}: {count:,} ({reason})"
+        for name, model in metrics.get("models", {}).items()
+        for reason, count in model.get("skipped", {}).items()
+    ]
+    if not parts:
+        return None
+    return Text("Rows skipped by the view: " + "; ".join(parts) + ".", style="note")
 
 
 @section("probe", headline=("view", "rows", "model_count", "P@1", "f1", "temporal_acc"))
@@ -137,13 +160,17 @@ def probe_section(step_dir: Path, record: dict) -> Section:
     tables = json.loads(path.read_text(encoding="utf-8"))
     metric = tables["default_metric"]
     by_split = tables["metrics"][metric]
+    excludes = metrics.get("overall_excludes", [])
     tiles = {
         "view": tables["view"],
         "rows": metrics.get("rows"),
         "models": metrics.get("model_count"),
-        f"{metric} (mean over models)": metrics.get(metric),
+        f"{metric} (mean over models; {rows_named('all', excludes)})": metrics.get(metric),
     }
     blocks: list[Block] = [Stats(tiles)]
+    skipped = _skipped_note(metrics)
+    if skipped is not None:
+        blocks.append(skipped)
     for split in HEATMAP_SPLITS:
         matrix = by_split.get(split)
         if matrix and any(sum(c) for c in matrix["counts"]):
