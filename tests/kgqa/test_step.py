@@ -34,7 +34,7 @@ steps:
   - id: lm
     kind: kgqa
     inputs: {questions: cronq, tkg: emb}
-    params: {model: lm, epochs: 1, device: cpu}
+    params: {model: lm, epochs: 1, device: cpu, answer_type_given: true}
   - id: report
     kind: report
 """
@@ -50,9 +50,13 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     steps = run / "steps"
     metrics = json.loads((steps / "cron" / "metrics.json").read_text())
     assert metrics["model"] == "cronkgqa" and metrics["embeddings"] == "tcomplex"
-    assert {"simple", "complex", "types", "answer_types"} <= set(metrics)
+    assert {"simple", "complex", "types", "answer_types", "oracle_relation"} <= set(metrics)
+    assert metrics["answer_type_given"] is False and metrics["question_input"] == "template"
     saved = checkpoint.load(steps / "cron")
     assert saved.epoch == 2 and saved.config["train"]["seed"] == 1  # the experiment's seed
+    assert saved.config["train"]["answer_type_given"] is False
+    lm = json.loads((steps / "lm" / "metrics.json").read_text())
+    assert lm["answer_type_given"] is True and "oracle_relation" not in lm
     assert (steps / "cron" / "predictions.parquet").is_file()
     assert not (steps / "cron" / ".shards").exists()
 
@@ -62,14 +66,19 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     assert stats.items["model"] == "cronkgqa + tcomplex"
     assert stats.items["Hits@1"] == metrics["hits@1"]
     assert stats.items["epoch tested"] == metrics["epoch"] in (1, 2)
+    assert stats.items["answer type"] == "not given (one softmax)"
+    assert stats.items["encoder reads"] == "the template"
     chart = next(b for b in first.blocks if isinstance(b, Image))
     models = {row[0] for row in chart.data.rows}
-    assert models == {"cron (cronkgqa + tcomplex)", "lm (lm)"}
+    oracle = "oracle relation (TKG ceiling, tcomplex of cron)"
+    assert models == {"cron (cronkgqa + tcomplex)", "lm (lm, answer type given)", oracle}
     overall = [row for row in chart.data.rows if row[1] == "overall"]
-    assert [row[3] for row in overall] == [
-        metrics["hits@1"],
-        json.loads((steps / "lm" / "metrics.json").read_text())["hits@1"],
-    ]
+    assert [row[3] for row in overall] == [metrics["hits@1"], lm["hits@1"]]
+    ceiling = {row[1]: row[3] for row in chart.data.rows if row[0] == oracle}
+    assert ceiling == {
+        "simple": metrics["oracle_relation"]["hits@1"],
+        **{t: v["hits@1"] for t, v in metrics["oracle_relation"]["types"].items()},
+    }
     assert {row[1] for row in chart.data.rows} <= set(GROUPS)
     second = kgqa_section(steps / "lm", json.loads((steps / "lm" / "step.json").read_text()))
     assert any(isinstance(b, Text) and "section of cron" in b.text for b in second.blocks)
