@@ -99,3 +99,16 @@ def test_kgqa_step_needs_a_cronq_build(tmp_path):
         run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path})
     with pytest.raises(ValueError, match="family: cronq"):
         run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path, "questions": tmp_path})
+
+
+def test_metrics_from_before_the_protocol_option_read_as_answer_type_given():
+    """Those models were trained and tested with the gold answer type masking the candidates."""
+    from chronoprobe.report.kgqa_section import hits_bars
+
+    old = {"model": "cronkgqa", "embeddings": "tcomplex", "questions": 4, "hits@1": 0.5}
+    old["hits@10"] = 0.75
+    chart = hits_bars([("old", old), ("new", {**old, "answer_type_given": False})])
+    assert {row[0] for row in chart.data.rows} == {
+        "old (cronkgqa + tcomplex, answer type given)",
+        "new (cronkgqa + tcomplex)",
+    }

@@ -49,11 +49,17 @@ def oracle_group(oracle: dict[str, Any], group: str) -> dict[str, Any]:
     return (oracle.get("types") or {}).get(group) or {}
 
 
+def answer_type_given(metrics: dict[str, Any]) -> bool:
+    """Whether the model was told the gold answer type (metrics.json written before the option
+    existed: it was)."""
+    return bool(metrics.get("answer_type_given", True))
+
+
 def _model(metrics: dict[str, Any]) -> str:
     model = metrics.get("model", "?")
     if model != "lm" and metrics.get("embeddings"):
         model = f"{model} + {metrics['embeddings']}"
-    if metrics.get("answer_type_given"):
+    if answer_type_given(metrics):
         model += ", answer type given"
     return model
 
@@ -139,7 +145,7 @@ def kgqa_section(step_dir: Path, record: dict) -> Section:
     if not metrics:
         return Section(title, [Text("The step wrote no metrics.json.", style="error")])
     params = record.get("params") or {}
-    given = metrics.get("answer_type_given")
+    given = answer_type_given(metrics)
     tiles: dict[str, Any] = {
         "model": _model(metrics),
         "encoder": params.get("encoder", "tiny"),
