@@ -80,6 +80,7 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
         **{t: v["hits@1"] for t, v in metrics["oracle_relation"]["types"].items()},
     }
     assert {row[1] for row in chart.data.rows} <= set(GROUPS)
+    assert f"{oracle} simple " in chart.alt and "nan" not in chart.alt
     second = kgqa_section(steps / "lm", json.loads((steps / "lm" / "step.json").read_text()))
     assert any(isinstance(b, Text) and "section of cron" in b.text for b in second.blocks)
     html = (run / "report.html").read_text()

@@ -115,7 +115,10 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     )
     figure.axes[0].set_xlim(0, 1.1)
     alt = "Bar chart of Hits@1 per question group: " + "; ".join(
-        f"{name} overall {values[0]:.0%}, simple {values[1]:.0%}, complex {values[2]:.0%}"
+        f"{name} "
+        + ", ".join(
+            f"{g} {v:.0%}" for g, v in zip(GROUPS[:3], values, strict=False) if not math.isnan(v)
+        )
         for name, values in series.items()
     )
     rows = []
