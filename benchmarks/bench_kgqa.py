@@ -5,10 +5,12 @@ tables of ``--rank`` (evaluation cost does not depend on how well they were trai
 answers the test questions (repeated up to ``--questions``) with each model and reports
 questions/s end to end (tokenising, encoding, scoring every candidate, ranking, top 10) and the
 share of that time spent tokenising and encoding. Pass ``--encoder`` to time a Hugging Face
-encoder (its weights must be on disk), ``--device cuda`` for a GPU.
+encoder (its weights must be on disk), ``--device cuda`` for a GPU, ``--question-input`` to
+encode the question text or its template (``auto``: as `kgqa train` picks for the encoder).
 
     python benchmarks/bench_kgqa.py [--facts 20000] [--questions 5000] [--rank 64]
                                     [--batch-size 256] [--device cpu] [--encoder tiny]
+                                    [--question-input auto|template|question]
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def _repeat(questions, n: int):
     return Questions(
         ids=[questions.ids[i] for i in index],
         texts=[questions.texts[i] for i in index],
+        inputs=[questions.inputs[i] for i in index],
         types=[questions.types[i] for i in index],
         answer_types=[questions.answer_types[i] for i in index],
         head=questions.head[index],
@@ -71,31 +74,38 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--encoder", default="tiny")
+    parser.add_argument(
+        "--question-input", default="auto", choices=("auto", "template", "question")
+    )
     args = parser.parse_args()
 
     from chronoprobe.kgqa.data import load_split, read_rows
     from chronoprobe.kgqa.encoder import build_encoder
     from chronoprobe.kgqa.evaluate import predict
     from chronoprobe.kgqa.models import build_qa_model
+    from chronoprobe.kgqa.train import TrainConfig
 
     device = torch.device(args.device)
     with tempfile.TemporaryDirectory() as tmp:
         began = time.perf_counter()
         cronq, vocab, entity, time_table = _world(args.facts, args.rank, Path(tmp))
-        texts = [row["question"] for row in read_rows(cronq / "train.jsonl")]
+        source = TrainConfig(
+            encoder=args.encoder, question_input=args.question_input
+        ).question_input
+        texts = [row[source] for row in read_rows(cronq / "train.jsonl", source)]
         encoder = build_encoder(args.encoder, texts)
         setup = time.perf_counter() - began
         results = []
         for name in ("cronkgqa", "embedkgqa", "lm"):
             model = build_qa_model(name, encoder, entity, time_table, vocab.n_times).to(device)
-            questions = _repeat(load_split(cronq, "test", vocab), args.questions)
+            questions = _repeat(load_split(cronq, "test", vocab, source), args.questions)
             predict(model, _repeat(questions, args.batch_size), args.batch_size, device)  # warm up
             _sync(device)
             began = time.perf_counter()
             predict(model, questions, args.batch_size, device)
             _sync(device)
             seconds = time.perf_counter() - began
-            encode = _encoder_seconds(model, questions.texts, args.batch_size, device)
+            encode = _encoder_seconds(model, questions.inputs, args.batch_size, device)
             results.append(
                 {
                     "model": name,
@@ -112,6 +122,7 @@ def main() -> None:
         "batch_size": args.batch_size,
         "device": str(device),
         "encoder": args.encoder,
+        "question_input": source,
         "threads": torch.get_num_threads(),
         "setup_s": round(setup, 1),
         "results": results,

@@ -66,7 +66,7 @@ def test_build_cronq_writes_questions_and_splits(tmp_path):
     assert result.exit_code == 0, result.output
     rows = list(read_jsonl(out / "questions.jsonl"))
     assert {"Who was Q949 married to in 1956?"}.isdisjoint(r["question"] for r in rows)
-    assert any(r["template"] == "award_in_year" and r["answers"] == ["Q38104"] for r in rows)
+    assert any(r["template_name"] == "award_in_year" and r["answers"] == ["Q38104"] for r in rows)
     stats = json.loads((out / "stats.json").read_text())
     split_total = sum(stats[n]["questions"] for n in ("train", "valid", "test"))
     assert split_total + stats["dropped_by_split"] == len(rows)

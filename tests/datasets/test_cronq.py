@@ -9,6 +9,7 @@ import pytest
 
 from chronoprobe.datasets.cronq import (
     generate_questions,
+    load_cronq_templates,
     question_statistics,
     read_released_questions,
     split_questions,
@@ -68,7 +69,7 @@ def questions(kg):
 
 
 def answer(questions, template, **slots):
-    found = [r for r in questions if r["template"] == template and r["annotation"] == slots]
+    found = [r for r in questions if r["template_name"] == template and r["annotation"] == slots]
     assert len(found) == 1, (template, slots, len(found))
     return found[0]["answers"]
 
@@ -94,7 +95,7 @@ def test_before_after_from_first_and_last_years(questions):
     none_before = [
         r
         for r in questions
-        if r["template"] == "office_before" and r["annotation"]["head"] == CLEVELAND
+        if r["template_name"] == "office_before" and r["annotation"]["head"] == CLEVELAND
     ]
     assert none_before == []  # no answer, no question
 
@@ -122,7 +123,8 @@ def test_row_fields(questions):
     (row,) = [
         r
         for r in questions
-        if r["template"] == "office_before" and r["annotation"] == {"tail": PRES, "head": OBAMA}
+        if r["template_name"] == "office_before"
+        and r["annotation"] == {"tail": PRES, "head": OBAMA}
     ]
     surfaces = {row["question"], *row["paraphrases"]}
     assert "Who was the President of the United States before Barack Obama?" in surfaces
@@ -132,11 +134,35 @@ def test_row_fields(questions):
         "before",
         "entity",
     )
-    assert row["entities"] == [PRES, OBAMA] and row["times"] == [] and row["relations"] == ["P39"]
-    timed = next(r for r in questions if r["template"] == "office_in_year")
+    # Head first, then tail, whatever the wording's order (as released rows are read).
+    assert row["entities"] == [OBAMA, PRES] and row["times"] == [] and row["relations"] == ["P39"]
+    timed = next(r for r in questions if r["template_name"] == "office_in_year")
     assert timed["times"] == [timed["annotation"]["time"]]
     stats = question_statistics(questions)
     assert stats["questions"] == len(questions) and set(stats["types"]) >= {"time_join"}
+    assert stats["templates"]["office_before"] == sum(
+        r["template_name"] == "office_before" for r in questions
+    )
+
+
+def test_template_is_the_shown_wording_with_its_placeholders(kg, questions):
+    """As in released CronQuestions rows: ``template`` is the question before slot filling."""
+    seeds = {t.name: t for t in load_cronq_templates()}
+    for row in questions:
+        surfaces = seeds[row["template_name"]].surfaces
+        assert row["template"] in surfaces
+        labels = {
+            k: str(v) if k == "time" else kg.label(str(v)) for k, v in row["annotation"].items()
+        }
+        assert row["template"].format(**labels) == row["question"]
+    (row,) = [
+        r
+        for r in questions
+        if r["template_name"] == "office_when_other_office"
+        and r["annotation"] == {"tail": PRES, "head": BIDEN, "other": VP}
+    ]
+    assert row["entities"] == [BIDEN, PRES, VP]
+    assert "{tail}" in row["template"] and "{head}" in row["template"]
 
 
 def test_sampling_caps_each_template_and_is_seeded(kg):
@@ -145,7 +171,8 @@ def test_sampling_caps_each_template_and_is_seeded(kg):
     assert a == b
     per_template = {}
     for row in a:
-        per_template[row["template"]] = per_template.get(row["template"], 0) + 1
+        name = row["template_name"]
+        per_template[name] = per_template.get(name, 0) + 1
     assert max(per_template.values()) <= 2
 
 
@@ -169,31 +196,91 @@ class Exploit:
         return (os.system, ("echo pwned",))
 
 
+def released(**fields) -> dict:
+    """A question as the released pickles hold it: Python sets, integer years and ids."""
+    base = {
+        "question": "Who was the President of USA before Barack Obama",
+        "answers": {BUSH},
+        "answer_type": "entity",
+        "template": "Who was the {tail} before {head}",
+        "entities": {PRES, OBAMA},
+        "times": set(),
+        "relations": {"P39"},
+        "type": "before_after",
+        "annotation": {"head": OBAMA, "tail": PRES, "type": "before"},
+        "uniq_id": 7,
+        "paraphrases": [],
+    }
+    return {**base, **fields}
+
+
 def test_restricted_unpickler_refuses_code_and_loads_data(tmp_path):
     with pytest.raises(pickle.UnpicklingError, match=r"refused to load posix\.system"):
         safe_loads(pickle.dumps(Exploit()))
-    released = [
-        {
-            "question": "Who was the President of USA before Barack Obama",
-            "answers": {BUSH},
-            "answer_type": "entity",
-            "template": "Who was the {tail} before {head}",
-            "entities": {PRES, OBAMA},
-            "times": set(),
-            "relations": {"P39"},
-            "type": "before_after",
-            "annotation": {"head": OBAMA, "tail": PRES},
-            "uniq_id": 7,
-            "paraphrases": [],
-        }
-    ]
     for protocol in (2, 4, 5):
         path = tmp_path / f"test{protocol}.pickle"
-        path.write_bytes(pickle.dumps(released, protocol=protocol))
+        path.write_bytes(pickle.dumps([released()], protocol=protocol))
         (row,) = read_released_questions(path)
-        assert row["answers"] == [BUSH] and row["entities"] == sorted([PRES, OBAMA])
+        assert row["answers"] == [BUSH] and set(row["entities"]) == {PRES, OBAMA}
         assert row["id"] == "7" and row["type"] == "before_after"
     evil = tmp_path / "evil.pickle"
     evil.write_bytes(pickle.dumps([Exploit()]))
     with pytest.raises(ValueError, match=r"evil\.pickle: refused to load"):
         read_released_questions(evil)
+
+
+def test_released_rows_give_head_and_tail_as_annotated(tmp_path):
+    """Sorting the entity set as strings would put PRES (Q11696) before OBAMA (Q76) and
+    BIDEN (Q6279) before CHENEY (Q48259): the tail as head. The annotation decides."""
+    rows = [
+        released(),
+        released(
+            question="When did Q48259 play their last game",
+            template="When did {head} play their {adj} game",
+            answers={2009},
+            answer_type="time",
+            entities={CHENEY},
+            type="first_last",
+            annotation={"head": CHENEY, "adj": "last"},
+            uniq_id=8,
+        ),
+        released(
+            question="Who was the Q11699 when Q6279 held the position of Q11696",
+            entities={BIDEN, VP, PRES},
+            type="time_join",
+            annotation={"head": BIDEN, "tail": VP},
+            uniq_id=9,
+        ),
+        released(
+            question="Who was the Q11696 in 2010",
+            template="Who was the {tail} in {time}",
+            entities={PRES},
+            times={2010},
+            type="simple_entity",
+            annotation={"tail": PRES, "time": 2010},
+            uniq_id=10,
+        ),
+        # No annotation: entities in the order the question names them.
+        released(
+            question="Who was Q48259's predecessor as Q11699",
+            entities={VP, CHENEY},
+            annotation=None,
+            uniq_id=11,
+        ),
+    ]
+    path = tmp_path / "valid.pickle"
+    path.write_bytes(pickle.dumps(rows))
+    got = read_released_questions(path)
+    assert [r["entities"] for r in got] == [
+        [OBAMA, PRES],
+        [CHENEY],
+        [BIDEN, VP, PRES],
+        [PRES],
+        [CHENEY, VP],
+    ]
+    assert [r["direction"] for r in got] == ["before", "last", None, None, None]
+    assert [r["uniq_id"] for r in got] == [7, 8, 9, 10, 11]
+    assert [r["id"] for r in got] == ["7", "8", "9", "10", "11"]
+    assert got[1]["answers"] == [2009] and got[3]["times"] == [2010]
+    assert got[3]["annotation"] == {"tail": PRES, "time": 2010}
+    assert got[0]["template"] == "Who was the {tail} before {head}"

@@ -33,6 +33,25 @@ def test_train_then_eval(world, tmp_path):
     assert printed["hits@1"] == trained["hits@1"]
     assert printed["types"] == trained["types"]
     assert pq.read_table(predictions).num_rows == trained["questions"]
+    assert printed["answer_type_given"] is trained["answer_type_given"] is False
+    assert printed["question_input"] == trained["question_input"] == "template"
+    assert "oracle_relation" not in printed
+
+    # The TKG ceiling on demand, from the TKG checkpoint the model was trained over; and the
+    # other protocol on demand, named in the output.
+    args += ["--oracle-relation", "--answer-type-given"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout.strip().splitlines()[-1])
+    assert printed["answer_type_given"] is True
+    oracle = printed["oracle_relation"]
+    assert oracle["questions"] == trained["simple"]["questions"]
+    assert set(oracle["types"]) == {"simple_entity", "simple_time"}
+    result = runner.invoke(app, ["kgqa", "eval", str(out), str(world.cronq), "--oracle-relation"])
+    assert result.exit_code == 0, result.output
+    assert "simple_entity, oracle relation" in result.output
+    assert "Oracle relation (TKG ceiling)" in result.output
+    assert "one softmax over entities and years" in result.output
 
 
 def test_errors_are_one_line_messages(world, tmp_path):

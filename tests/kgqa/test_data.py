@@ -88,3 +88,19 @@ def test_bad_rows_name_file_line_and_reason(tmp_path, line, reason):
 def test_missing_file_says_how_to_make_one(tmp_path):
     with pytest.raises(FileNotFoundError, match="chronoprobe build cronq"):
         read_rows(tmp_path / "train.jsonl")
+
+
+def test_the_encoder_reads_the_template_or_the_question():
+    rows = [row(template="Who was the {tail} in {time}?", relations=["P39"])]
+    assert encode(rows, VOCAB, "template").inputs == ["Who was the {tail} in {time}?"]
+    assert encode(rows, VOCAB).inputs == ["Who was the mayor in 2001?"]
+    assert encode(rows, VOCAB).texts == ["Who was the mayor in 2001?"]
+
+
+def test_a_template_without_placeholders_is_refused_for_template_input(tmp_path):
+    path = tmp_path / "train.jsonl"
+    # As written before templates held the wording: the seed template's name.
+    path.write_text(json.dumps(row(template="office_in_year")) + "\n", encoding="utf-8")
+    assert read_rows(path)  # the question text does not need it
+    with pytest.raises(ValueError, match=r"train.jsonl:1: template 'office_in_year' is not"):
+        read_rows(path, "template")

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from chronoprobe.kgqa.evaluate import breakdown, gold_ranks
+from chronoprobe.kgqa.data import AnswerVocab, encode
+from chronoprobe.kgqa.evaluate import breakdown, evaluate, gold_ranks
+from chronoprobe.kgqa.models import QAModel
 
 
 def test_gold_rank_is_the_best_answer_with_other_answers_set_aside_and_ties_against():
@@ -59,3 +61,48 @@ def test_breakdown_leaves_out_types_without_questions():
     metrics = breakdown(np.array([1]), ["simple_entity"], ["entity"])
     assert list(metrics["types"]) == ["simple_entity"]
     assert metrics["complex"] == {"questions": 0, "hits@1": 0.0, "hits@10": 0.0, "mrr": 0.0}
+
+
+class Lookup:
+    """An encoder whose "question" is the index of a scripted score row."""
+
+    hidden_size = 1
+    model = torch.nn.Module()
+
+    def tokenize(self, texts, device):
+        return {"row": torch.tensor([int(t) for t in texts], device=device)}
+
+    def __call__(self, tokens):
+        return tokens["row"]
+
+
+class Scripted(QAModel):
+    name = "scripted"
+    SCORES = torch.tensor(
+        [
+            [0.1, 0.5, 0.2, 0.9, 0.0, 0.0],  # entity question, gold E2: a year scores above it
+            [0.9, 0.8, 0.0, 0.1, 0.2, 0.7],  # time question, gold 2002: two entities above it
+        ]
+    )
+
+    def candidate_scores(self, q, head, tail, time):
+        return self.SCORES[q]
+
+
+def test_one_softmax_over_entities_and_years_unless_the_answer_type_is_given():
+    vocab = AnswerVocab(("E1", "E2", "E3"), (2000, 2001, 2002))
+    base = {"type": "simple_entity", "entities": [], "times": []}
+    rows = [
+        {**base, "id": "a", "question": "0", "answer_type": "entity", "answers": ["E2"]},
+        {**base, "id": "b", "question": "1", "answer_type": "time", "answers": [2002]},
+    ]
+    model = Scripted(Lookup(), torch.zeros(3, 2), torch.zeros(3, 2), n_times=3)
+    questions = encode(rows, vocab)
+    paper, table = evaluate(model, questions, vocab)
+    assert table.column("rank").to_pylist() == [2, 3]
+    assert table.column("predictions").to_pylist()[0][:2] == ["2000", "E2"]
+    assert table.column("answer_type_given").to_pylist() == [False, False]
+    given, table = evaluate(model, questions, vocab, answer_type_given=True)
+    assert table.column("rank").to_pylist() == [1, 1]
+    assert table.column("predictions").to_pylist() == [["E2", "E3", "E1"], ["2002", "2001", "2000"]]
+    assert given["hits@1"] == 1.0 and paper["hits@1"] == 0.0

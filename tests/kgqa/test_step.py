@@ -34,7 +34,7 @@ steps:
   - id: lm
     kind: kgqa
     inputs: {questions: cronq, tkg: emb}
-    params: {model: lm, epochs: 1, device: cpu}
+    params: {model: lm, epochs: 1, device: cpu, answer_type_given: true}
   - id: report
     kind: report
 """
@@ -50,9 +50,13 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     steps = run / "steps"
     metrics = json.loads((steps / "cron" / "metrics.json").read_text())
     assert metrics["model"] == "cronkgqa" and metrics["embeddings"] == "tcomplex"
-    assert {"simple", "complex", "types", "answer_types"} <= set(metrics)
+    assert {"simple", "complex", "types", "answer_types", "oracle_relation"} <= set(metrics)
+    assert metrics["answer_type_given"] is False and metrics["question_input"] == "template"
     saved = checkpoint.load(steps / "cron")
     assert saved.epoch == 2 and saved.config["train"]["seed"] == 1  # the experiment's seed
+    assert saved.config["train"]["answer_type_given"] is False
+    lm = json.loads((steps / "lm" / "metrics.json").read_text())
+    assert lm["answer_type_given"] is True and "oracle_relation" not in lm
     assert (steps / "cron" / "predictions.parquet").is_file()
     assert not (steps / "cron" / ".shards").exists()
 
@@ -62,15 +66,21 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     assert stats.items["model"] == "cronkgqa + tcomplex"
     assert stats.items["Hits@1"] == metrics["hits@1"]
     assert stats.items["epoch tested"] == metrics["epoch"] in (1, 2)
+    assert stats.items["answer type"] == "not given (one softmax)"
+    assert stats.items["encoder reads"] == "the template"
     chart = next(b for b in first.blocks if isinstance(b, Image))
     models = {row[0] for row in chart.data.rows}
-    assert models == {"cron (cronkgqa + tcomplex)", "lm (lm)"}
+    oracle = "oracle relation (TKG ceiling, tcomplex of cron)"
+    assert models == {"cron (cronkgqa + tcomplex)", "lm (lm, answer type given)", oracle}
     overall = [row for row in chart.data.rows if row[1] == "overall"]
-    assert [row[3] for row in overall] == [
-        metrics["hits@1"],
-        json.loads((steps / "lm" / "metrics.json").read_text())["hits@1"],
-    ]
+    assert [row[3] for row in overall] == [metrics["hits@1"], lm["hits@1"]]
+    ceiling = {row[1]: row[3] for row in chart.data.rows if row[0] == oracle}
+    assert ceiling == {
+        "simple": metrics["oracle_relation"]["hits@1"],
+        **{t: v["hits@1"] for t, v in metrics["oracle_relation"]["types"].items()},
+    }
     assert {row[1] for row in chart.data.rows} <= set(GROUPS)
+    assert f"{oracle} simple " in chart.alt and "nan" not in chart.alt
     second = kgqa_section(steps / "lm", json.loads((steps / "lm" / "step.json").read_text()))
     assert any(isinstance(b, Text) and "section of cron" in b.text for b in second.blocks)
     html = (run / "report.html").read_text()
@@ -90,3 +100,16 @@ def test_kgqa_step_needs_a_cronq_build(tmp_path):
         run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path})
     with pytest.raises(ValueError, match="family: cronq"):
         run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path, "questions": tmp_path})
+
+
+def test_metrics_from_before_the_protocol_option_read_as_answer_type_given():
+    """Those models were trained and tested with the gold answer type masking the candidates."""
+    from chronoprobe.report.kgqa_section import hits_bars
+
+    old = {"model": "cronkgqa", "embeddings": "tcomplex", "questions": 4, "hits@1": 0.5}
+    old["hits@10"] = 0.75
+    chart = hits_bars([("old", old), ("new", {**old, "answer_type_given": False})])
+    assert {row[0] for row in chart.data.rows} == {
+        "old (cronkgqa + tcomplex, answer type given)",
+        "new (cronkgqa + tcomplex)",
+    }

@@ -41,6 +41,12 @@ class Split(StrEnum):
     test = "test"
 
 
+class QuestionInput(StrEnum):
+    auto = "auto"
+    template = "template"
+    question = "question"
+
+
 def _say(message: str) -> None:
     console.print(message, highlight=False)
 
@@ -82,14 +88,29 @@ def train(
         help="Which epoch's model is tested (and `kgqa eval` uses): the best on the valid "
         "split by Hits@1, as the CronKGQA code keeps it, or the last.",
     ),
+    answer_type_given: bool = typer.Option(
+        False,
+        "--answer-type-given",
+        help="Not the paper's protocol: tell the model each question's gold answer type, and "
+        "run the softmax over that type's candidates only (entities or years). Off: one "
+        "softmax over entities and years together, as the paper.",
+    ),
+    question_input: QuestionInput = typer.Option(
+        QuestionInput.auto,
+        help="What the encoder reads: the question's template (its wording with {head}, "
+        "{tail}, {time}... placeholders) or the question text with names. auto: the template "
+        "for tiny, whose vocabulary would otherwise learn the training questions' names; the "
+        "text for a pretrained encoder.",
+    ),
 ) -> None:
     """Train a QA model, checkpoint it every epoch, and rank the test questions' answers.
 
     Entity linking is perfect, as in the paper: each question's annotated entities and time
-    give the head, tail and time the model scores with; its answer type picks the softmax
-    (entities or years). The TKG tables stay frozen. After training, --out holds the
-    checkpoint, metrics.json and predictions.parquet (top 10 per test question). Run the same
-    command again after an interruption to continue after the last finished epoch.
+    give the head, tail and time the model scores with, and one softmax runs over every
+    entity and year. The TKG tables stay frozen. After training, --out holds the checkpoint,
+    metrics.json (with the oracle-relation ceiling of the TKG on the simple questions) and
+    predictions.parquet (top 10 per test question). Run the same command again after an
+    interruption to continue after the last finished epoch.
 
     Example: chronoprobe kgqa train cronq/ --tkg emb/ --model cronkgqa --epochs 10 --out qa/
     """
@@ -106,6 +127,8 @@ def train(
         seed=seed,
         device=device,
         select=select.value,
+        answer_type_given=answer_type_given,
+        question_input=question_input.value,
     )
     result = train_model(cronq_dir, tkg, config, out, resume=resume, log=_say)
     console.print(f"[green]wrote[/] {out}")
@@ -113,13 +136,25 @@ def train(
 
 
 def print_metrics(metrics: dict, title: str) -> None:
-    """The paper's Tables 5-6 layout: one row per question group, Hits@1 and Hits@10."""
-    table = Table(title=title)
+    """The paper's Tables 5-6 layout: one row per question group, Hits@1 and Hits@10, then the
+    oracle relation's rows, and the protocol under the title."""
+    from chronoprobe.kgqa.train import describe_protocol
+
+    caption = describe_protocol(metrics["answer_type_given"])
+    caption += f"; the encoder read the {metrics['question_input']}"
+    oracle = metrics.get("oracle_relation", {}).get("types", {})
+    if oracle:
+        caption += (
+            ". Oracle relation (TKG ceiling): the TKG's tables with the true relation in the "
+            "question's place, ranking the candidates of the answer type"
+        )
+    table = Table(title=title, caption=caption)
     for column in ("questions", "n", "Hits@1", "Hits@10", "MRR"):
         table.add_column(column, justify="left" if column == "questions" else "right")
     groups = [("overall", metrics), ("simple", metrics["simple"]), ("complex", metrics["complex"])]
     groups += [(f"  {t}", m) for t, m in metrics.get("types", {}).items()]
     groups += [(f"{a} answers", m) for a, m in metrics.get("answer_types", {}).items()]
+    groups += [(f"  {t}, oracle relation", m) for t, m in oracle.items()]
     for name, m in groups:
         table.add_row(
             name,
@@ -143,24 +178,62 @@ def evaluate(
     ),
     batch_size: int = typer.Option(256, min=1, help="Questions scored at once."),
     device: str = typer.Option("auto", help="auto (CUDA when present), cpu, cuda, cuda:N, mps."),
+    answer_type_given: bool | None = typer.Option(
+        None,
+        "--answer-type-given/--no-answer-type-given",
+        help="Give the model the gold answer type (softmax over that type only), or not (one "
+        "softmax over entities and years, the paper's protocol). Default: as it was trained.",
+    ),
+    oracle_relation: bool = typer.Option(
+        False,
+        "--oracle-relation",
+        help="Also score the simple questions with the true relation in the question vector's "
+        "place, using the TKG checkpoint's own tables: the embeddings' link-prediction ceiling "
+        "through the same data path.",
+    ),
+    tkg: Path | None = typer.Option(
+        None,
+        "--tkg",
+        help="TKG checkpoint for --oracle-relation (default: the one the model was trained "
+        "over, as its config.json records it).",
+    ),
 ) -> None:
     """Answer a split's questions with a trained model: Hits@1/10 and MRR, overall, simple
     (simple_entity, simple_time) vs complex (before_after, first_last, time_join), per type
     and per answer type. A question counts as hit when any of its answers is in the top k.
 
-    Example: chronoprobe kgqa eval qa/ cronq/ --split valid --json
+    Example: chronoprobe kgqa eval qa/ cronq/ --split valid --oracle-relation --json
     """
     from chronoprobe.atomic import atomic_path
     from chronoprobe.kgqa import checkpoint
     from chronoprobe.kgqa.data import load_split
     from chronoprobe.kgqa.evaluate import evaluate as run_eval
+    from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
+    from chronoprobe.kgqa.train import protocol_of
     from chronoprobe.tkg.train import resolve_device
 
     target = resolve_device(device)
     saved = checkpoint.load(checkpoint_dir, target, selected=True)
-    questions = load_split(cronq_dir, split.value, saved.vocab)
+    protocol = protocol_of(saved.config.get("train", {}))
+    if answer_type_given is not None:
+        protocol["answer_type_given"] = answer_type_given
+    questions = load_split(cronq_dir, split.value, saved.vocab, protocol["question_input"])
     _say(f"{split.value}: {questions.summary()}")
-    metrics, table = run_eval(saved.model, questions, saved.vocab, batch_size, target)
+    metrics, table = run_eval(
+        saved.model,
+        questions,
+        saved.vocab,
+        batch_size,
+        target,
+        answer_type_given=protocol["answer_type_given"],
+    )
+    if oracle_relation:
+        tkg_dir = tkg or saved.config.get("data", {}).get("tkg")
+        if tkg_dir is None:
+            raise ValueError(f"{checkpoint_dir}: records no TKG checkpoint; pass --tkg")
+        model, relations = load_tkg(Path(tkg_dir), saved.vocab, target)
+        ranked = oracle_ranks(model, relations, questions, batch_size, target)
+        metrics["oracle_relation"] = ranked.metrics(questions)
     if predictions is not None:
         import pyarrow.parquet as pq
 
@@ -168,10 +241,9 @@ def evaluate(
             pq.write_table(table, tmp)
     name = saved.model.name
     embeddings = saved.config.get("data", {}).get("embeddings")
+    epoch = checkpoint.selected_epoch(saved.config)
+    header = {"model": name, "embeddings": embeddings, "split": split.value, "epoch": epoch}
     if as_json:
-        epoch = checkpoint.selected_epoch(saved.config)
-        header = {"model": name, "embeddings": embeddings, "split": split.value, "epoch": epoch}
-        typer.echo(json.dumps({**header, **metrics}))
+        typer.echo(json.dumps({**header, **protocol, **metrics}))
     else:
-        epoch = checkpoint.selected_epoch(saved.config)
-        print_metrics(metrics, f"{name}, {split.value} split, epoch {epoch}")
+        print_metrics({**protocol, **metrics}, f"{name}, {split.value} split, epoch {epoch}")

@@ -15,7 +15,7 @@ the slot fillings the KG admits and computes their answers:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -331,8 +331,8 @@ def generate_questions(
             if not answers:
                 continue
             surfaces = [_render(s, slots, kg) for s in template.surfaces]
+            mentioned = [v for k, v in slots.items() if k != "time"]
             shown = int(rng.integers(len(surfaces)))
-            entities = [str(v) for k, v in slots.items() if k != "time"]
             rows.append(
                 {
                     "id": f"cronq-{len(rows):07d}",
@@ -342,11 +342,12 @@ def generate_questions(
                     "direction": template.direction,
                     "answer_type": "time" if template.procedure in TIME_PROCEDURES else "entity",
                     "answers": answers,
-                    "entities": entities,
+                    "entities": annotated_entities(slots, mentioned),
                     "times": [int(slots["time"])] if "time" in slots else [],
                     "relations": [template.relation],
-                    "template": template.name,
-                    "annotation": {k: v for k, v in slots.items()},
+                    "template": template.surfaces[shown],
+                    "template_name": template.name,
+                    "annotation": dict(slots),
                 }
             )
             produced += 1
@@ -396,13 +397,34 @@ def question_statistics(rows: Sequence[dict]) -> dict:
         "questions": len(rows),
         "types": {t: types.get(t, 0) for t in QUESTION_TYPES},
         "answer_types": dict(answers),
-        "templates": dict(Counter(row["template"] for row in rows)),
+        "templates": dict(Counter(row["template_name"] for row in rows)),
     }
+
+
+def annotated_entities(annotation: Mapping, others: Iterable[str]) -> list[str]:
+    """The annotated head first, then the annotated tail, then ``others`` not among them, in
+    the order given: the QA models read the first as the question's head and the second as its
+    tail, so a question names its head entity whatever its wording."""
+    first = [str(annotation[slot]) for slot in ("head", "tail") if annotation.get(slot) is not None]
+    return first + [e for e in map(str, others) if e not in first]
+
+
+def _direction(annotation: Mapping) -> str | None:
+    """before/after (the annotation's ``type``) or first/last (its ``adj``)."""
+    for key, values in (("type", ("before", "after")), ("adj", ("first", "last"))):
+        if annotation.get(key) in values:
+            return annotation[key]
+    return None
 
 
 def read_released_questions(path: str | Path) -> list[dict]:
     """Questions of a released CronQuestions pickle (``train.pickle``, ``test.pickle``...), in
-    this module's row format. The file is untrusted and goes through the restricted unpickler."""
+    this module's row format. The file is untrusted and goes through the restricted unpickler.
+
+    Entities come head first, then tail, as the row's ``annotation`` names them; entities it
+    does not name follow by their position in ``question`` (then by id), which also orders a
+    row without annotation. ``direction`` is the annotation's before/after or first/last.
+    """
     from chronoprobe.kg.io.safe_pickle import safe_load
 
     data = safe_load(path)
@@ -412,21 +434,27 @@ def read_released_questions(path: str | Path) -> list[dict]:
     for number, item in enumerate(data):
         if not isinstance(item, dict) or "question" not in item or "answers" not in item:
             raise ValueError(f"{path}: question {number}: expected a dict with question, answers")
-        kind = item.get("type")
+        annotation = item.get("annotation") or {}
+        if not isinstance(annotation, dict):
+            raise ValueError(f"{path}: question {number}: annotation must be a dict")
+        text = str(item["question"])
+        found = {e: text.find(e) for e in map(str, item.get("entities", ()))}
+        entities = sorted(found, key=lambda e: (found[e] < 0, found[e], e))
         rows.append(
             {
                 "id": str(item.get("uniq_id", number)),
+                "uniq_id": item.get("uniq_id"),
                 "question": item["question"],
                 "paraphrases": list(item.get("paraphrases", [])),
-                "type": kind,
-                "direction": None,
+                "type": item.get("type"),
+                "direction": _direction(annotation),
                 "answer_type": item.get("answer_type"),
                 "answers": sorted(item["answers"], key=str),
-                "entities": sorted(item.get("entities", ()), key=str),
+                "entities": annotated_entities(annotation, entities),
                 "times": sorted(item.get("times", ())),
                 "relations": sorted(item.get("relations", ())),
                 "template": item.get("template"),
-                "annotation": dict(item.get("annotation", {})),
+                "annotation": dict(annotation),
             }
         )
     return rows

@@ -8,10 +8,17 @@ the embeddings never saw (an event without facts, a year outside the KG's span);
 counted, not dropped. A gold answer outside the vocabulary cannot be ranked: it is left out of
 the answer set and counted; a question left with no answer is still evaluated (always a miss)
 but not trained on.
+
+What the encoder reads (:data:`QUESTION_INPUTS`) is the row's ``question`` (the paraphrased text
+with names) or its ``template``: the same wording with ``{head}``, ``{tail}``, ``{time}``,
+``{event}`` and ``{other}`` left as written. Entities and times reach the models as linked
+annotations either way; the template keeps an encoder trained from scratch from learning the
+training questions' names instead of their wording.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +33,7 @@ from chronoprobe.jsonl import numbered_lines
 
 ANSWER_TYPES = ("entity", "time")
 REQUIRED = ("id", "question", "type", "answer_type", "answers", "entities", "times")
+QUESTION_INPUTS = ("template", "question")  # the row field the encoder reads
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,8 @@ class Questions:
     """One split's questions as aligned arrays; answers as CSR (offsets into ``answer_flat``)."""
 
     ids: list[str]
-    texts: list[str]
+    texts: list[str]  # the questions as asked
+    inputs: list[str]  # what the encoder reads: the texts, or their templates
     types: list[str]
     answer_types: list[str]
     head: Tensor  # (N,) entity index, E = none
@@ -76,6 +85,10 @@ class Questions:
     answer_offsets: Tensor  # (N + 1,)
     answer_flat: Tensor  # candidate indices of every question's answers, in order
     unknown: Counter = field(default_factory=Counter)
+    # The fact behind each question, for the oracle-relation ceiling: its first relation, and
+    # which slot of that fact the question's head fills ("head", "tail"; None: not annotated).
+    relations: list[str | None] = field(default_factory=list)
+    head_roles: list[str | None] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -105,16 +118,22 @@ class Questions:
         return text
 
 
-def read_rows(path: Path) -> list[dict]:
+def read_rows(path: Path, question_input: str = "question") -> list[dict]:
     """Question rows of a JSONL file, each checked for the fields the QA models read."""
+    if question_input not in QUESTION_INPUTS:
+        raise ValueError(
+            f"question input must be one of {', '.join(QUESTION_INPUTS)}, not {question_input!r}"
+        )
     if not path.is_file():
         raise FileNotFoundError(
             f"{path}: no such question file; build one with `chronoprobe build cronq`"
         )
-    return [_checked(row, f"{path}:{number}") for number, row in numbered_lines(path)]
+    return [
+        _checked(row, f"{path}:{number}", question_input) for number, row in numbered_lines(path)
+    ]
 
 
-def _checked(row: object, where: str) -> dict:
+def _checked(row: object, where: str, question_input: str) -> dict:
     if not isinstance(row, dict):
         raise ValueError(f"{where}: expected a JSON object")
     missing = [key for key in REQUIRED if key not in row]
@@ -131,6 +150,15 @@ def _checked(row: object, where: str) -> dict:
         raise ValueError(f"{where}: a time question's answers must be years")
     if not all(_is_year(t) for t in row["times"]):
         raise ValueError(f"{where}: times must be years")
+    template = row.get("template")
+    if question_input == "template" and not (
+        isinstance(template, str) and re.search(r"\{\w+\}", template)
+    ):
+        raise ValueError(
+            f"{where}: template {template!r} is not the question with {{head}}/{{tail}}/{{time}} "
+            "placeholders; rebuild the questions with `chronoprobe build cronq`, or train with "
+            "--question-input question"
+        )
     return row
 
 
@@ -138,8 +166,9 @@ def _is_year(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def encode(rows: Sequence[dict], vocab: AnswerVocab) -> Questions:
-    """Rows to index arrays over ``vocab`` (see the module docstring for what is unknown)."""
+def encode(rows: Sequence[dict], vocab: AnswerVocab, question_input: str = "question") -> Questions:
+    """Rows to index arrays over ``vocab`` (see the module docstring for what is unknown), with
+    the field ``question_input`` names as the encoder's input."""
     entity_index = {e: i for i, e in enumerate(vocab.entities)}
     year_index = {y: i for i, y in enumerate(vocab.years)}
     n_e, n_t = vocab.n_entities, vocab.n_times
@@ -172,6 +201,7 @@ def encode(rows: Sequence[dict], vocab: AnswerVocab) -> Questions:
     return Questions(
         ids=[str(row["id"]) for row in rows],
         texts=[str(row["question"]) for row in rows],
+        inputs=[str(row[question_input]) for row in rows],
         types=[row["type"] for row in rows],
         answer_types=[row["answer_type"] for row in rows],
         head=torch.tensor(heads, dtype=torch.long),
@@ -181,11 +211,26 @@ def encode(rows: Sequence[dict], vocab: AnswerVocab) -> Questions:
         answer_offsets=torch.tensor(offsets, dtype=torch.long),
         answer_flat=torch.tensor(flat, dtype=torch.long),
         unknown=+unknown,
+        relations=[str(row["relations"][0]) if row.get("relations") else None for row in rows],
+        head_roles=[_head_role(row) for row in rows],
     )
 
 
-def load_split(cronq_dir: Path, split: str, vocab: AnswerVocab) -> Questions:
-    return encode(read_rows(Path(cronq_dir) / f"{split}.jsonl"), vocab)
+def _head_role(row: dict) -> str | None:
+    """Which annotated slot the first entity fills ("head" or "tail"), if annotated."""
+    annotation = row.get("annotation") or {}
+    first = str(row["entities"][0]) if row["entities"] else None
+    for slot in ("head", "tail"):
+        if first is not None and str(annotation.get(slot)) == first:
+            return slot
+    return None
+
+
+def load_split(
+    cronq_dir: Path, split: str, vocab: AnswerVocab, question_input: str = "question"
+) -> Questions:
+    rows = read_rows(Path(cronq_dir) / f"{split}.jsonl", question_input)
+    return encode(rows, vocab, question_input)
 
 
 def is_simple(types: Sequence[str]) -> np.ndarray:

@@ -1,9 +1,10 @@
 """Ranking questions' answers and the paper's breakdown of Hits@k (Tables 5 and 6).
 
-A question's rank is that of its best-scored gold answer among the candidates of its answer
-type, with its other gold answers set aside and ties counted against it: rank = 1 + the non-gold
-candidates scoring at least as high. Hits@k is then "some answer in the top k", the paper's
-measure, and it does not depend on how a sort breaks ties.
+A question's rank is that of its best-scored gold answer among all candidates, entities and
+years together as the paper ranks them (among the candidates of its answer type only under the
+answer-type-given protocol), with its other gold answers set aside and ties counted against it:
+rank = 1 + the non-gold candidates scoring at least as high. Hits@k is then "some answer in the
+top k", the paper's measure, and it does not depend on how a sort breaks ties.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def predict(
     batch_size: int = 256,
     device: torch.device | str = "cpu",
     progress: Progress | None = None,
+    answer_type_given: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every question's gold rank and its top candidates (indices into the answer vocabulary)."""
     model.eval()
@@ -72,11 +74,7 @@ def predict(
     task = progress.add_task("answering", total=len(questions)) if progress else None
     for begin in range(0, len(questions), batch_size):
         index = torch.arange(begin, min(begin + batch_size, len(questions)))
-        tokens = model.encoder.tokenize([questions.texts[i] for i in index], device)
-        scores = model(
-            tokens,
-            *(getattr(questions, f)[index].to(device) for f in ("head", "tail", "time", "is_time")),
-        )
+        scores = model(*model_inputs(model, questions, index, device, answer_type_given))
         gold = questions.gold_mask(index, model.n_candidates).to(device)
         ranks.append(gold_ranks(scores, gold).cpu())
         top = scores.topk(min(TOP, scores.shape[1]), 1)
@@ -91,6 +89,21 @@ def predict(
     return torch.cat(ranks).numpy(), torch.cat(tops).numpy()
 
 
+def model_inputs(
+    model: QAModel,
+    questions: Questions,
+    index: Tensor,
+    device: torch.device,
+    answer_type_given: bool,
+) -> tuple:
+    """The arguments of ``model(...)`` for the questions at ``index``; the gold answer types
+    only under the answer-type-given protocol."""
+    tokens = model.encoder.tokenize([questions.inputs[i] for i in index], device)
+    annotations = tuple(getattr(questions, f)[index].to(device) for f in ("head", "tail", "time"))
+    is_time = questions.is_time[index].to(device) if answer_type_given else None
+    return (tokens, *annotations, is_time)
+
+
 def evaluate(
     model: QAModel,
     questions: Questions,
@@ -98,10 +111,11 @@ def evaluate(
     batch_size: int = 256,
     device: torch.device | str = "cpu",
     progress: Progress | None = None,
+    answer_type_given: bool = False,
 ) -> tuple[dict, pa.Table]:
     """The metrics of :func:`breakdown` (plus throughput) and one prediction row per question."""
     began = clock.perf_counter()
-    ranks, tops = predict(model, questions, batch_size, device, progress)
+    ranks, tops = predict(model, questions, batch_size, device, progress, answer_type_given)
     seconds = clock.perf_counter() - began
     metrics = breakdown(ranks, questions.types, questions.answer_types)
     metrics["questions_per_s"] = round(len(questions) / seconds, 1) if seconds else 0.0
@@ -124,6 +138,7 @@ def evaluate(
                 [None if r == np.iinfo(np.int64).max else int(r) for r in ranks], pa.int64()
             ),
             **{f"hit@{k}": ranks <= k for k in HITS_AT},
+            "answer_type_given": pa.repeat(answer_type_given, len(ranks)),
         }
     )
     return metrics, table

@@ -1,8 +1,10 @@
 """CronKGQA, EmbedKGQA and an LM-only baseline: a question vector turned into answer scores.
 
-Each model scores every candidate (entities, then years; see :mod:`chronoprobe.kgqa.data`) and
-the question's answer type decides which part counts: the other part is masked to -inf, so the
-softmax runs over entities for entity questions and over years for time questions.
+Each model scores every candidate (entities, then years; see :mod:`chronoprobe.kgqa.data`), and
+one softmax runs over them all, as in the paper and its code: the model itself must tell entity
+questions from time questions. Only under the answer-type-given protocol (an explicit option,
+off by default) is the gold answer type passed in, and the candidates of the other type are
+masked to -inf.
 
 - CronKGQA (Saxena et al., 2021): the question vector, projected twice, takes the place of the
   relation in TComplEx: entities score as Re<u_s, q_ent, conj(u_e), w_t> and years as
@@ -37,7 +39,7 @@ def _identity(width: int) -> nn.Parameter:
 
 
 class QAModel(nn.Module, ABC):
-    """An encoder, a way to turn its question vector into candidate scores, and the masking."""
+    """An encoder and a way to turn its question vector into candidate scores."""
 
     name: ClassVar[str]
     needs_time_table: ClassVar[bool] = False  # True: only checkpoints with years will do
@@ -66,10 +68,16 @@ class QAModel(nn.Module, ABC):
         """(B, E + T) raw scores from (B, hidden) question vectors and the annotations."""
 
     def forward(
-        self, tokens: dict[str, Tensor], head: Tensor, tail: Tensor, time: Tensor, is_time: Tensor
+        self,
+        tokens: dict[str, Tensor],
+        head: Tensor,
+        tail: Tensor,
+        time: Tensor,
+        is_time: Tensor | None = None,
     ) -> Tensor:
+        """(B, E + T) scores; with ``is_time`` (the answer type given), the other type masked."""
         scores = self.candidate_scores(self.encoder(tokens), head, tail, time)
-        return mask_answer_type(scores, is_time, self.n_entities)
+        return scores if is_time is None else mask_answer_type(scores, is_time, self.n_entities)
 
 
 def mask_answer_type(scores: Tensor, is_time: Tensor, n_entities: int) -> Tensor:

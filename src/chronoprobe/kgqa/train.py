@@ -1,7 +1,9 @@
 """Training a QA model on a CronQuestions directory with a TKG checkpoint's embeddings.
 
-The loss is the cross entropy of the answer-type-masked softmax against the question's answer
-set, spread evenly over its answers (a question with three correct holders pulls all three up).
+The loss is the cross entropy of one softmax over every candidate, entities and years, against
+the question's answer set, spread evenly over its answers (a question with three correct holders
+pulls all three up); under the answer-type-given protocol the softmax runs over the candidates
+of the gold answer type only.
 Adam updates the encoder and the heads together; the TKG tables stay frozen, as in CronKGQA.
 Every epoch's shuffle and dropout draws depend only on the seed and the epoch number, so a run
 resumed from its last checkpoint ends where an uninterrupted one does.
@@ -24,14 +26,16 @@ from torch import Tensor
 
 from chronoprobe.atomic import atomic_path, atomic_write_text
 from chronoprobe.kgqa import checkpoint
-from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, read_rows
+from chronoprobe.kgqa.data import QUESTION_INPUTS, AnswerVocab, Questions, load_split, read_rows
 from chronoprobe.kgqa.encoder import TINY, build_encoder
-from chronoprobe.kgqa.evaluate import evaluate
+from chronoprobe.kgqa.evaluate import evaluate, model_inputs
 from chronoprobe.kgqa.models import QA_MODELS, QAModel, build_qa_model
+from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
 from chronoprobe.tkg import checkpoint as tkg_checkpoint
 from chronoprobe.tkg.train import resolve_device
 
 SELECT = ("best-valid", "last")
+AUTO = "auto"  # question input: the template for in-tool encoders, the question text otherwise
 
 
 @dataclass
@@ -46,8 +50,17 @@ class TrainConfig:
     device: str = "auto"
     eval_batch_size: int = 256
     select: str = "best-valid"  # the model tested: the best epoch on the valid split, or "last"
+    answer_type_given: bool = False  # True: mask the other answer type (not the paper's protocol)
+    question_input: str = AUTO  # template | question | auto (resolved here, see input_for)
 
     def __post_init__(self) -> None:
+        if self.question_input == AUTO:
+            self.question_input = input_for(self.encoder)
+        if self.question_input not in QUESTION_INPUTS:
+            choices = ", ".join((AUTO, *QUESTION_INPUTS))
+            raise ValueError(
+                f"question input must be one of {choices}, not {self.question_input!r}"
+            )
         if self.select not in SELECT:
             raise ValueError(f"select must be one of {', '.join(SELECT)}, not {self.select!r}")
         if self.model not in QA_MODELS:
@@ -70,6 +83,13 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     metrics: dict = field(default_factory=dict)  # on the test split, after training
     epoch: int = 0  # the epoch whose model was tested
+
+
+def input_for(encoder: str) -> str:
+    """The default question input: the template for the in-tool encoder, whose vocabulary and
+    weights are learned from the training questions alone and would otherwise learn their
+    entity names; the paraphrased text for a pretrained encoder."""
+    return "template" if encoder == TINY else "question"
 
 
 def answer_vocab(tkg_dir: Path) -> tuple[AnswerVocab, Tensor, Tensor | None, str]:
@@ -123,9 +143,7 @@ def _epoch(
     for index in _batches(order, config.batch_size):
         if len(index) < 2:
             continue  # one trainable question in all: nothing batch norm can learn from
-        tokens = model.encoder.tokenize([questions.texts[i] for i in index], device)
-        annotations = (getattr(questions, f)[index].to(device) for f in ("head", "tail", "time"))
-        scores = model(tokens, *annotations, questions.is_time[index].to(device))
+        scores = model(*model_inputs(model, questions, index, device, config.answer_type_given))
         loss = soft_cross_entropy(scores, questions.gold_mask(index, model.n_candidates).to(device))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -173,7 +191,8 @@ def train(
         say(f"resuming {out} after epoch {saved.epoch}")
     else:
         vocab, entity, time_table, embeddings = answer_vocab(tkg_dir)
-        texts = [row["question"] for row in read_rows(cronq_dir / "train.jsonl")]
+        train_rows = read_rows(cronq_dir / "train.jsonl", config.question_input)
+        texts = [row[config.question_input] for row in train_rows]
         encoder = build_encoder(config.encoder, texts, config.seed)
         torch.manual_seed(config.seed)
         model = build_qa_model(
@@ -183,9 +202,13 @@ def train(
         history, saved_best = [], None
         say(
             f"{config.model} over {embeddings} embeddings ({vocab.n_entities:,} entities, "
-            f"{vocab.n_times:,} years), encoder {config.encoder}"
+            f"{vocab.n_times:,} years), encoder {config.encoder} reading the "
+            f"{config.question_input}; {describe_protocol(config.answer_type_given)}"
         )
-    splits = {name: load_split(cronq_dir, name, vocab) for name in ("train", "valid", "test")}
+    splits = {
+        name: load_split(cronq_dir, name, vocab, config.question_input)
+        for name in ("train", "valid", "test")
+    }
     for name, questions in splits.items():
         say(f"{name}: {questions.summary()}")
     data = {"cronq": str(cronq_dir), "tkg": str(tkg_dir), "embeddings": embeddings}
@@ -197,7 +220,14 @@ def train(
         for epoch in range(len(history) + 1, config.epochs + 1):  # history: a row per epoch
             row = _epoch(model, optimizer, splits["train"], config, epoch, device, bar)
             if len(splits["valid"]):
-                valid, _ = evaluate(model, splits["valid"], vocab, config.eval_batch_size, device)
+                valid, _ = evaluate(
+                    model,
+                    splits["valid"],
+                    vocab,
+                    config.eval_batch_size,
+                    device,
+                    answer_type_given=config.answer_type_given,
+                )
                 row["valid"] = {k: valid[k] for k in ("hits@1", "hits@10", "mrr")}
             history.append(row)
             say(describe_epoch(row))
@@ -221,12 +251,42 @@ def train(
             tested = best
             say(f"testing the model of epoch {best}, the best on the valid split")
         metrics, predictions = evaluate(
-            model, splits["test"], vocab, config.eval_batch_size, device, bar
+            model,
+            splits["test"],
+            vocab,
+            config.eval_batch_size,
+            device,
+            bar,
+            config.answer_type_given,
         )
+    if config.model in ORACLE_MODELS:
+        tkg, relations = load_tkg(tkg_dir, vocab, device)
+        ranked = oracle_ranks(tkg, relations, splits["test"], device=device)
+        metrics["oracle_relation"] = ranked.metrics(splits["test"])
+    metrics = {**protocol_of(dataclasses.asdict(config)), **metrics}
     header = {"model": config.model, "embeddings": embeddings, "split": "test", "epoch": tested}
     write_results(out, {**header, **metrics}, predictions)
     say(f"test: {describe_metrics(metrics)}")
     return TrainResult(model, vocab, history, metrics, tested)
+
+
+ORACLE_MODELS = ("cronkgqa", "embedkgqa")  # the models that score with the TKG's tables
+
+
+def protocol_of(train_options: dict) -> dict:
+    """How a model was trained (config.json's ``train``), as metrics.json reports it and `kgqa
+    eval` asks it. Checkpoints written before these options existed were trained with the
+    answer type given, on the question text."""
+    return {
+        "answer_type_given": bool(train_options.get("answer_type_given", True)),
+        "question_input": str(train_options.get("question_input", "question")),
+    }
+
+
+def describe_protocol(answer_type_given: bool) -> str:
+    if answer_type_given:
+        return "answer type given: the softmax runs over the gold answer type's candidates only"
+    return "one softmax over entities and years, as the paper"
 
 
 def _trainable(model: QAModel) -> list[torch.nn.Parameter]:
@@ -234,13 +294,15 @@ def _trainable(model: QAModel) -> list[torch.nn.Parameter]:
 
 
 def _check_compatible(saved: checkpoint.Checkpoint, config: TrainConfig, out: Path) -> None:
-    before = saved.config.get("train", {})
-    for key in ("model", "encoder"):
-        if before.get(key) != getattr(config, key):
-            raise ValueError(
-                f"{out}: holds a {before.get('model')} checkpoint with encoder "
-                f"{before.get('encoder')!r}; pass another --out, or --no-resume to overwrite it"
-            )
+    before = {**saved.config.get("train", {}), **protocol_of(saved.config.get("train", {}))}
+    keys = ("model", "encoder", "answer_type_given", "question_input")
+    differ = [k for k in keys if before.get(k) != getattr(config, k)]
+    if differ:
+        held = ", ".join(f"{k} {before.get(k)!r}" for k in keys)
+        raise ValueError(
+            f"{out}: holds a checkpoint with {held}; it differs in {', '.join(differ)}; pass "
+            "another --out, or --no-resume to overwrite it"
+        )
 
 
 def write_results(directory: Path, metrics: dict, predictions) -> None:
@@ -255,6 +317,11 @@ def describe_metrics(metrics: dict) -> str:
         parts.append(f"{group} Hits@1 {metrics[group]['hits@1']:.3f}")
     for kind, values in metrics.get("answer_types", {}).items():
         parts.append(f"{kind} answers Hits@1 {values['hits@1']:.3f}")
+    for kind, values in metrics.get("oracle_relation", {}).get("types", {}).items():
+        ours = metrics.get("types", {}).get(kind, {}).get("hits@1", 0.0)
+        parts.append(
+            f"{kind} Hits@1 {ours:.3f} against the oracle relation's {values['hits@1']:.3f}"
+        )
     return ", ".join(parts)
 
 

@@ -2,9 +2,10 @@
 ``tkg`` step's embeddings.
 
 Its output directory is a KGQA checkpoint (``chronoprobe kgqa eval`` reads it) with
-``metrics.json`` (the test split's Hits@1/10, simple vs complex, per reasoning and answer type)
-and ``predictions.parquet``. While training, the checkpoint lives under the step's shard folder,
-which the run engine keeps when a run is killed, so a re-run resumes at the last finished epoch.
+``metrics.json`` (the test split's Hits@1/10, simple vs complex, per reasoning and answer type,
+the protocol, and the oracle-relation ceiling of the TKG) and ``predictions.parquet``. While
+training, the checkpoint lives under the step's shard folder, which the run engine keeps when a
+run is killed, so a re-run resumes at the last finished epoch.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class KGQAParams(BaseModel):
     seed: int | None = None  # default: the experiment's seed
     device: str = "auto"
     select: Literal["best-valid", "last"] = "best-valid"  # the epoch tested
+    answer_type_given: bool = False  # True: not the paper's protocol (softmax over one type)
+    question_input: Literal["auto", "template", "question"] = "auto"
 
 
 @step_kind("kgqa", KGQAParams)
