@@ -141,7 +141,7 @@ def test_relations_filter():
 
 
 def test_parse_lines_is_a_pure_function_of_a_batch():
-    lines = pa.array(["Q1\tP39\tQ2\t-44\t0", "Q1\tP39\tQ2\t0\t0\r", "", "Q1\tP39\tQ2\tx\t1"])
+    lines = pa.array(["Q1\tP39\tQ2\t-44\t9999", "Q1\tP39\tQ2\t0\t0\r", "", "Q1\tP39\tQ2\tx\t1"])
     parsed = parse_lines(lines)
     assert parsed.facts["start_year"].to_pylist() == [-44]
     assert parsed.facts["end_precision"].to_pylist() == [None]

@@ -44,10 +44,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, shared_block
+from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
+from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, open_binary, shared_block
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
+from chronoprobe.kg.io.shapes import expect
 from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, RELATION_SCHEMA
 from chronoprobe.time import TimePoint, civil_from_day_number
 
@@ -61,6 +64,7 @@ JULIAN = "http://www.wikidata.org/entity/Q1985786"
 _ITEM_ID = re.compile(r"Q[1-9][0-9]*")
 _PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
 _MERGE_EVERY = 64  # parsed blocks of facts or relations held before they are combined
+_DOCUMENT_BLOCK = 1024  # entities of a JSON document parsed at once
 
 
 class _Snak(msgspec.Struct, gc=False):
@@ -123,6 +127,7 @@ _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 _COMMA, _OPEN, _CLOSE = ord(","), ord("["), ord("]")
 _NO_BOUND = (None, None, None, None)
 _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
+_DOCUMENT = msgspec.json.Decoder(dict[str, msgspec.Raw] | list[msgspec.Raw])
 
 
 @lru_cache
@@ -233,19 +238,15 @@ def _gregorian(point: TimePoint) -> TimePoint:
     return TimePoint(year - 1 if year <= 0 else year, month, day)
 
 
-# A time as (its order, its bound columns): the order is TimePoint's (year, month or 0, day or 0),
-# so min and max compare plain tuples, and the columns (year, month, day, precision) go to the
-# tables as they are.
-_Point = tuple[tuple[int, int, int], tuple[int, int | None, int | None, int]]
+# A time as (its order, its bound columns, itself): the order is TimePoint's (year, month or 0,
+# day or 0), so min and max compare plain tuples, and the columns (year, month, day, precision)
+# go to the tables as they are.
+_Point = tuple[tuple[int, int, int], tuple[int, int | None, int | None, int], TimePoint]
 
 
 def _point(point: TimePoint) -> _Point:
     order = (point.year, point.month or 0, point.day or 0)
-    return order, (point.year, point.month, point.day, int(point.precision))
-
-
-def _iso(point: _Point) -> str:
-    return TimePoint(*point[1][:3]).iso()
+    return order, (point.year, point.month, point.day, int(point.precision)), point
 
 
 @lru_cache(maxsize=1 << 16)
@@ -262,7 +263,9 @@ def _time(datavalue: bytes) -> _Point | _BadValue | None:
         point = TimePoint.from_wikidata(time.time, time.precision)
         if point is not None and time.calendarmodel == JULIAN and point.day is not None:
             point = _gregorian(point)
-    except (msgspec.DecodeError, ValueError) as err:
+        if point is not None:
+            check_point(point, repr(time.time))
+    except (msgspec.DecodeError, ValueError) as err:  # Invalid included
         return _BadValue("bad time value", str(err))
     return None if point is None else _point(point)
 
@@ -291,7 +294,9 @@ def _item(datavalue: bytes) -> str | _BadValue:
     if item is None and entity.entity_type == "item" and entity.numeric_id is not None:
         item = f"Q{entity.numeric_id}"  # dumps before 2016 carry only the numeric id
     if item is None or not _ITEM_ID.fullmatch(item):
-        return _BadValue("bad item value", repr(item or bytes(value.value).decode()))
+        return _BadValue(
+            "bad item value", repr(item or bytes(value.value).decode(errors="replace"))
+        )
     return item
 
 
@@ -325,13 +330,6 @@ def _times(snaks: list[_Snak], pid: str) -> tuple[list[_Point], bool]:
     return times, unknown
 
 
-def _ends_before(end: _Point, start: _Point) -> bool:
-    """Whether ``end``'s span is over before ``start``'s begins: compared at the coarser
-    precision of the two (scalar day numbers go through numpy, too slow per statement)."""
-    parts = min(end[1][3], start[1][3]) - 8  # year: 1, month: 2, day: 3
-    return end[1][:parts] < start[1][:parts]
-
-
 def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] | str:
     """A statement's (start, end), or why it has none (a skip category)."""
     starts, start_unknown = _times(qualifiers.start, START)
@@ -342,8 +340,10 @@ def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] 
             return "unknown end time"
         # Several values of one qualifier: the widest interval they describe.
         start, end = min(starts, default=None), max(ends, default=None)
-        if start is not None and end is not None and _ends_before(end, start):
-            raise _BadValue("end before start", f"end {_iso(end)} is before start {_iso(start)}")
+        try:
+            check_interval(start and start[2], end and end[2])
+        except Invalid as err:
+            raise _BadValue(err.kind, str(err)) from None
         return start, end
     points, point_unknown = _times(qualifiers.point, POINT)
     if points:
@@ -454,7 +454,7 @@ def _text(texts) -> str | None:
 
 def _add_item(entity, label: str, number: int, relations: frozenset[str] | None, out: _Rows):
     """An item's row, facts, skips and problems; nothing at all if a statement it reads is
-    malformed (the ``ValidationError`` propagates)."""
+    malformed (the decoder's error propagates)."""
     claims = entity.claims or {}  # Wikibase writes no claims as [] as well as {}
     marks = len(out.facts), len(out.skips), len(out.problems)
     start = end = None
@@ -467,7 +467,7 @@ def _add_item(entity, label: str, number: int, relations: frozenset[str] | None,
                 datatype = statements[0].mainsnak.datatype
                 if datatype is None or datatype == ITEM:  # one property, one datatype
                     _add_facts(entity.id, pid, statements, number, out)
-    except msgspec.ValidationError:
+    except Exception:
         del out.facts[marks[0] :], out.skips[marks[1] :], out.problems[marks[2] :]
         raise
     aliases = [alias.value for alias in entity.aliases.texts] if entity.aliases else []
@@ -533,8 +533,48 @@ def parse_block(
                 out.problems.append((number, f"not a Wikidata entity: {err}", kind))
             except msgspec.DecodeError as err:
                 out.problems.append((number, f"malformed JSON: {err}", "malformed JSON"))
+            except (UnicodeDecodeError, RecursionError) as err:
+                problem = json_problem(bytes(view[span[0] : span[1]]), err)
+                out.problems.append((number, problem.reason, problem.kind))
         number, start = number + 1, stop + 1
     return out.parsed(number - first_line)
+
+
+def _entities_of(text: bytes) -> list[bytes]:
+    """The entities of a JSON document holding one entity, an entities response
+    (``{"entities": {"Q42": {...}}}``, as wbgetentities and Special:EntityData give) or an array
+    of entities, each as the text it has in the document."""
+    value = _DOCUMENT.decode(text)
+    if isinstance(value, dict) and "entities" in value:
+        value = _DOCUMENT.decode(value["entities"])
+    elif isinstance(value, dict):
+        return [text.strip()]
+    return [bytes(raw) for raw in (value.values() if isinstance(value, dict) else value)]
+
+
+def _document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed, int]]:
+    """Parsed blocks of a JSON document of entities (see :func:`_entities_of`).
+
+    Each entity is written on one line, as a dump has it, and parsed as dump lines are, so an
+    entity gives the same facts in every shape; problems are located at the line where the
+    entity starts in the document.
+    """
+    with open_binary(path) as stream:
+        text = stream.read().removeprefix(BOM)
+    try:
+        entities = _entities_of(text)
+    except DECODE_ERRORS as err:
+        line, reason, kind = json_problem(text, err)
+        yield _Rows(problems=[(line, reason, kind)]).parsed(0), len(text)
+        return
+    locator = LineLocator(text)
+    starts = [locator.line_of(entity) for entity in entities]
+    for first in range(0, len(entities), _DOCUMENT_BLOCK):
+        chunk = entities[first : first + _DOCUMENT_BLOCK]
+        block = b"\n".join(msgspec.json.format(entity, indent=0) for entity in chunk)
+        parsed = parse_block(block, 1, options.lang, options.relations)
+        located = [(starts[first + n - 1], reason, kind) for n, reason, kind in parsed.problems]
+        yield parsed._replace(problems=located, lines=0), len(text)
 
 
 def _parse_task(args: tuple) -> Parsed:
@@ -633,6 +673,7 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
     properties with item values become relations.
     """
     paths = [Path(p) for p in paths]
+    shapes = [expect(p, "wikidata-json", "Wikidata entity JSON", ("type", "id")) for p in paths]
     skipped: Counter = Counter()
     relations, facts = _Tables(RELATION_SCHEMA), _Tables(FACT_SCHEMA)
     with ExitStack() as stack:
@@ -651,9 +692,13 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
                 context = multiprocessing.get_context("spawn")
             pool = stack.enter_context(context.Pool(options.processes))
         advance = _progress(stack, paths) if options.progress else None
-        for path in paths:
+        for path, shape in zip(paths, shapes, strict=True):
             before = 0  # lines of the blocks before
-            for parsed, position in _parsed_blocks(path, options, pool):
+            if shape is not None and shape.document:
+                blocks = _document_blocks(path, options)
+            else:
+                blocks = _parsed_blocks(path, options, pool)
+            for parsed, position in blocks:
                 for number, reason, kind in parsed.problems:
                     problems.report(str(path), before + number, reason, kind=kind)
                 before += parsed.lines
