@@ -130,6 +130,13 @@ _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
 _DOCUMENT = msgspec.json.Decoder(dict[str, msgspec.Raw] | list[msgspec.Raw])
 
 
+class _Missing(msgspec.Struct):
+    missing: msgspec.Raw = msgspec.Raw()  # absent: empty
+
+
+_MISSING = msgspec.json.Decoder(_Missing)
+
+
 @lru_cache
 def _entity_decoder(lang: str) -> msgspec.json.Decoder:
     """A decoder of dump entities that builds only ``lang``'s labels, aliases and descriptions.
@@ -569,12 +576,25 @@ def _document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed,
         return
     locator = LineLocator(text)
     starts = [locator.line_of(entity) for entity in entities]
+    # An id the API does not know comes back as {"id": ..., "missing": ""}: no entity, no error.
+    missing = [_is_missing(entity) for entity in entities]
+    starts = [line for line, gone in zip(starts, missing, strict=True) if not gone]
+    entities = [entity for entity, gone in zip(entities, missing, strict=True) if not gone]
+    if any(missing):
+        yield _Rows(skipped=Counter({"missing entity": sum(missing)})).parsed(0), 0
     for first in range(0, len(entities), _DOCUMENT_BLOCK):
         chunk = entities[first : first + _DOCUMENT_BLOCK]
         block = b"\n".join(msgspec.json.format(entity, indent=0) for entity in chunk)
         parsed = parse_block(block, 1, options.lang, options.relations)
         located = [(starts[first + n - 1], reason, kind) for n, reason, kind in parsed.problems]
         yield parsed._replace(problems=located, lines=0), len(text)
+
+
+def _is_missing(entity: bytes) -> bool:
+    try:
+        return len(_MISSING.decode(entity).missing) > 0
+    except DECODE_ERRORS:
+        return False  # not even an object: parsing it says what is wrong
 
 
 def _parse_task(args: tuple) -> Parsed:

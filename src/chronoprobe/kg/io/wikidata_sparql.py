@@ -368,13 +368,13 @@ class _Assumptions:
                     str(path),
                     1,
                     f"?{name} looks like a precision but fills no role; map it with "
-                    f"--var {name}=start_precision (or end_precision)",
+                    f"{_suggest(name, '_precision')}",
                 )
         for name, line in self.dated.items():
             problems.warn(
                 str(path),
                 line,
-                f"?{name} holds dates but fills no role; map it with --var {name}=start (or end)",
+                f"?{name} holds dates but fills no role; map it with {_suggest(name, '')}",
             )
         for bound, (rows, line) in self.undated.items():
             problems.warn(
@@ -384,6 +384,16 @@ class _Assumptions:
                 f"precision; map the precision with --var NAME={bound}_precision or fix it "
                 f"with --constant {bound}_precision=9 (year), 10 (month) or 11 (day)",
             )
+
+
+def _suggest(name: str, suffix: str) -> str:
+    """The --var option that likely maps ``name``: to the end's role if its name says so."""
+    words = set(re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()))
+    if words & {"end", "until", "to", "dissolved"}:
+        return f"--var {name}=end{suffix}"
+    if words & {"start", "begin", "from", "since"}:
+        return f"--var {name}=start{suffix}"
+    return f"--var {name}=start{suffix} or --var {name}=end{suffix}"
 
 
 def _load_file(
