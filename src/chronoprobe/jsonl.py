@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -22,6 +22,7 @@ from chronoprobe.atomic import atomic_path
 BOM = b"\xef\xbb\xbf"
 # What decoding JSON bytes can raise on bad input: RecursionError for deep nesting.
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, json.JSONDecodeError)
+NESTING_LIMIT = 64  # levels of JSON kept when a document nests too deeply to decode
 _BRACKETS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
 
 _encoder = msgspec.json.Encoder()
@@ -126,6 +127,53 @@ def _deepest(text: bytes) -> tuple[int, int]:
     return at, deepest
 
 
+def shallow(text: bytes, limit: int = NESTING_LIMIT) -> tuple[bytes, list[tuple[int, int]]]:
+    """``text`` with each container nested deeper than ``limit`` replaced by ``null`` and the
+    newlines it held (so lines keep their numbers), and where each replaced one now is, with
+    the depth it reached: (position, depth).
+
+    A decoder's stack ends long before a hostile file's nesting does; this lets the rest of a
+    document be read, and the parts that held a replaced container be reported one by one.
+    """
+    parts: list[bytes] = []
+    cuts: list[tuple[int, int]] = []
+    depth, copied, written, opened, deepest = 0, 0, 0, -1, 0
+    for match in _BRACKETS.finditer(text):
+        bracket = match.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth == limit + 1:
+                opened = match.start()
+            deepest = max(deepest, depth)
+        elif bracket in (b"]", b"}"):
+            if depth == limit + 1 and opened >= 0:
+                end = match.end()
+                kept = text[copied:opened]
+                stub = b"null" + b"\n" * text.count(b"\n", opened, end)
+                parts += [kept, stub]
+                cuts.append((written + len(kept), deepest))
+                written += len(kept) + len(stub)
+                copied, opened, deepest = end, -1, limit
+            depth -= 1
+    parts.append(text[copied:])
+    return b"".join(parts), cuts
+
+
+def decode_shallow(decode: Callable[[bytes], Any], text: bytes) -> tuple[Any, bytes, list]:
+    """``decode(text)``; for a text nested too deeply to decode, ``decode`` of the
+    :func:`shallow` text. Returns the value, the text decoded and the cuts made."""
+    try:
+        return decode(text), text, []
+    except RecursionError:
+        shallower, cuts = shallow(text)
+        return decode(shallower), shallower, cuts
+
+
+def cut_within(cuts: list[tuple[int, int]], start: int, end: int) -> int | None:
+    """The depth of a container :func:`shallow` replaced between ``start`` and ``end``."""
+    return next((depth for at, depth in cuts if start <= at < end), None)
+
+
 def line_at_byte(text: bytes, message: str) -> int:
     """The line a msgspec decode error points at; a truncated document ends at its last line."""
     match = re.search(r"\(byte (\d+)\)", message)
@@ -143,9 +191,10 @@ class LineLocator:
 
     def __init__(self, text: bytes) -> None:
         self.text, self.position, self.line = text, 0, 1
+        self.start = 0  # where the last part found starts
 
     def line_of(self, raw: msgspec.Raw | bytes) -> int:
-        start = self.text.find(raw, self.position)
+        start = self.start = self.text.find(raw, self.position)
         self.line += self.text.count(b"\n", self.position, start)
         line = self.line
         self.position = start + len(raw)

@@ -169,3 +169,16 @@ def test_a_conversion_without_facts_fails_and_writes_nothing(tmp_path):
         result.output.split()
     )
     assert not out.exists()
+
+
+def test_an_entity_nested_too_deeply_is_one_located_problem_and_the_others_load(tmp_path):
+    text = (WIKIDATA / "entities_array.json").read_text(encoding="utf-8")
+    deep = "[" * 5000 + "]" * 5000
+    broken = tmp_path / "entities.json"
+    broken.write_text(text.replace('"type": "item",', f'"type": "item", "deep": {deep},', 1))
+    problems = Problems()
+    kg = wikidata_dump.load([broken], LoadOptions(), problems)
+    assert fact_tuples(kg) == [f for f in SHAPES["entities_array.json"] if f[0] == "Q1001"]
+    assert problems.examples["JSON nested too deeply"] == (
+        f"{broken}:2: JSON nested too deeply (5002 levels)"
+    )

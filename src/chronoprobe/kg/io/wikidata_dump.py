@@ -44,7 +44,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
+from chronoprobe.jsonl import (
+    BOM,
+    DECODE_ERRORS,
+    LineLocator,
+    cut_within,
+    decode_shallow,
+    json_problem,
+)
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
 from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, open_binary, shared_block
@@ -547,11 +554,10 @@ def parse_block(
     return out.parsed(number - first_line)
 
 
-def _entities_of(text: bytes) -> list[bytes]:
-    """The entities of a JSON document holding one entity, an entities response
-    (``{"entities": {"Q42": {...}}}``, as wbgetentities and Special:EntityData give) or an array
-    of entities, each as the text it has in the document."""
-    value = _DOCUMENT.decode(text)
+def _entities_of(value: dict | list, text: bytes) -> list[bytes]:
+    """The entities of a JSON document (``text``, decoded as ``value``) holding one entity, an
+    entities response (``{"entities": {"Q42": {...}}}``, as wbgetentities and Special:EntityData
+    give) or an array of entities, each as the text it has in the document."""
     if isinstance(value, dict) and "entities" in value:
         value = _DOCUMENT.decode(value["entities"])
     elif isinstance(value, dict):
@@ -569,24 +575,31 @@ def _document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed,
     with open_binary(path) as stream:
         text = stream.read().removeprefix(BOM)
     try:
-        entities = _entities_of(text)
+        value, text, cuts = decode_shallow(_DOCUMENT.decode, text)
+        entities = _entities_of(value, text)
     except DECODE_ERRORS as err:
         line, reason, kind = json_problem(text, err)
         yield _Rows(problems=[(line, reason, kind)]).parsed(0), len(text)
         return
     locator = LineLocator(text)
-    starts = [locator.line_of(entity) for entity in entities]
-    # An id the API does not know comes back as {"id": ..., "missing": ""}: no entity, no error.
-    missing = [_is_missing(entity) for entity in entities]
-    starts = [line for line, gone in zip(starts, missing, strict=True) if not gone]
-    entities = [entity for entity, gone in zip(entities, missing, strict=True) if not gone]
-    if any(missing):
-        yield _Rows(skipped=Counter({"missing entity": sum(missing)})).parsed(0), 0
-    for first in range(0, len(entities), _DOCUMENT_BLOCK):
-        chunk = entities[first : first + _DOCUMENT_BLOCK]
-        block = b"\n".join(msgspec.json.format(entity, indent=0) for entity in chunk)
+    kept: list[tuple[int, bytes]] = []  # (line, entity)
+    out = _Rows()
+    for entity in entities:
+        line = locator.line_of(entity)
+        depth = cut_within(cuts, locator.start, locator.position)
+        if depth is not None:  # as a dump line nested so deep is
+            reason = f"JSON nested too deeply ({depth} levels)"
+            out.problems.append((line, reason, "JSON nested too deeply"))
+        elif _is_missing(entity):  # an id the API does not know: {"id": ..., "missing": ""}
+            out.skipped["missing entity"] += 1
+        else:
+            kept.append((line, entity))
+    yield out.parsed(0), 0
+    for first in range(0, len(kept), _DOCUMENT_BLOCK):
+        chunk = kept[first : first + _DOCUMENT_BLOCK]
+        block = b"\n".join(msgspec.json.format(entity, indent=0) for _, entity in chunk)
         parsed = parse_block(block, 1, options.lang, options.relations)
-        located = [(starts[first + n - 1], reason, kind) for n, reason, kind in parsed.problems]
+        located = [(chunk[n - 1][0], reason, kind) for n, reason, kind in parsed.problems]
         yield parsed._replace(problems=located, lines=0), len(text)
 
 

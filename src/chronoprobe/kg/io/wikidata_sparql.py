@@ -33,7 +33,14 @@ from pathlib import Path
 
 import msgspec
 
-from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
+from chronoprobe.jsonl import (
+    BOM,
+    DECODE_ERRORS,
+    LineLocator,
+    cut_within,
+    decode_shallow,
+    json_problem,
+)
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
 from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
 from chronoprobe.kg.io.options import LoadOptions
@@ -260,7 +267,7 @@ def _read(path: Path, mapping: VariableMapping, problems: Problems):
     """
     text = path.read_bytes().removeprefix(BOM)
     try:
-        document = _decode_document(text)
+        document, decoded, cuts = decode_shallow(_decode_document, text)
     except msgspec.ValidationError as err:
         reason = f"not SPARQL JSON results: {err}"
         problems.report(str(path), 1, reason, kind="not SPARQL JSON results")
@@ -279,7 +286,7 @@ def _read(path: Path, mapping: VariableMapping, problems: Problems):
             "the query left implicit with --constant ROLE=VALUE (e.g. --constant relation=P39); "
             "see docs/loaders.md"
         )
-    return text, document
+    return decoded, document, cuts
 
 
 @dataclass
@@ -406,11 +413,16 @@ def _load_file(
     read = _read(path, mapping, problems)
     if read is None:
         return
-    text, document = read
+    text, document, cuts = read
     locator = LineLocator(text)
     assumptions = _Assumptions(document.head.vars, mapping)
     for index, raw in enumerate(document.results.bindings):
         line = locator.line_of(raw)
+        depth = cut_within(cuts, locator.start, locator.position)
+        if depth is not None:
+            reason = f"results.bindings[{index}]: JSON nested too deeply ({depth} levels)"
+            problems.report(str(path), line, reason, kind="JSON nested too deeply")
+            continue
         binding: dict[str, Term] = {}
         try:
             binding = _decode_binding(raw)
