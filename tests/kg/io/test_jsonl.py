@@ -152,8 +152,8 @@ GOOD = '{"subject": "Q1", "relation": "P1", "object": "Q2", "start": "2001", "en
             "bad year",
         ),
         (
-            '{"subject": "Q1", "relation": "P1", "object": "Q3", "start": "\u0662\u0660\u0660\u0669"}',
-            "not an ISO date of year, month or day precision: '\u0662\u0660\u0660\u0669'",
+            '{"subject": "Q1", "relation": "P1", "object": "Q3", "start": "\u0662\u0660\u0660"}',
+            "not an ISO date of year, month or day precision: '\u0662\u0660\u0660'",
             "not an ISO date of year, month or day precision",
         ),
         (
