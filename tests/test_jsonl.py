@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from chronoprobe.jsonl import numbered_lines, read_json_object, read_jsonl, shallow
+from chronoprobe.jsonl import json_items, numbered_lines, read_json_object, read_jsonl
 
 
 class _Row(msgspec.Struct):
@@ -71,10 +71,21 @@ def test_a_bad_json_file_names_file_line_and_reason(tmp_path, text, reason):
     assert str(caught.value) == f"{path}:{reason}"
 
 
-def test_shallow_cuts_what_nests_too_deeply_and_keeps_lines():
-    text = b'{"a": [1,\n' + b"[" * 70 + b"\n" + b"]" * 70 + b'],\n "b": "[[["}'
-    cut, cuts = shallow(text, limit=3)
-    assert cut == b'{"a": [1,\n[null\n]],\n "b": "[[["}'
-    assert cuts == [(11, 72)]
-    assert cut.count(b"\n") == text.count(b"\n")
-    assert msgspec.json.decode(cut) == {"a": [1, [None]], "b": "[[["}
+def test_json_items_split_a_document_the_decoder_refuses_into_its_records():
+    text = (
+        b'{"head": {"vars": ["a", "b"]}, "results": {"bindings": [ {"a": {"x": "]}"}},\n'
+        b' {"b": "\\ud800"} , ' + b"[" * 5000 + b"]" * 5000 + b" ]}}"
+    )
+    assert json_items(text, ("head", "vars")) == [b'"a"', b'"b"']
+    assert json_items(text, ("results", "bindings")) == [
+        b'{"a": {"x": "]}"}}',
+        b'{"b": "\\ud800"}',
+        b"[" * 5000 + b"]" * 5000,
+    ]
+    assert json_items(text, ("results", "nothing")) is None
+    assert json_items(b'{"entities": {"Q1": {"id": 1}, "Q2": 5}}', ("entities",)) == [
+        b'{"id": 1}',
+        b"5",
+    ]
+    assert json_items(b"[]") == []
+    assert json_items(b'[1, {"a": [2, 3]}') is None  # never closed

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -22,8 +22,8 @@ from chronoprobe.atomic import atomic_path
 BOM = b"\xef\xbb\xbf"
 # What decoding JSON bytes can raise on bad input: RecursionError for deep nesting.
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, json.JSONDecodeError)
-NESTING_LIMIT = 64  # levels of JSON kept when a document nests too deeply to decode
 _BRACKETS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
+_TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{},:]')
 
 _encoder = msgspec.json.Encoder()
 
@@ -127,51 +127,43 @@ def _deepest(text: bytes) -> tuple[int, int]:
     return at, deepest
 
 
-def shallow(text: bytes, limit: int = NESTING_LIMIT) -> tuple[bytes, list[tuple[int, int]]]:
-    """``text`` with each container nested deeper than ``limit`` replaced by ``null`` and the
-    newlines it held (so lines keep their numbers), and where each replaced one now is, with
-    the depth it reached: (position, depth).
+def json_items(text: bytes, path: tuple[str, ...] = ()) -> list[bytes] | None:
+    """The items of the array (or the member values of the object) found at ``path`` (keys from
+    the top) in a JSON document, each as its own text; None when there is no container there.
 
-    A decoder's stack ends long before a hostile file's nesting does; this lets the rest of a
-    document be read, and the parts that held a replaced container be reported one by one.
+    For documents a decoder refuses as a whole (invalid UTF-8 or a broken escape in one record,
+    nesting past the decoder's stack): the tokens are found by a regular expression, without
+    decoding, so each item can then be decoded, and refused, alone.
     """
-    parts: list[bytes] = []
-    cuts: list[tuple[int, int]] = []
-    depth, copied, written, opened, deepest = 0, 0, 0, -1, 0
-    for match in _BRACKETS.finditer(text):
-        bracket = match.group()
-        if bracket in (b"[", b"{"):
-            depth += 1
-            if depth == limit + 1:
-                opened = match.start()
-            deepest = max(deepest, depth)
-        elif bracket in (b"]", b"}"):
-            if depth == limit + 1 and opened >= 0:
-                end = match.end()
-                kept = text[copied:opened]
-                stub = b"null" + b"\n" * text.count(b"\n", opened, end)
-                parts += [kept, stub]
-                cuts.append((written + len(kept), deepest))
-                written += len(kept) + len(stub)
-                copied, opened, deepest = end, -1, limit
-            depth -= 1
-    parts.append(text[copied:])
-    return b"".join(parts), cuts
-
-
-def decode_shallow(decode: Callable[[bytes], Any], text: bytes) -> tuple[Any, bytes, list]:
-    """``decode(text)``; for a text nested too deeply to decode, ``decode`` of the
-    :func:`shallow` text. Returns the value, the text decoded and the cuts made."""
-    try:
-        return decode(text), text, []
-    except RecursionError:
-        shallower, cuts = shallow(text)
-        return decode(shallower), shallower, cuts
-
-
-def cut_within(cuts: list[tuple[int, int]], start: int, end: int) -> int | None:
-    """The depth of a container :func:`shallow` replaced between ``start`` and ``end``."""
-    return next((depth for at, depth in cuts if start <= at < end), None)
+    keys: list[str | None] = []  # the key each open container has in its parent
+    key: str | None = None  # the last key read, for the container that may open next
+    string = (0, 0)  # the last string token, a key when a colon follows
+    depth = -1  # of the target container, once open
+    items: list[bytes] = []
+    begin = 0  # where the current item's text begins
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token[:1] == b'"':
+            string = match.span()
+        elif token == b":":
+            key = text[string[0] + 1 : string[1] - 1].decode("utf-8", "replace")
+            if len(keys) == depth:
+                begin = match.end()
+        elif token in (b"[", b"{"):
+            keys.append(key)
+            key = None
+            if depth < 0 and tuple(keys[1:]) == path:
+                depth, begin = len(keys), match.end()
+        elif token == b"," and len(keys) == depth:
+            items.append(text[begin : match.start()])
+            begin, key = match.end(), None
+        elif token in (b"]", b"}"):
+            if len(keys) == depth:
+                items.append(text[begin : match.start()])
+                return [item.strip() for item in items if item.strip()]
+            if keys:
+                keys.pop()
+    return None
 
 
 def line_at_byte(text: bytes, message: str) -> int:
@@ -191,10 +183,9 @@ class LineLocator:
 
     def __init__(self, text: bytes) -> None:
         self.text, self.position, self.line = text, 0, 1
-        self.start = 0  # where the last part found starts
 
     def line_of(self, raw: msgspec.Raw | bytes) -> int:
-        start = self.start = self.text.find(raw, self.position)
+        start = self.text.find(raw, self.position)
         self.line += self.text.count(b"\n", self.position, start)
         line = self.line
         self.position = start + len(raw)

@@ -180,5 +180,5 @@ def test_an_entity_nested_too_deeply_is_one_located_problem_and_the_others_load(
     kg = wikidata_dump.load([broken], LoadOptions(), problems)
     assert fact_tuples(kg) == [f for f in SHAPES["entities_array.json"] if f[0] == "Q1001"]
     assert problems.examples["JSON nested too deeply"] == (
-        f"{broken}:2: JSON nested too deeply (5002 levels)"
+        f"{broken}:2: JSON nested too deeply (5001 levels)"
     )

@@ -372,7 +372,7 @@ def test_a_byte_order_mark_before_the_results_is_no_problem(tmp_path):
         (
             b'"Barack Obama"',
             b'"x", "deep": ' + b"[" * 5000 + b"]" * 5000,
-            "results.bindings[0]: JSON nested too deeply (5005 levels)",
+            "results.bindings[0]: JSON nested too deeply (5002 levels)",
         ),
     ],
 )

@@ -183,7 +183,8 @@ def fact_tuples(kg: TemporalKG) -> list[tuple[str, str, str, str | None, str | N
     table = kg.facts
     columns = [table.column(k).to_pylist() for k in ("subject", "relation", "object")]
     columns += [iso_column(table, "start").to_pylist(), iso_column(table, "end").to_pylist()]
-    return sorted(zip(*columns, strict=True))
+    # A missing bound sorts first (None and a string do not compare).
+    return sorted(zip(*columns, strict=True), key=lambda row: [(v is not None, v) for v in row])
 
 
 def _member(key: str, values, first: bool = False, optional: bool = False) -> pa.Array:

@@ -90,26 +90,42 @@ def _json_shape(body: bytes, line: int, complete: bool) -> Shape | None:
         try:
             return _value_shape(msgspec.json.decode(body), line, document=True)
         except DECODE_ERRORS:
-            pass  # several values (lines), or broken: look at the first line
-    record, rest, at = _first_line(body, line)
-    if record == b"[" and rest is not None:  # the dump's layout: "[" then an entity a line
-        record, rest, at = _first_line(rest, at + 1)
-    if record in (b"{", b"[") or (rest is None and not complete):
-        return _keys_shape(body, line)  # pretty-printed, or a first line past the head
+            pass  # several values (lines), or broken: look at the lines
+    lines = _first_lines(body, line)
+    if len(lines) > 1 and lines[0][0] == b"[" and lines[1][0].startswith(b'{"'):
+        record, at = lines[1]  # the dump's layout: "[" then an entity a line, however long
+        shape = _line_shape(record, at)
+        if shape is not None or {"type", "id"} <= _keys(record):
+            return shape or Shape("wikidata-json", "Wikidata entity lines (a JSON dump)", at)
+    for record, at in lines:  # JSON Lines: the first line that is a record of a known kind
+        shape = _line_shape(record, at)
+        if shape is not None:
+            return shape
+    return _keys_shape(body, line)  # one document: pretty-printed, broken or long
+
+
+def _first_lines(text: bytes, line: int, count: int = 8) -> list[tuple[bytes, int]]:
+    """The first ``count`` non-blank lines of ``text`` (without a trailing comma), with their
+    numbers, ``text`` starting at ``line``."""
+    found = []
+    for number, record in enumerate(text.split(b"\n", 64 * count)[: 64 * count], start=line):
+        record = record.strip().removesuffix(b",")
+        if record:
+            found.append((record, number))
+        if len(found) == count:
+            break
+    return found
+
+
+def _line_shape(record: bytes, line: int) -> Shape | None:
     try:
-        value = msgspec.json.decode(record)
+        return _value_shape(msgspec.json.decode(record), line, document=False)
     except DECODE_ERRORS:
         return None
-    return _value_shape(value, at, document=False)
 
 
-def _first_line(text: bytes, line: int) -> tuple[bytes, bytes | None, int]:
-    """The first non-blank line of ``text`` (no trailing comma), what follows it (None when no
-    newline ends it) and its line number, ``text`` starting at ``line``."""
-    body = text.lstrip()
-    line += text.count(b"\n", 0, len(text) - len(body))
-    record, newline, rest = body.partition(b"\n")
-    return record.strip().removesuffix(b","), rest if newline else None, line
+def _keys(text: bytes) -> frozenset[str]:
+    return frozenset(k.decode() for k in _KEY.findall(text))
 
 
 def _value_shape(value: object, line: int, document: bool) -> Shape | None:
@@ -138,7 +154,8 @@ def _record_shape(record: dict, line: int, document: bool) -> Shape | None:
     if isinstance(record.get("entities"), dict):
         what = "a Wikidata entities response (wbgetentities, Special:EntityData)"
         return Shape("wikidata-json", what, line, keys, True)
-    if {"subject", "relation", "object"} <= keys or record.get("kind") == "relation":
+    fact = all(isinstance(record.get(key), str) for key in ("subject", "relation", "object"))
+    if fact or record.get("kind") == "relation":  # a SPARQL binding has terms, not strings
         return Shape("jsonl", "chronoprobe JSONL rows", line, keys)
     if "id" in keys and keys <= _JSONL_ENTITY_KEYS and isinstance(record.get("aliases", []), list):
         return Shape("jsonl", "chronoprobe JSONL rows", line, keys)
@@ -153,8 +170,8 @@ def _record_shape(record: dict, line: int, document: bool) -> Shape | None:
 
 
 def _keys_shape(body: bytes, line: int) -> Shape | None:
-    """A large pretty-printed document, told by the keys in its first megabyte."""
-    keys = frozenset(k.decode() for k in _KEY.findall(body))
+    """A document no line of which is a record, told by the keys in its first megabyte."""
+    keys = _keys(body)
     if {"head", "vars", "results", "bindings"} <= keys:
         return Shape(
             "wikidata-sparql", "SPARQL JSON results", line, frozenset({"head", "results"}), True

@@ -47,9 +47,9 @@ import pyarrow.parquet as pq
 from chronoprobe.jsonl import (
     BOM,
     DECODE_ERRORS,
+    JsonProblem,
     LineLocator,
-    cut_within,
-    decode_shallow,
+    json_items,
     json_problem,
 )
 from chronoprobe.kg.graph import TemporalKG
@@ -554,15 +554,26 @@ def parse_block(
     return out.parsed(number - first_line)
 
 
-def _entities_of(value: dict | list, text: bytes) -> list[bytes]:
-    """The entities of a JSON document (``text``, decoded as ``value``) holding one entity, an
-    entities response (``{"entities": {"Q42": {...}}}``, as wbgetentities and Special:EntityData
-    give) or an array of entities, each as the text it has in the document."""
+def _entities_of(text: bytes) -> tuple[list[bytes], JsonProblem | None]:
+    """The entities of a JSON document holding one entity, an entities response
+    (``{"entities": {"Q42": {...}}}``, as wbgetentities and Special:EntityData give) or an array
+    of entities, each as the text it has in the document; and, for a document that does not
+    decode as a whole but splits into its entities (:func:`~chronoprobe.jsonl.json_items`),
+    why it did not."""
+    try:
+        value = _DOCUMENT.decode(text)
+    except DECODE_ERRORS as err:
+        problem = json_problem(text, err)
+        path = () if text.lstrip()[:1] == b"[" else ("entities",)
+        entities = json_items(text, path)
+        if entities is None:  # one entity, or a layout lost too: one problem
+            raise
+        return entities, problem
     if isinstance(value, dict) and "entities" in value:
         value = _DOCUMENT.decode(value["entities"])
     elif isinstance(value, dict):
-        return [text.strip()]
-    return [bytes(raw) for raw in (value.values() if isinstance(value, dict) else value)]
+        return [text.strip()], None
+    return [bytes(raw) for raw in (value.values() if isinstance(value, dict) else value)], None
 
 
 def _document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed, int]]:
@@ -575,32 +586,44 @@ def _document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed,
     with open_binary(path) as stream:
         text = stream.read().removeprefix(BOM)
     try:
-        value, text, cuts = decode_shallow(_DOCUMENT.decode, text)
-        entities = _entities_of(value, text)
+        entities, broken = _entities_of(text)
     except DECODE_ERRORS as err:
         line, reason, kind = json_problem(text, err)
         yield _Rows(problems=[(line, reason, kind)]).parsed(0), len(text)
         return
     locator = LineLocator(text)
     kept: list[tuple[int, bytes]] = []  # (line, entity)
-    out = _Rows()
+    missing = 0
     for entity in entities:
         line = locator.line_of(entity)
-        depth = cut_within(cuts, locator.start, locator.position)
-        if depth is not None:  # as a dump line nested so deep is
-            reason = f"JSON nested too deeply ({depth} levels)"
-            out.problems.append((line, reason, "JSON nested too deeply"))
-        elif _is_missing(entity):  # an id the API does not know: {"id": ..., "missing": ""}
-            out.skipped["missing entity"] += 1
+        if _is_missing(entity):  # an id the API does not know: {"id": ..., "missing": ""}
+            missing += 1
         else:
             kept.append((line, entity))
-    yield out.parsed(0), 0
+    reported = False
     for first in range(0, len(kept), _DOCUMENT_BLOCK):
         chunk = kept[first : first + _DOCUMENT_BLOCK]
-        block = b"\n".join(msgspec.json.format(entity, indent=0) for _, entity in chunk)
+        # An entity that would not be one line (invalid UTF-8 stays, nothing is decoded) is
+        # parsed as it is: it is refused either way.
+        block = b"\n".join(_one_line(entity) for _, entity in chunk)
         parsed = parse_block(block, 1, options.lang, options.relations)
         located = [(chunk[n - 1][0], reason, kind) for n, reason, kind in parsed.problems]
+        reported = reported or bool(located)
         yield parsed._replace(problems=located, lines=0), len(text)
+    problems = [] if broken is None or reported else [tuple(broken)]  # a fault between entities
+    yield (
+        _Rows(
+            skipped=Counter({"missing entity": missing} if missing else {}), problems=problems
+        ).parsed(0),
+        0,
+    )
+
+
+def _one_line(entity: bytes) -> bytes:
+    try:
+        return msgspec.json.format(entity, indent=0)
+    except DECODE_ERRORS:
+        return entity.replace(b"\n", b" ").replace(b"\r", b" ")
 
 
 def _is_missing(entity: bytes) -> bool:

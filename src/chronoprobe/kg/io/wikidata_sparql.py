@@ -36,9 +36,9 @@ import msgspec
 from chronoprobe.jsonl import (
     BOM,
     DECODE_ERRORS,
+    JsonProblem,
     LineLocator,
-    cut_within,
-    decode_shallow,
+    json_items,
     json_problem,
 )
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
@@ -259,24 +259,52 @@ class _Labels:
         return ((key, value) for key, (_, value) in self.best.items())
 
 
-def _read(path: Path, mapping: VariableMapping, problems: Problems):
-    """The text and results of one file; None (the problem reported) when it has none.
+@dataclass
+class _Read:
+    """One results file: its text, variables and bindings (each as its text), and, when the
+    document did not decode as a whole, why (told only if no binding shows it)."""
+
+    text: bytes
+    variables: list[str]
+    bindings: list[bytes] | list[msgspec.Raw]
+    broken: JsonProblem | None = None
+
+
+def _split(text: bytes, problem: JsonProblem) -> _Read | None:
+    """A document that does not decode as a whole, read binding by binding (see
+    :func:`~chronoprobe.jsonl.json_items`); None when even its layout is lost."""
+    variables = json_items(text, ("head", "vars"))
+    bindings = json_items(text, ("results", "bindings"))
+    if variables is None or bindings is None:
+        return None
+    try:
+        names = [msgspec.json.decode(name, type=str) for name in variables]
+    except DECODE_ERRORS:
+        return None
+    return _Read(text, names, bindings, problem)
+
+
+def _read(path: Path, mapping: VariableMapping, problems: Problems) -> _Read | None:
+    """One file's results; None (the problem reported) when it has none.
 
     A file whose variables cannot fill the roles a fact needs raises ValueError: that is no bad
     record but a query the mapping does not fit, and no file of it would load.
     """
     text = path.read_bytes().removeprefix(BOM)
     try:
-        document, decoded, cuts = decode_shallow(_decode_document, text)
+        document = _decode_document(text)
+        read = _Read(text, document.head.vars, document.results.bindings)
     except msgspec.ValidationError as err:
         reason = f"not SPARQL JSON results: {err}"
         problems.report(str(path), 1, reason, kind="not SPARQL JSON results")
         return None
     except DECODE_ERRORS as err:
-        line, reason, kind = json_problem(text, err)
-        problems.report(str(path), line, reason, kind=kind)
-        return None
-    found = document.head.vars
+        problem = json_problem(text, err)
+        read = _split(text, problem)
+        if read is None:
+            problems.report(str(path), problem.line, problem.reason, kind=problem.kind)
+            return None
+    found = read.variables
     missing = mapping.missing(found)
     if missing:
         variables = " ".join(f"?{name}" for name in found) or "none"
@@ -286,7 +314,7 @@ def _read(path: Path, mapping: VariableMapping, problems: Problems):
             "the query left implicit with --constant ROLE=VALUE (e.g. --constant relation=P39); "
             "see docs/loaders.md"
         )
-    return decoded, document, cuts
+    return read
 
 
 @dataclass
@@ -413,16 +441,11 @@ def _load_file(
     read = _read(path, mapping, problems)
     if read is None:
         return
-    text, document, cuts = read
-    locator = LineLocator(text)
-    assumptions = _Assumptions(document.head.vars, mapping)
-    for index, raw in enumerate(document.results.bindings):
+    locator = LineLocator(read.text)
+    assumptions = _Assumptions(read.variables, mapping)
+    reported = problems.total
+    for index, raw in enumerate(read.bindings):
         line = locator.line_of(raw)
-        depth = cut_within(cuts, locator.start, locator.position)
-        if depth is not None:
-            reason = f"results.bindings[{index}]: JSON nested too deeply ({depth} levels)"
-            problems.report(str(path), line, reason, kind="JSON nested too deeply")
-            continue
         binding: dict[str, Term] = {}
         try:
             binding = _decode_binding(raw)
@@ -442,10 +465,12 @@ def _load_file(
         assumptions.note(binding, statement, line)
         if statement is not None:
             collected.add(statement, str(path), line)
+    if read.broken is not None and problems.total == reported:  # the fault is between bindings
+        problems.report(str(path), read.broken.line, read.broken.reason, kind=read.broken.kind)
     assumptions.warn(path, _Roles({}, mapping), problems)
 
 
-def _binding_problem(raw: msgspec.Raw, err: Exception) -> tuple[str, str]:
+def _binding_problem(raw: msgspec.Raw | bytes, err: Exception) -> tuple[str, str]:
     """Why a binding does not decode, and the kind of problem that is."""
     if isinstance(err, msgspec.ValidationError):
         return str(err), "malformed binding"  # a term that is not {"type", "value"}, say
