@@ -44,17 +44,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from chronoprobe.jsonl import (
-    BOM,
-    DECODE_ERRORS,
-    JsonProblem,
-    LineLocator,
-    json_items,
-    json_problem,
-)
+from chronoprobe.jsonl import json_problem
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
-from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, open_binary, shared_block
+from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, shared_block
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.kg.io.shapes import expect
@@ -71,7 +64,6 @@ JULIAN = "http://www.wikidata.org/entity/Q1985786"
 _ITEM_ID = re.compile(r"Q[1-9][0-9]*")
 _PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
 _MERGE_EVERY = 64  # parsed blocks of facts or relations held before they are combined
-_DOCUMENT_BLOCK = 1024  # entities of a JSON document parsed at once
 
 
 class _Snak(msgspec.Struct, gc=False):
@@ -134,14 +126,6 @@ _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 _COMMA, _OPEN, _CLOSE = ord(","), ord("["), ord("]")
 _NO_BOUND = (None, None, None, None)
 _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
-_DOCUMENT = msgspec.json.Decoder(dict[str, msgspec.Raw] | list[msgspec.Raw])
-
-
-class _Missing(msgspec.Struct):
-    missing: msgspec.Raw = msgspec.Raw()  # absent: empty
-
-
-_MISSING = msgspec.json.Decoder(_Missing)
 
 
 @lru_cache
@@ -554,85 +538,6 @@ def parse_block(
     return out.parsed(number - first_line)
 
 
-def _entities_of(text: bytes) -> tuple[list[bytes], JsonProblem | None]:
-    """The entities of a JSON document holding one entity, an entities response
-    (``{"entities": {"Q42": {...}}}``, as wbgetentities and Special:EntityData give) or an array
-    of entities, each as the text it has in the document; and, for a document that does not
-    decode as a whole but splits into its entities (:func:`~chronoprobe.jsonl.json_items`),
-    why it did not."""
-    try:
-        value = _DOCUMENT.decode(text)
-    except DECODE_ERRORS as err:
-        problem = json_problem(text, err)
-        path = () if text.lstrip()[:1] == b"[" else ("entities",)
-        entities = json_items(text, path)
-        if entities is None:  # one entity, or a layout lost too: one problem
-            raise
-        return entities, problem
-    if isinstance(value, dict) and "entities" in value:
-        value = _DOCUMENT.decode(value["entities"])
-    elif isinstance(value, dict):
-        return [text.strip()], None
-    return [bytes(raw) for raw in (value.values() if isinstance(value, dict) else value)], None
-
-
-def _document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed, int]]:
-    """Parsed blocks of a JSON document of entities (see :func:`_entities_of`).
-
-    Each entity is written on one line, as a dump has it, and parsed as dump lines are, so an
-    entity gives the same facts in every shape; problems are located at the line where the
-    entity starts in the document.
-    """
-    with open_binary(path) as stream:
-        text = stream.read().removeprefix(BOM)
-    try:
-        entities, broken = _entities_of(text)
-    except DECODE_ERRORS as err:
-        line, reason, kind = json_problem(text, err)
-        yield _Rows(problems=[(line, reason, kind)]).parsed(0), len(text)
-        return
-    locator = LineLocator(text)
-    kept: list[tuple[int, bytes]] = []  # (line, entity)
-    missing = 0
-    for entity in entities:
-        line = locator.line_of(entity)
-        if _is_missing(entity):  # an id the API does not know: {"id": ..., "missing": ""}
-            missing += 1
-        else:
-            kept.append((line, entity))
-    reported = False
-    for first in range(0, len(kept), _DOCUMENT_BLOCK):
-        chunk = kept[first : first + _DOCUMENT_BLOCK]
-        # An entity that would not be one line (invalid UTF-8 stays, nothing is decoded) is
-        # parsed as it is: it is refused either way.
-        block = b"\n".join(_one_line(entity) for _, entity in chunk)
-        parsed = parse_block(block, 1, options.lang, options.relations)
-        located = [(chunk[n - 1][0], reason, kind) for n, reason, kind in parsed.problems]
-        reported = reported or bool(located)
-        yield parsed._replace(problems=located, lines=0), len(text)
-    problems = [] if broken is None or reported else [tuple(broken)]  # a fault between entities
-    yield (
-        _Rows(
-            skipped=Counter({"missing entity": missing} if missing else {}), problems=problems
-        ).parsed(0),
-        0,
-    )
-
-
-def _one_line(entity: bytes) -> bytes:
-    try:
-        return msgspec.json.format(entity, indent=0)
-    except DECODE_ERRORS:
-        return entity.replace(b"\n", b" ").replace(b"\r", b" ")
-
-
-def _is_missing(entity: bytes) -> bool:
-    try:
-        return len(_MISSING.decode(entity).missing) > 0
-    except DECODE_ERRORS:
-        return False  # not even an object: parsing it says what is wrong
-
-
 def _parse_task(args: tuple) -> Parsed:
     ticket, lang, relations = args
     return parse_block(shared_block(ticket), 1, lang, relations)
@@ -751,7 +656,9 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
         for path, shape in zip(paths, shapes, strict=True):
             before = 0  # lines of the blocks before
             if shape is not None and shape.document:
-                blocks = _document_blocks(path, options)
+                from chronoprobe.kg.io.wikidata_entities import document_blocks
+
+                blocks = document_blocks(path, options)
             else:
                 blocks = _parsed_blocks(path, options, pool)
             for parsed, position in blocks:

@@ -327,16 +327,6 @@ class _Pending:
     line: int
 
 
-@dataclass
-class _Pending:
-    """A fact waiting for the other rows of its statement, and where it was first seen."""
-
-    fact: Fact
-    statement: str
-    file: str
-    line: int
-
-
 class _Collected:
     """Facts, labels and skips gathered from all files, rows of one statement merged."""
 
