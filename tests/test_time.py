@@ -491,3 +491,16 @@ def test_overlap_with_open_bounds() -> None:
     assert Period.parse("2010-12-31").overlaps(*end_only)
     assert not Period.parse("2011").overlaps(*end_only)
     assert Period.parse("1000").overlaps(None, None)
+
+
+@pytest.mark.parametrize(
+    "digits", ["\u0662\u0660\u0660\u0669", "\uff12\uff10\uff10\uff19", "2009-\u0660\u0661"]
+)
+def test_only_ascii_digits_make_a_date(digits: str) -> None:
+    # int() reads other scripts' digits; a date in a KG file must not.
+    with pytest.raises(ValueError, match="not an ISO date"):
+        TimePoint.parse(digits)
+    with pytest.raises(ValueError, match="not a Wikidata time value"):
+        TimePoint.from_wikidata(f"+{digits}-00-00T00:00:00Z", 9)
+    with pytest.raises(ValueError, match="not a period"):
+        Period.parse(digits)

@@ -1,16 +1,29 @@
 """JSON in and out: every probe set and prediction file (JSON Lines) and every small JSON
-record (metrics, configs of checkpoints) goes through these."""
+record (metrics, configs of checkpoints) goes through these.
+
+Reading never fails with a bare decoder error: malformed JSON, invalid UTF-8 and JSON nested
+deeper than the decoder's stack allow all become a ValueError naming file and line (see
+:func:`json_problem`, which the KG loaders use as well). A UTF-8 byte-order mark at the start
+of a file, as some editors write, is skipped.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from chronoprobe.atomic import atomic_path
+
+BOM = b"\xef\xbb\xbf"
+# What decoding JSON bytes can raise on bad input: RecursionError for deep nesting.
+DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, json.JSONDecodeError)
+_BRACKETS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
+_TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{},:]')
 
 _encoder = msgspec.json.Encoder()
 
@@ -40,12 +53,16 @@ def numbered_lines(
     decoder = msgspec.json.Decoder(kind)
     with open(path, "rb") as lines:
         for number, line in enumerate(lines, start=1):
+            if number == 1:
+                line = line.removeprefix(BOM)
             if not line.strip():
                 continue
             try:
                 value = decoder.decode(line)
-            except msgspec.DecodeError as err:  # ValidationError included
+            except msgspec.ValidationError as err:
                 raise ValueError(f"{path}:{number}: {reason}: {err}") from err
+            except DECODE_ERRORS as err:
+                raise ValueError(f"{path}:{number}: {json_problem(line, err).reason}") from err
             yield number, value
 
 
@@ -59,10 +76,118 @@ def read_jsonl(path: str | Path) -> Iterator[dict]:
 
 def read_json_object(path: str | Path, what: str = "the file") -> dict:
     """A JSON file holding one object; bad JSON or another type names the file and line."""
+    text = Path(path).read_bytes().removeprefix(BOM)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}:{err.lineno}: invalid JSON: {err.msg}") from err
+        data = json.loads(text)  # not msgspec: our metrics may hold NaN, which json writes
+    except DECODE_ERRORS as err:
+        line, reason, _ = json_problem(text, err)
+        raise ValueError(f"{path}:{line}: {reason}") from err
     if not isinstance(data, dict):
         raise ValueError(f"{path}:1: {what} must be a JSON object, not {type(data).__name__}")
     return data
+
+
+class JsonProblem(NamedTuple):
+    line: int  # in the text decoded
+    reason: str
+    kind: str  # what groups the problem counts: "invalid JSON", "invalid UTF-8", ...
+
+
+def json_problem(text: bytes, err: Exception) -> JsonProblem:
+    """Where decoding ``text`` failed with ``err`` (one of :data:`DECODE_ERRORS`), and why."""
+    if isinstance(err, json.JSONDecodeError):
+        return JsonProblem(err.lineno, f"invalid JSON: {err.msg}", "invalid JSON")
+    if isinstance(err, UnicodeDecodeError):
+        try:  # the decoder's position is within one string: find the byte in the whole text
+            text.decode("utf-8")
+            at = 0
+        except UnicodeDecodeError as whole:
+            at = whole.start
+        line = text.count(b"\n", 0, at) + 1
+        return JsonProblem(line, f"invalid UTF-8: byte 0x{text[at]:02x}", "invalid UTF-8")
+    if isinstance(err, RecursionError):
+        at, depth = _deepest(text)
+        reason = f"JSON nested too deeply ({depth} levels)"
+        return JsonProblem(text.count(b"\n", 0, at) + 1, reason, "JSON nested too deeply")
+    return JsonProblem(line_at_byte(text, str(err)), f"invalid JSON: {err}", "invalid JSON")
+
+
+def _deepest(text: bytes) -> tuple[int, int]:
+    """Where ``text`` first reaches its deepest nesting of brackets outside strings, and how
+    deep that is."""
+    depth = deepest = at = 0
+    for match in _BRACKETS.finditer(text):
+        bracket = match.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, match.start()
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return at, deepest
+
+
+def json_items(text: bytes, path: tuple[str, ...] = ()) -> list[bytes] | None:
+    """The items of the array (or the member values of the object) found at ``path`` (keys from
+    the top) in a JSON document, each as its own text; None when there is no container there.
+
+    For documents a decoder refuses as a whole (invalid UTF-8 or a broken escape in one record,
+    nesting past the decoder's stack): the tokens are found by a regular expression, without
+    decoding, so each item can then be decoded, and refused, alone.
+    """
+    keys: list[str | None] = []  # the key each open container has in its parent
+    key: str | None = None  # the last key read, for the container that may open next
+    string = (0, 0)  # the last string token, a key when a colon follows
+    depth = -1  # of the target container, once open
+    items: list[bytes] = []
+    begin = 0  # where the current item's text begins
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token[:1] == b'"':
+            string = match.span()
+        elif token == b":":
+            key = text[string[0] + 1 : string[1] - 1].decode("utf-8", "replace")
+            if len(keys) == depth:
+                begin = match.end()
+        elif token in (b"[", b"{"):
+            keys.append(key)
+            key = None
+            if depth < 0 and tuple(keys[1:]) == path:
+                depth, begin = len(keys), match.end()
+        elif token == b"," and len(keys) == depth:
+            items.append(text[begin : match.start()])
+            begin, key = match.end(), None
+        elif token in (b"]", b"}"):
+            if len(keys) == depth:
+                items.append(text[begin : match.start()])
+                return [item.strip() for item in items if item.strip()]
+            if keys:
+                keys.pop()
+    return None
+
+
+def line_at_byte(text: bytes, message: str) -> int:
+    """The line a msgspec decode error points at; a truncated document ends at its last line."""
+    match = re.search(r"\(byte (\d+)\)", message)
+    end = int(match.group(1)) if match else len(text.rstrip()) if "truncated" in message else 0
+    return text.count(b"\n", 0, end) + 1
+
+
+class LineLocator:
+    """Line numbers of the parts of a JSON document, found by walking it forward once.
+
+    The parts (a results file's bindings, a document's entities) come in document order, so
+    each one's text is found at or after the end of the previous one, and each newline is
+    counted once.
+    """
+
+    def __init__(self, text: bytes) -> None:
+        self.text, self.position, self.line = text, 0, 1
+
+    def line_of(self, raw: msgspec.Raw | bytes) -> int:
+        start = self.text.find(raw, self.position)
+        self.line += self.text.count(b"\n", self.position, start)
+        line = self.line
+        self.position = start + len(raw)
+        self.line += self.text.count(b"\n", start, self.position)
+        return line

@@ -100,9 +100,10 @@ def format_year(year: int) -> str:
 
 
 # A year is a signed run of digits (ISO expanded form, Wikidata style) or at most four unsigned.
-_YEAR = r"([+-]\d{1,16}|\d{1,4})"
-_ISO = re.compile(rf"^{_YEAR}(?:-(\d{{2}})(?:-(\d{{2}}))?)?$")
-_WIKIDATA = re.compile(r"^([+-])(\d{1,16})-(\d{2})-(\d{2})T")
+# Digits are ASCII ones: \d would also take other scripts' digits, which int() reads.
+_YEAR = r"([+-][0-9]{1,16}|[0-9]{1,4})"
+_ISO = re.compile(rf"^{_YEAR}(?:-([0-9]{{2}})(?:-([0-9]{{2}}))?)?$")
+_WIKIDATA = re.compile(r"^([+-])([0-9]{1,16})-([0-9]{2})-([0-9]{2})T")
 
 
 @total_ordering
@@ -215,7 +216,7 @@ class Granularity(IntEnum):
     DAY = 4
 
 
-_PERIOD = re.compile(rf"^{_YEAR}(?:-(Q[1-4]|\d{{2}})(?:-(\d{{2}}))?)?$")
+_PERIOD = re.compile(rf"^{_YEAR}(?:-(Q[1-4]|[0-9]{{2}})(?:-([0-9]{{2}}))?)?$")
 _PERIODS_PER_YEAR = {Granularity.YEAR: 1, Granularity.QUARTER: 4, Granularity.MONTH: 12}
 
 

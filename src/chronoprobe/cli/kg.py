@@ -57,11 +57,33 @@ def convert(
         False, "--strict", help="Stop at the first bad record instead of skipping and counting."
     ),
     processes: int = typer.Option(1, min=1, help="Worker processes (Wikidata dumps)."),
+    var: list[str] = typer.Option(
+        [],
+        "--var",
+        help="SPARQL results: the variable NAME plays ROLE, as NAME=ROLE (repeatable); roles: "
+        "subject, relation, object, start, end, start_precision, end_precision, subject_label, "
+        "relation_label, object_label, statement.",
+    ),
+    constant: list[str] = typer.Option(
+        [],
+        "--constant",
+        help="SPARQL results: a role the query fixed in its text, as ROLE=VALUE (repeatable), "
+        "e.g. relation=P39, object=Q11696, start_precision=9.",
+    ),
+    mapping: Path | None = typer.Option(
+        None,
+        "--mapping",
+        exists=True,
+        dir_okay=False,
+        help="SPARQL results: a YAML file of 'variables: {NAME: ROLE}' and "
+        "'constants: {ROLE: VALUE}'; --var and --constant override it.",
+    ),
 ) -> None:
     """Convert source files into a KG directory.
 
     Bad records are reported as FILE:LINE: REASON. By default they are skipped and counted by
-    reason; with --strict the first one stops the conversion.
+    reason; with --strict the first one stops the conversion. A conversion that gives no fact
+    writes nothing and fails, saying why.
 
     Example: chronoprobe kg convert latest-all.json.bz2 -f wikidata-json --relations P39,P54 -o kg/
     """
@@ -70,26 +92,61 @@ def convert(
 
     problems = Problems(strict=strict)
     options = LoadOptions(
-        relations=_relation_set(relations), lang=lang, processes=processes, progress=True
+        relations=_relation_set(relations),
+        lang=lang,
+        processes=processes,
+        progress=True,
+        sparql=_sparql_mapping(format, var, constant, mapping),
     )
     began = time.perf_counter()
     kg = get_loader(format.value)(inputs, options, problems)
     seconds = time.perf_counter() - began
+    for warning in problems.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    skipped = kg.meta.get("skipped") or {}
+    not_facts = ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v)
+    if not len(kg):
+        _print_problems(problems)
+        why = [f"{problems.total:,} bad records (above)"] if problems.total else []
+        why += [f"records that are no time-scoped facts: {not_facts}"] if not_facts else []
+        raise ValueError(
+            f"no facts in {', '.join(map(str, inputs))}; nothing written to {out}"
+            + (f" ({'; '.join(why)})" if why else " (no records)")
+        )
     kg.meta.setdefault("source", {"format": format.value, "inputs": [str(p) for p in inputs]})
     kg.meta["problems"] = dict(problems.counts)
+    if problems.warnings:
+        kg.meta["warnings"] = problems.warnings
     kg.name = out.name
     kg.save(out)
     console.print(
         f"[green]wrote[/] {out}: {kg.entities.num_rows:,} entities, "
         f"{kg.relations.num_rows:,} relations, {len(kg):,} facts in {seconds:.1f}s"
     )
-    skipped = kg.meta.get("skipped") or {}
-    if any(skipped.values()):  # valid records that are not facts (no time, deprecated, ...)
-        console.print("not facts: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v))
+    if not_facts:  # valid records that are not facts (no time, deprecated, ...)
+        console.print(f"not facts: {not_facts}")
+    _print_problems(problems)
+
+
+def _print_problems(problems) -> None:
     if problems.total:
         console.print(f"[yellow]skipped {problems.total:,} bad records:[/]")
         for line in problems.summary():
             console.print(f"  {line}", highlight=False)
+
+
+def _sparql_mapping(format: SourceFormat, var: list[str], constant: list[str], path: Path | None):
+    """The SPARQL variable mapping the options give; None for the defaults."""
+    from chronoprobe.kg.io.sparql_mapping import VariableMapping, parse_pairs
+
+    if not (var or constant or path):
+        return None
+    if format != SourceFormat.wikidata_sparql:
+        raise ValueError("--var, --constant and --mapping apply to --format wikidata-sparql only")
+    variables, constants = parse_pairs(var, "--var"), parse_pairs(constant, "--constant")
+    if path is not None:
+        return VariableMapping.from_file(path, variables, constants)
+    return VariableMapping.build(variables, constants)
 
 
 @app.command()

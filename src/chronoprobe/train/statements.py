@@ -8,6 +8,7 @@ inside encoding. Extra keys (the implicit set's ``template`` and ``year``) pass 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -15,6 +16,9 @@ import msgspec
 
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.templates import MASK
+
+YEAR_SLOTS = frozenset({"start", "end", "time"})
+_YEAR = re.compile(r"[+-]?[0-9]{1,10}")  # as LAMA-TK rows write years: "2009", "-0059", "+10000"
 
 
 class Statement(msgspec.Struct, forbid_unknown_fields=False):
@@ -44,6 +48,7 @@ def load_statements(path: str | Path) -> list[dict]:
             raise ValueError(f"{path}:{number}: text must hold exactly one {MASK}")
         if statement.target not in statement.answers:
             raise ValueError(f"{path}:{number}: target {statement.target!r} not in answers")
+        _check_years(statement, f"{path}:{number}")
         row = msgspec.structs.asdict(statement)
         if row["multi_answer"] is None:
             row["multi_answer"] = len(statement.answers) > 1
@@ -51,6 +56,17 @@ def load_statements(path: str | Path) -> list[dict]:
     if not rows:
         raise ValueError(f"{path}: no statements")
     return rows
+
+
+def _check_years(statement: Statement, where: str) -> None:
+    """A time row's target and answers, and every row's start and end (when given), are years:
+    the vocabulary has a token per year and reads each of them as one."""
+    years = [("start", statement.start), ("end", statement.end)]
+    if statement.slot in YEAR_SLOTS:
+        years += [("target", statement.target), *(("answer", a) for a in statement.answers)]
+    for name, value in years:
+        if (value or name in ("target", "answer")) and not _YEAR.fullmatch(value):
+            raise ValueError(f"{where}: {name} {value!r} of a {statement.slot} row is not a year")
 
 
 def file_digest(path: str | Path) -> str:

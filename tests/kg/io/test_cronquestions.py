@@ -141,7 +141,7 @@ def test_relations_filter():
 
 
 def test_parse_lines_is_a_pure_function_of_a_batch():
-    lines = pa.array(["Q1\tP39\tQ2\t-44\t0", "Q1\tP39\tQ2\t0\t0\r", "", "Q1\tP39\tQ2\tx\t1"])
+    lines = pa.array(["Q1\tP39\tQ2\t-44\t9999", "Q1\tP39\tQ2\t0\t0\r", "", "Q1\tP39\tQ2\tx\t1"])
     parsed = parse_lines(lines)
     assert parsed.facts["start_year"].to_pylist() == [-44]
     assert parsed.facts["end_precision"].to_pylist() == [None]
@@ -171,3 +171,59 @@ def test_cli_strict_fails_with_file_line_and_reason(tmp_path):
 
 def test_registered_under_its_format_name():
     assert get_loader("cronquestions") is load
+
+
+def test_invalid_utf8_and_years_out_of_range_are_located_problems_the_other_lines_load(tmp_path):
+    lines = [
+        b"Q76\tP39\tQ11696\t2009\t2017",
+        b"Q7\xff6\tP39\tQ11696\t2009\t2017",
+        b"Q1\tP39\tQ2\t2147483648\t9999",
+        b"Q1\tP39\tQ2\t-2147483649\t9999",
+        b"Q22686\tP39\tQ11696\t2017\t2021",
+    ]
+    path = tmp_path / "full.txt"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    labels = tmp_path / "wd_id2entity_text.txt"
+    labels.write_bytes(b"Q76\tBarack Obama\nQ22686\tDonald \xff Trump\n")
+    kg, problems = _load([path])
+    assert fact_tuples(kg) == [
+        ("Q22686", "P39", "Q11696", "2017", "2021"),
+        ("Q76", "P39", "Q11696", "2009", "2017"),
+    ]
+    assert kg.label("Q76") == "Barack Obama" and kg.label("Q22686") == "Q22686"
+    assert dict(problems.counts) == {"invalid UTF-8": 2, "bad year": 2}
+    assert problems.examples == {
+        "invalid UTF-8": f"{labels}:2: invalid UTF-8: byte 0xff",  # labels are read first
+        "bad year": f"{path}:3: start: year +2147483648 is outside -2147483648..2147483647",
+    }
+
+
+def test_a_byte_order_mark_is_no_part_of_the_first_id(tmp_path):
+    path = tmp_path / "full.txt"
+    path.write_bytes(b"\xef\xbb\xbfQ76\tP39\tQ11696\t2009\t2017\n")
+    labels = tmp_path / "wd_id2entity_text.txt"
+    labels.write_bytes(b"\xef\xbb\xbfQ76\tBarack Obama\n")
+    kg, problems = _load([path])
+    assert fact_tuples(kg) == [("Q76", "P39", "Q11696", "2009", "2017")]
+    assert kg.label("Q76") == "Barack Obama"
+    assert problems.total == 0
+
+
+def test_an_end_of_year_0_is_unknown_not_open(tmp_path):
+    # 0 stands for "not known": as an end the fact did end, so it must not read as still true.
+    path = tmp_path / "full.txt"
+    path.write_text("Q76\tP39\tQ11696\t2009\t0\nQ76\tP26\tQ13133\t1992\t9999\n")
+    kg, problems = _load([path])
+    assert fact_tuples(kg) == [("Q76", "P26", "Q13133", "1992", None)]
+    assert kg.meta["skipped"] == {"unknown end time": 1}
+    assert problems.total == 0
+
+
+def test_a_file_of_another_format_is_refused_saying_which(tmp_path):
+    jsonl = FIXTURES.parent / "jsonl" / "presidents.jsonl"
+    with pytest.raises(ValueError) as caught:
+        _load([KG / "full.txt", jsonl])
+    assert str(caught.value) == (
+        f"{jsonl}:1: this looks like chronoprobe JSONL rows, not CronQuestions KG lines "
+        "(5 tab-separated fields); read it with --format jsonl"
+    )

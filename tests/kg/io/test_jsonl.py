@@ -121,3 +121,86 @@ def test_unknown_export_table(tmp_path):
     kg = TemporalKG.from_records([])
     with pytest.raises(ValueError, match="facts, entities or relations"):
         export_jsonl(kg, tmp_path / "x.jsonl", "edges")
+
+
+def _problems_of(tmp_path, *lines: str, prefix: bytes = b"") -> tuple[TemporalKG, Problems]:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(prefix + "\n".join(lines).encode() + b"\n")
+    problems = Problems()
+    return load([path], LoadOptions(), problems), problems
+
+
+GOOD = '{"subject": "Q1", "relation": "P1", "object": "Q2", "start": "2001", "end": null}'
+
+
+@pytest.mark.parametrize(
+    ("line", "reason", "kind"),
+    [
+        (
+            '{"subject": "Q1", "relation": "P1", "object": "Q3", "start": "2010", "end": "2000"}',
+            "end 2000 before start 2010",
+            "end before start",
+        ),
+        (
+            '{"subject": "Q1", "relation": "P1", "object": "Q3", "start": "0000", "end": null}',
+            "'start': year 0 does not exist (1 BCE is -1)",
+            "bad year",
+        ),
+        (
+            '{"subject": "Q1", "relation": "P1", "object": "Q3", "start": "+2147483648"}',
+            "'start': year +2147483648 is outside -2147483648..2147483647",
+            "bad year",
+        ),
+        (
+            '{"subject": "Q1", "relation": "P1", "object": "Q3", "start": "\u0662\u0660\u0660"}',
+            "not an ISO date of year, month or day precision: '\u0662\u0660\u0660'",
+            "not an ISO date of year, month or day precision",
+        ),
+        (
+            '{"subject": "Q 1", "relation": "P1", "object": "Q3"}',
+            "'subject' is not an id: 'Q 1'",
+            "bad id",
+        ),
+        (
+            '{"subject": "Q1", "relation": 39, "object": "Q3"}',
+            "'relation' must be a string id, not a number",
+            "bad id",
+        ),
+        ('{"id": "Q1", "label": 5}', "'label' must be a string, not a number", "bad text"),
+        (
+            '{"id": "Q1", "description": ["x"]}',
+            "'description' must be a string, not a list",
+            "bad text",
+        ),
+        ('{"id": "Q1", "type": {}}', "'type' must be a string, not an object", "bad text"),
+        ('{"id": "Q1", "label": "x\udcff"}', "invalid UTF-8: byte 0xff", "invalid UTF-8"),
+        (
+            '{"subject": ' + "[" * 5000 + "]" * 5000 + "}",
+            "JSON nested too deeply (5001 levels)",
+            "JSON nested too deeply",
+        ),
+    ],
+)
+def test_every_bad_row_is_one_located_problem(tmp_path, line, reason, kind):
+    raw = line.encode("utf-8", "surrogateescape")
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(GOOD.encode() + b"\n" + raw + b"\n")
+    problems = Problems()
+    kg = load([path], LoadOptions(), problems)
+    assert len(kg) == 1  # the good row stays
+    assert problems.examples == {kind: f"{path}:2: {reason}"}
+
+
+def test_a_byte_order_mark_before_the_first_row_is_no_problem(tmp_path):
+    kg, problems = _problems_of(tmp_path, GOOD, prefix=b"\xef\xbb\xbf")
+    assert len(kg) == 1 and problems.total == 0
+
+
+def test_a_file_of_another_format_is_refused_saying_which(tmp_path):
+    dump = Path(__file__).parents[2] / "fixtures" / "wikidata" / "dump.json"
+    with pytest.raises(ValueError) as caught:
+        load([FIXTURE, dump], LoadOptions(), Problems())
+    assert str(caught.value) == (
+        f"{dump}:2: this looks like Wikidata entity lines (a JSON dump), not chronoprobe JSONL "
+        "rows (no subject, relation, object); read it with --format wikidata-json"
+    )

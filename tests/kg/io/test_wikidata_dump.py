@@ -64,7 +64,7 @@ SKIPPED = {
 PROBLEMS = [
     "dump.json:10: malformed JSON: Input data was truncated",
     "dump.json:16: not a Wikidata entity: Object missing required field `id`",
-    "dump.json:17: Q1001 P69: end before start: end 1888 is before start 1891",
+    "dump.json:17: Q1001 P69: end before start: end 1888 before start 1891",
     "dump.json:17: Q1001 P69: bad time value: month 13 is not in 1..12 in '+2009-13-01T00:00:00Z'",
 ]
 

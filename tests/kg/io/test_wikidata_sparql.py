@@ -131,15 +131,21 @@ def test_merge_compares_bounds_by_the_days_they_cover():
 
 
 def test_problems_in_several_files_and_documents_that_are_not_results():
-    _, problems = _load([FIXTURES / "wrong_query.json", FIXTURES / "truncated.json", HEADS])
-    assert problems.examples["not SPARQL JSON results"] == (
-        f"{FIXTURES / 'wrong_query.json'}:1: head.vars lacks subject, relation, object; "
-        "see docs/loaders.md for the query"
-    )
+    _, problems = _load([FIXTURES / "truncated.json", HEADS])
     assert problems.examples["invalid JSON"].startswith(
         f"{FIXTURES / 'truncated.json'}:13: invalid JSON: "
     )
-    assert problems.total == sum(HEADS_PROBLEMS.values()) + 2
+    assert problems.total == sum(HEADS_PROBLEMS.values()) + 1
+
+
+def test_results_of_another_query_are_an_error_listing_variables_and_missing_roles():
+    # Not a bad record to skip: no binding of such a file can fill a fact's roles.
+    with pytest.raises(ValueError) as caught:
+        _load([HEADS, FIXTURES / "wrong_query.json"])
+    assert str(caught.value).startswith(
+        f"{FIXTURES / 'wrong_query.json'}:1: the results lack roles a fact needs: subject, "
+        "relation, object, start/end; variables found: ?item ?itemLabel. Map a variable"
+    )
 
 
 def _binding(**terms: str) -> dict[str, Term]:
@@ -219,3 +225,161 @@ def test_cli_strict_fails_with_file_line_and_reason(tmp_path):
 
 def test_registered_under_its_format_name():
     assert get_loader("wikidata-sparql") is load
+
+
+# Results of a query with its own variable names that fixed the relation and the object in its
+# text (?item p:P39 ?st . ?st ps:P39 wd:Q11696); hand-checked: a year, a month and day
+# precisions, an open term, and Biden's row with a precision "eleven".
+CUSTOM = FIXTURES / "presidents_custom_variables.json"
+CUSTOM_FACTS = [
+    ("Q22686", "P39", "Q11696", "2017-01-20", "2021-01-20"),
+    ("Q22686", "P39", "Q11696", "2025-01-20", None),
+    ("Q35171", "P39", "Q11696", "1885", "1889"),
+    ("Q76", "P39", "Q11696", "2009-01-20", "2017-01-20"),
+    ("Q9696", "P39", "Q11696", "1961-01", "1963-11-22"),
+]
+CUSTOM_OPTIONS = [
+    *("--var", "item=subject", "--var", "itemLabel=subject_label"),
+    *("--var", "start_date=start", "--var", "start_precision=start_precision"),
+    *("--var", "end_date=end", "--var", "end_precision=end_precision"),
+    *("--constant", "relation=P39", "--constant", "object=Q11696"),
+]
+
+
+def _convert(tmp_path, *args):
+    out = tmp_path / "kg"
+    result = CliRunner().invoke(
+        app, ["kg", "convert", "-f", "wikidata-sparql", "-o", str(out), *args]
+    )
+    return result, " ".join(result.output.split()), out
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [CUSTOM_OPTIONS, ["--mapping", str(FIXTURES / "presidents_mapping.yaml")]],
+    ids=["options", "yaml"],
+)
+def test_variables_of_any_name_and_roles_the_query_fixed(tmp_path, mapping):
+    result, output, out = _convert(tmp_path, str(CUSTOM), *mapping)
+    assert result.exit_code == 0, result.output
+    kg = TemporalKG.load(out)
+    assert fact_tuples(kg) == CUSTOM_FACTS
+    assert kg.label("Q9696") == "John F. Kennedy"
+    assert kg.meta["problems"] == {"malformed precision": 1}
+    assert (
+        f"{CUSTOM}:146: results.bindings[5]: start_precision is not an integer: 'eleven'" in output
+    )
+    assert "warning" not in output
+
+
+def test_command_line_roles_override_the_mapping_file(tmp_path):
+    mapping = ["--mapping", str(FIXTURES / "presidents_mapping.yaml")]
+    result, _, out = _convert(tmp_path, str(CUSTOM), *mapping, "--constant", "relation=P1308")
+    assert result.exit_code == 0, result.output
+    assert {f[1] for f in fact_tuples(TemporalKG.load(out))} == {"P1308"}
+
+
+def test_variables_that_look_like_dates_or_precisions_but_fill_no_role_are_warned(tmp_path):
+    mapping = ["--var", "item=subject", "--var", "start_date=start"]
+    fixed = ["--constant", "relation=P39", "--constant", "object=Q11696"]
+    result, output, out = _convert(tmp_path, str(CUSTOM), *mapping, *fixed)
+    assert result.exit_code == 0, result.output
+    assert (
+        f"warning: {CUSTOM}:1: ?start_precision looks like a precision but fills no role; map "
+        "it with --var start_precision=start_precision" in output
+    )
+    assert f"warning: {CUSTOM}:1: ?end_precision looks like a precision" in output
+    assert (
+        f"warning: {CUSTOM}:6: ?end_date holds dates but fills no role; map it with --var "
+        "end_date=end" in output
+    )
+    assert (
+        f"warning: {CUSTOM}:6: 6 rows give start (?start_date) without a precision: read at day "
+        "precision" in output
+    )
+    kg = TemporalKG.load(out)
+    assert ("Q35171", "P39", "Q11696", "1885-01-01", None) in fact_tuples(kg)  # as warned
+    assert len(kg.meta["warnings"]) == 4
+
+
+def test_rows_without_a_precision_are_warned_about_under_the_default_mapping():
+    problems = Problems()
+    load([HEADS], LoadOptions(), problems)
+    assert problems.warnings == [
+        f"{HEADS}:284: 1 rows give start without a precision: read at day precision; map the "
+        "precision with --var NAME=start_precision or fix it with --constant start_precision=9 "
+        "(year), 10 (month) or 11 (day)",
+        f"{HEADS}:284: 1 rows give end without a precision: read at day precision; map the "
+        "precision with --var NAME=end_precision or fix it with --constant end_precision=9 "
+        "(year), 10 (month) or 11 (day)",
+    ]
+
+
+def test_results_lacking_roles_fail_listing_variables_and_roles_and_write_nothing(tmp_path):
+    result, output, out = _convert(tmp_path, str(CUSTOM), "--var", "item=subject")
+    assert result.exit_code == 2
+    assert (
+        f"error: {CUSTOM}:1: the results lack roles a fact needs: relation, object, start/end; "
+        "variables found: ?item ?itemLabel ?start_date ?start_precision ?end_date ?end_precision."
+        in output
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--var", "item=owner"], "variable ?item: unknown role 'owner'; roles are subject,"),
+        (["--var", "a=start", "--var", "b=start"], "start is given by both ?a and ?b"),
+        (["--constant", "relation=position held"], "constant relation='position held' must be a"),
+        (["--constant", "start=2001"], "start cannot be a constant; constants may fix: subject,"),
+        (["--var", "item=subject", "--constant", "subject=Q1"], "subject is given both by ?item"),
+        (["--var", "item"], "--var 'item': expected NAME=VALUE"),
+    ],
+)
+def test_bad_mappings_are_refused_before_reading(tmp_path, args, message):
+    result, output, out = _convert(tmp_path, str(CUSTOM), *args)
+    assert result.exit_code == 2
+    assert f"error: {message}" in output
+    assert not out.exists()
+
+
+def test_mapping_options_belong_to_sparql_results(tmp_path):
+    out = tmp_path / "kg"
+    args = ["kg", "convert", str(HEADS), "-f", "jsonl", "-o", str(out), "--var", "a=subject"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "--var, --constant and --mapping apply to --format wikidata-sparql only" in result.output
+
+
+def test_a_byte_order_mark_before_the_results_is_no_problem(tmp_path):
+    marked = tmp_path / "query.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + HEADS.read_bytes())
+    kg, problems = _load([marked])
+    assert fact_tuples(kg) == HEADS_FACTS
+    assert dict(problems.counts) == HEADS_PROBLEMS
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "example"),
+    [
+        (b"Barack Obama", b"Barack \xff Obama", "results.bindings[0]: invalid UTF-8: byte 0xff"),
+        (
+            b'"2009-01-20T00:00:00Z"',
+            b'"2147483648-01-20T00:00:00Z"',
+            "results.bindings[0]: start: year +2147483648 is outside -2147483648..2147483647",
+        ),
+        (
+            b'"Barack Obama"',
+            b'"x", "deep": ' + b"[" * 5000 + b"]" * 5000,
+            "results.bindings[0]: JSON nested too deeply (5002 levels)",
+        ),
+    ],
+)
+def test_a_bad_binding_is_one_located_problem_and_the_others_load(tmp_path, old, new, example):
+    broken = tmp_path / "query.json"
+    broken.write_bytes(HEADS.read_bytes().replace(old, new, 1))
+    kg, problems = _load([broken])
+    assert fact_tuples(kg) == HEADS_FACTS  # Obama's term is also in a later row
+    assert problems.total == sum(HEADS_PROBLEMS.values()) + 1
+    assert f"{broken}:6: {example}" in problems.examples.values()

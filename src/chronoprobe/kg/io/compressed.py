@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from chronoprobe.jsonl import BOM
+
 BLOCK_SIZE = 4 << 20  # bytes of decompressed text per block
 
 
@@ -60,7 +62,9 @@ def line_blocks(
     way out. Memory stays at a few blocks whatever the file's size.
     """
     with _open(Path(path), threads) as (stream, position):
-        rest = b""
+        # A byte-order mark some tools write is no part of the first line.
+        rest = stream.read(len(BOM)).removeprefix(BOM)
+        searched = 0  # the bytes of the rest known to hold no newline (none, at first)
         while True:
             block = bytearray(len(rest) + block_size)
             block[: len(rest)] = rest
@@ -70,11 +74,13 @@ def line_blocks(
             if not read:
                 break
             end = len(rest) + read
-            cut = block.rfind(b"\n", len(rest), end)  # the rest holds no newline
+            cut = block.rfind(b"\n", searched, end)
             if cut < 0:  # a line longer than a block: keep reading until it ends
                 rest = bytes(block[:end])
+                searched = len(rest)
                 continue
             rest = bytes(block[cut + 1 : end])
+            searched = len(rest)
             del block[cut + 1 :]
             yield block, position()
         if rest:

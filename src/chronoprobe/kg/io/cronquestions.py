@@ -4,8 +4,11 @@ Facts are tab-separated ``head rel tail start end`` lines (``Q25559009	P39	Q4158
 1852``) in ``full.txt`` and its splits ``train``/``valid``/``test`` (with or without ``.txt``);
 labels are tab-separated ``id label`` lines in ``wd_id2entity_text.txt`` and
 ``wd_id2relation_text.txt``. Times are years: each bound is a year-precision point, a negative
-year is BCE, and the years in :data:`UNKNOWN_YEARS` stand for an unknown start or an open end.
-A fact listed in several files (``full.txt`` is the union of the splits) is one fact.
+year is BCE, and the years in :data:`UNKNOWN_YEARS` stand for "not known": an unknown start, an
+open end (9999), or an end that is unknown (0), which is no open end, so such a line is skipped
+as the dump loader skips a statement whose end is unknown. Ids and years follow the rules of
+:mod:`chronoprobe.kg.io.checks`. A fact listed in several files (``full.txt`` is the union of
+the splits) is one fact.
 
 The paper adds events as facts ``(event, significant event, occurred, start, end)``; those also
 give the event entity its own span (type ``event``), which is where the CronQuestions builder
@@ -19,6 +22,7 @@ looked at one by one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +31,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chronoprobe.jsonl import BOM
 from chronoprobe.kg.graph import TemporalKG, entities_table, relations_table
+from chronoprobe.kg.io.checks import ID_PATTERN, YEAR_MAX, YEAR_MIN, Invalid, check_id, year_problem
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
+from chronoprobe.kg.io.shapes import expect
 from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, Entity, Relation
 from chronoprobe.time import Precision, TimePoint
 
@@ -45,8 +52,7 @@ EVENT_RELATION = "P793"
 EVENT_OBJECTS = frozenset({"occurred", "occurrence"})
 COLUMNS = ("head", "rel", "tail", "start", "end")
 
-_ID = r"^\S+$"
-_YEAR = r"^-?\d{1,6}$"
+_YEAR = r"^-?[0-9]{1,10}$"  # checked against the KG's year range once read
 
 
 @dataclass
@@ -56,21 +62,26 @@ class Parsed:
     facts: pa.Table  # in FACT_SCHEMA, one row per good line with a known time
     bad: list[tuple[int, str, str]]  # (index in the batch, reason, kind)
     timeless: int  # good lines whose start and end are both unknown
+    unknown_end: int = 0  # good lines with a known start and an end of year 0 (unknown)
 
 
 def _first_bad_id(row: dict[str, str]) -> str:
-    name = next(n for n in ("head", "rel", "tail") if not row[n] or row[n].split() != [row[n]])
-    return f"{name} is not an id: {row[name]!r}"
+    for name in ("head", "rel", "tail"):
+        try:
+            check_id(row[name], name)
+        except Invalid as err:
+            return str(err)
+    raise AssertionError(f"no bad id in {row}")
 
 
 def _year_reason(row: dict[str, str]) -> str:
-    name = next(n for n in ("start", "end") if not _is_year(row[n]))
-    return f"{name} is not a year: {row[name]!r}"
-
-
-def _is_year(text: str) -> bool:
-    digits = text.removeprefix("-")
-    return digits.isascii() and digits.isdigit() and len(digits) <= 6
+    for name in ("start", "end"):
+        if not re.fullmatch(_YEAR, row[name]):
+            return f"{name} is not a year: {row[name]!r}"
+        problem = year_problem(int(row[name])) if int(row[name]) not in UNKNOWN_YEARS else None
+        if problem is not None:
+            return f"{name}: {problem}"
+    raise AssertionError(f"no bad year in {row}")
 
 
 def _bound(years: pa.Array, known: pa.Array) -> dict[str, pa.Array]:
@@ -120,24 +131,26 @@ def parse_lines(lines: pa.Array, relations: frozenset[str] | None = None) -> Par
         table, index = table.filter(keep), index[keep.to_numpy(zero_copy_only=False)]
     ids_ok = pc.and_(
         pc.and_(
-            pc.match_substring_regex(table["head"], _ID),
-            pc.match_substring_regex(table["rel"], _ID),
+            pc.match_substring_regex(table["head"], ID_PATTERN),
+            pc.match_substring_regex(table["rel"], ID_PATTERN),
         ),
-        pc.match_substring_regex(table["tail"], _ID),
+        pc.match_substring_regex(table["tail"], ID_PATTERN),
     )
-    years_ok = pc.and_(
+    digits_ok = pc.and_(
         pc.match_substring_regex(table["start"], _YEAR),
         pc.match_substring_regex(table["end"], _YEAR),
     )
-    readable = pc.and_(ids_ok, years_ok)
     zero = pa.scalar("0")
-    start = pc.cast(pc.if_else(readable, table["start"], zero), pa.int32())
-    end = pc.cast(pc.if_else(readable, table["end"], zero), pa.int32())
-    unknown = pa.array(UNKNOWN_YEARS, pa.int32())
+    start = pc.cast(pc.if_else(digits_ok, table["start"], zero), pa.int64())
+    end = pc.cast(pc.if_else(digits_ok, table["end"], zero), pa.int64())
+    years_ok = pc.and_(digits_ok, pc.and_(_in_range(start), _in_range(end)))
+    readable = pc.and_(ids_ok, years_ok)
+    unknown = pa.array(UNKNOWN_YEARS, pa.int64())
     start_known = pc.invert(pc.is_in(start, unknown))
     end_known = pc.invert(pc.is_in(end, unknown))
     backwards = pc.and_(pc.and_(start_known, end_known), pc.less(end, start))
     good = pc.and_(readable, pc.invert(backwards))
+    start, end = pc.cast(start, pa.int32(), safe=False), pc.cast(end, pa.int32(), safe=False)
 
     wrong = np.flatnonzero(~good.to_numpy(zero_copy_only=False))
     rows = table.take(pa.array(wrong, pa.int64())).to_pylist()
@@ -150,8 +163,11 @@ def parse_lines(lines: pa.Array, relations: frozenset[str] | None = None) -> Par
             later, earlier = TimePoint(end[i].as_py()), TimePoint(start[i].as_py())
             bad.append((int(index[i]), f"end {later} before start {earlier}", "end before start"))
 
-    timed = pc.and_(good, pc.or_(start_known, end_known))
-    timeless = pc.sum(pc.and_(good, pc.invert(timed))).as_py() or 0
+    # An end of 0 is unknown, not open: the fact ended, nobody knows when.
+    ended_unknown = pc.and_(start_known, pc.equal(end, 0))
+    timed = pc.and_(pc.and_(good, pc.or_(start_known, end_known)), pc.invert(ended_unknown))
+    timeless = pc.sum(pc.and_(good, pc.invert(pc.or_(start_known, end_known)))).as_py() or 0
+    unknown_end = pc.sum(pc.and_(good, ended_unknown)).as_py() or 0
     starts, ends = _bound(start, start_known), _bound(end, end_known)
     facts = pa.table(
         {
@@ -162,25 +178,47 @@ def parse_lines(lines: pa.Array, relations: frozenset[str] | None = None) -> Par
             **{f"end_{k}": v for k, v in ends.items()},
         }
     ).filter(timed)
-    return Parsed(facts.cast(FACT_SCHEMA), sorted(bad), timeless)
+    return Parsed(facts.cast(FACT_SCHEMA), sorted(bad), timeless, unknown_end)
 
 
-def _lines(path: Path) -> pa.Array:
-    """A file's lines as one Arrow array, split by Arrow (at newlines only)."""
-    text = pa.array([path.read_bytes()], pa.large_binary()).cast(pa.large_string())
-    return pc.split_pattern(text, "\n").flatten()
+def _in_range(years: pa.Array) -> pa.Array:
+    return pc.and_(pc.greater_equal(years, YEAR_MIN), pc.less_equal(years, YEAR_MAX))
+
+
+def _lines(path: Path) -> tuple[pa.Array, list[tuple[int, str, str]]]:
+    """A file's lines as one Arrow array, split by Arrow (at newlines only), and the lines that
+    are no UTF-8 (left blank in the array) as (index, reason, kind)."""
+    data = path.read_bytes().removeprefix(BOM)
+    lines = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").flatten()
+    try:
+        return lines.cast(pa.large_string()), []
+    except pa.ArrowInvalid:
+        pass  # some line is no UTF-8: find which, one by one
+    texts, bad = [], []
+    for index, line in enumerate(lines.to_pylist()):
+        try:
+            texts.append(line.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            texts.append("")
+            bad.append((index, f"invalid UTF-8: byte 0x{line[err.start]:02x}", "invalid UTF-8"))
+    return pa.array(texts, pa.large_string()), bad
 
 
 def _label_lines(path: Path, problems: Problems) -> Iterator[tuple[str, str]]:
     """(id, label) pairs of a label file; a blank or whitespace label is no label."""
-    text = path.read_text(encoding="utf-8")
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines, bad = _lines(path)
+    for index, reason, kind in bad:
+        problems.report(str(path), index + 1, reason, kind=kind)
+    for number, line in enumerate(lines.to_pylist(), start=1):
         key, _, label = line.removesuffix("\r").partition("\t")
         if not key and not label:
             continue
-        if not key or key.split() != [key]:
-            problems.report(str(path), number, f"not an id: {key!r}", kind="bad label id")
-        elif label.strip():
+        try:
+            check_id(key, "label id")
+        except Invalid as err:
+            problems.report(str(path), number, str(err), kind="bad label id")
+            continue
+        if label.strip():
             yield key, label
 
 
@@ -264,18 +302,22 @@ def _entities(facts: pa.Table, labels: dict[str, str]) -> pa.Table:
 def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> TemporalKG:
     """Load CronQuestions KG files or release directories into one temporal KG."""
     fact_files, label_files = find_inputs(paths)
+    for path in fact_files + label_files:
+        expect(path, "cronquestions", "CronQuestions KG lines (5 tab-separated fields)")
     entity_labels: dict[str, str] = {}
     relation_labels: dict[str, str] = {}
     for path in label_files:
         target = relation_labels if path.name == RELATION_LABELS else entity_labels
         target.update(_label_lines(path, problems))
-    tables, timeless = [], 0
+    tables, timeless, unknown_end = [], 0, 0
     for path in fact_files:
-        parsed = parse_lines(_lines(path), options.relations)
-        for row, reason, kind in parsed.bad:
+        lines, undecoded = _lines(path)
+        parsed = parse_lines(lines, options.relations)
+        for row, reason, kind in sorted(undecoded + parsed.bad):
             problems.report(str(path), row + 1, reason, kind=kind)
         tables.append(parsed.facts)
         timeless += parsed.timeless
+        unknown_end += parsed.unknown_end
     facts = pa.concat_tables(tables) if tables else FACT_SCHEMA.empty_table()
     used = pc.unique(facts["relation"]).to_pylist()
     relations = relations_table(Relation(r, relation_labels.get(r, r)) for r in sorted(used))
@@ -285,7 +327,11 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
             "inputs": [str(p) for p in paths],
             "files": [str(p) for p in fact_files + label_files],
         },
-        "skipped": {"no time": timeless} if timeless else {},
+        "skipped": {
+            key: count
+            for key, count in (("no time", timeless), ("unknown end time", unknown_end))
+            if count
+        },
     }
     kg = TemporalKG.from_tables(_entities(facts, entity_labels), relations, facts, meta=meta)
     if facts.num_rows > len(kg):

@@ -22,9 +22,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.jsonl import BOM, DECODE_ERRORS, json_problem
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
+from chronoprobe.kg.io.checks import Invalid, check_id, check_interval, check_point, json_type
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
+from chronoprobe.kg.io.shapes import expect
 from chronoprobe.kg.records import Entity, Fact, Relation
 from chronoprobe.time import TimePoint
 
@@ -40,7 +43,8 @@ _parse_time = lru_cache(maxsize=1 << 16)(TimePoint.parse)
 def _lines(path: Path) -> Iterator[bytes]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as stream:
-        yield from stream
+        for number, line in enumerate(stream, start=1):
+            yield line.removeprefix(BOM) if number == 1 else line
 
 
 def _time(row: dict, key: str) -> TimePoint | None:
@@ -48,67 +52,88 @@ def _time(row: dict, key: str) -> TimePoint | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{key!r} must be an ISO date string or null, not {value!r}")
-    return _parse_time(value)
+        raise Invalid(f"{key!r} must be an ISO date string or null, not {value!r}", "bad date")
+    try:
+        point = _parse_time(value)
+    except ValueError as err:
+        raise Invalid(str(err), str(err).split(":")[0]) from None
+    return check_point(point, repr(key))
 
 
-def _text(row: dict, key: str) -> str:
+def _text(row: dict, key: str, optional: bool = False) -> str | None:
+    """A string member; an ``optional`` one may be missing or null."""
     value = row.get(key)
+    if optional and value is None:
+        return None
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{key!r} must be a non-empty string")
+        kind = "a string" if optional else "a non-empty string"
+        raise Invalid(f"{key!r} must be {kind}, not {json_type(value)}", "bad text")
     return value
 
 
 def _check_keys(row: dict, allowed: Sequence[str], kind: str) -> None:
     unknown = sorted(set(row) - set(allowed))
     if unknown:
-        raise ValueError(f"unknown key {', '.join(map(repr, unknown))} in a {kind} row")
+        message = f"unknown key {', '.join(map(repr, unknown))} in a {kind} row"
+        raise Invalid(message, message)
 
 
 def parse_row(row: dict) -> Fact | Entity | Relation:
-    """One decoded line as a record; ValueError says what is wrong with it."""
+    """One decoded line as a record; :class:`~chronoprobe.kg.io.checks.Invalid` says what is
+    wrong with it."""
     if "subject" in row:
         _check_keys(row, FACT_KEYS, "fact")
+        start, end = _time(row, "start"), _time(row, "end")
+        check_interval(start, end)
         return Fact(
-            _text(row, "subject"),
-            _text(row, "relation"),
-            _text(row, "object"),
-            _time(row, "start"),
-            _time(row, "end"),
+            check_id(row["subject"], "'subject'"),
+            check_id(row.get("relation"), "'relation'"),
+            check_id(row.get("object"), "'object'"),
+            start,
+            end,
         )
     if row.get("kind") == "relation":
         _check_keys(row, RELATION_KEYS, "relation")
-        return Relation(_text(row, "id"), _text(row, "label"))
+        return Relation(check_id(row.get("id"), "'id'"), _text(row, "label"))
     if "id" in row:
         _check_keys(row, ENTITY_KEYS, "entity")
+        entity_id = check_id(row["id"], "'id'")
         aliases = row.get("aliases") or []
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise ValueError("'aliases' must be a list of strings")
+            raise Invalid("'aliases' must be a list of strings", "bad text")
         return Entity(
-            _text(row, "id"),
-            row.get("label") or row["id"],
+            entity_id,
+            _text(row, "label", optional=True) or entity_id,
             tuple(aliases),
-            row.get("description"),
+            _text(row, "description", optional=True),
             _time(row, "start"),
             _time(row, "end"),
-            row.get("type"),
+            _text(row, "type", optional=True),
         )
-    raise ValueError("a row needs 'subject' (fact), 'id' (entity) or kind 'relation'")
+    reason = "a row needs 'subject' (fact), 'id' (entity) or kind 'relation'"
+    raise Invalid(reason, reason)
 
 
 def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> TemporalKG:
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        expect(path, "jsonl", "chronoprobe JSONL rows", ("subject", "relation", "object"))
     builder = KGBuilder()
     for path in paths:
-        for number, line in enumerate(_lines(Path(path)), start=1):
+        for number, line in enumerate(_lines(path), start=1):
             if not line.strip():
                 continue
             try:
                 row = msgspec.json.decode(line)
                 if not isinstance(row, dict):
-                    raise ValueError("a line must be a JSON object")
+                    raise Invalid("a line must be a JSON object", "a line must be a JSON object")
                 record = parse_row(row)
-            except (msgspec.DecodeError, ValueError) as err:
-                problems.report(str(path), number, str(err), kind=_kind(err))
+            except Invalid as err:
+                problems.report(str(path), number, str(err), kind=err.kind)
+                continue
+            except DECODE_ERRORS as err:
+                _, reason, kind = json_problem(line, err)
+                problems.report(str(path), number, reason, kind=kind)
                 continue
             if isinstance(record, Fact):
                 if options.relations is None or record.relation in options.relations:
@@ -118,14 +143,6 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
             else:
                 builder.add_entity(record)
     return builder.build(meta={"source": {"format": "jsonl", "inputs": [str(p) for p in paths]}})
-
-
-def _kind(err: Exception) -> str:
-    """Group problems by what went wrong, not by each message's details."""
-    if isinstance(err, msgspec.DecodeError):
-        return "invalid JSON"
-    message = str(err)
-    return message.split(":")[0] if "not a valid date" in message else message
 
 
 # ----- export ---------------------------------------------------------------------------------
@@ -166,7 +183,8 @@ def fact_tuples(kg: TemporalKG) -> list[tuple[str, str, str, str | None, str | N
     table = kg.facts
     columns = [table.column(k).to_pylist() for k in ("subject", "relation", "object")]
     columns += [iso_column(table, "start").to_pylist(), iso_column(table, "end").to_pylist()]
-    return sorted(zip(*columns, strict=True))
+    # A missing bound sorts first (None and a string do not compare).
+    return sorted(zip(*columns, strict=True), key=lambda row: [(v is not None, v) for v in row])
 
 
 def _member(key: str, values, first: bool = False, optional: bool = False) -> pa.Array:

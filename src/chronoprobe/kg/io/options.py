@@ -6,9 +6,13 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.io.problems import Problems
+
+if TYPE_CHECKING:
+    from chronoprobe.kg.io.sparql_mapping import VariableMapping
 
 
 @dataclass(frozen=True)
@@ -17,6 +21,7 @@ class LoadOptions:
     lang: str = "en"  # language of labels, aliases and descriptions
     processes: int = 1  # worker processes, for formats that parallelise
     progress: bool = False  # show a progress bar on long loads
+    sparql: VariableMapping | None = None  # SPARQL variables -> roles (None: the defaults)
 
 
 Loader = Callable[[Sequence[Path], LoadOptions, Problems], TemporalKG]

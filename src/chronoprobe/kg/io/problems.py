@@ -3,7 +3,8 @@
 A loader calls :meth:`Problems.report` for each record it cannot use. In strict mode the first
 one raises :class:`BadRecord` naming file, line and reason; otherwise records are skipped and
 counted by reason, and the counts (with a first example of each) are printed at the end, so
-nothing is dropped silently.
+nothing is dropped silently. :meth:`Problems.warn` notes what is read but read on an assumption
+the user should know about (a date without its precision, say).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Problems:
     strict: bool = False
     counts: Counter = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def report(self, file: str, line: int, reason: str, kind: str | None = None) -> None:
         """Record one bad record; ``kind`` groups the count (defaults to the reason)."""
@@ -33,6 +35,12 @@ class Problems:
         key = kind or reason
         self.counts[key] += 1
         self.examples.setdefault(key, f"{file}:{line}: {reason}")
+
+    def warn(self, file: str, line: int, message: str) -> None:
+        """Note an assumption made in reading (printed, never fatal); each message once."""
+        warning = f"{file}:{line}: {message}"
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def merge(self, other: Problems) -> None:
         """Fold in the problems a worker process counted."""

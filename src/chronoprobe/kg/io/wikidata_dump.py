@@ -44,10 +44,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from chronoprobe.jsonl import json_problem
 from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
 from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, shared_block
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
+from chronoprobe.kg.io.shapes import expect
 from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, RELATION_SCHEMA
 from chronoprobe.time import TimePoint, civil_from_day_number
 
@@ -233,19 +236,15 @@ def _gregorian(point: TimePoint) -> TimePoint:
     return TimePoint(year - 1 if year <= 0 else year, month, day)
 
 
-# A time as (its order, its bound columns): the order is TimePoint's (year, month or 0, day or 0),
-# so min and max compare plain tuples, and the columns (year, month, day, precision) go to the
-# tables as they are.
-_Point = tuple[tuple[int, int, int], tuple[int, int | None, int | None, int]]
+# A time as (its order, its bound columns, itself): the order is TimePoint's (year, month or 0,
+# day or 0), so min and max compare plain tuples, and the columns (year, month, day, precision)
+# go to the tables as they are.
+_Point = tuple[tuple[int, int, int], tuple[int, int | None, int | None, int], TimePoint]
 
 
 def _point(point: TimePoint) -> _Point:
     order = (point.year, point.month or 0, point.day or 0)
-    return order, (point.year, point.month, point.day, int(point.precision))
-
-
-def _iso(point: _Point) -> str:
-    return TimePoint(*point[1][:3]).iso()
+    return order, (point.year, point.month, point.day, int(point.precision)), point
 
 
 @lru_cache(maxsize=1 << 16)
@@ -262,7 +261,9 @@ def _time(datavalue: bytes) -> _Point | _BadValue | None:
         point = TimePoint.from_wikidata(time.time, time.precision)
         if point is not None and time.calendarmodel == JULIAN and point.day is not None:
             point = _gregorian(point)
-    except (msgspec.DecodeError, ValueError) as err:
+        if point is not None:
+            check_point(point, repr(time.time))
+    except (msgspec.DecodeError, ValueError) as err:  # Invalid included
         return _BadValue("bad time value", str(err))
     return None if point is None else _point(point)
 
@@ -291,7 +292,9 @@ def _item(datavalue: bytes) -> str | _BadValue:
     if item is None and entity.entity_type == "item" and entity.numeric_id is not None:
         item = f"Q{entity.numeric_id}"  # dumps before 2016 carry only the numeric id
     if item is None or not _ITEM_ID.fullmatch(item):
-        return _BadValue("bad item value", repr(item or bytes(value.value).decode()))
+        return _BadValue(
+            "bad item value", repr(item or bytes(value.value).decode(errors="replace"))
+        )
     return item
 
 
@@ -325,13 +328,6 @@ def _times(snaks: list[_Snak], pid: str) -> tuple[list[_Point], bool]:
     return times, unknown
 
 
-def _ends_before(end: _Point, start: _Point) -> bool:
-    """Whether ``end``'s span is over before ``start``'s begins: compared at the coarser
-    precision of the two (scalar day numbers go through numpy, too slow per statement)."""
-    parts = min(end[1][3], start[1][3]) - 8  # year: 1, month: 2, day: 3
-    return end[1][:parts] < start[1][:parts]
-
-
 def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] | str:
     """A statement's (start, end), or why it has none (a skip category)."""
     starts, start_unknown = _times(qualifiers.start, START)
@@ -342,8 +338,10 @@ def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] 
             return "unknown end time"
         # Several values of one qualifier: the widest interval they describe.
         start, end = min(starts, default=None), max(ends, default=None)
-        if start is not None and end is not None and _ends_before(end, start):
-            raise _BadValue("end before start", f"end {_iso(end)} is before start {_iso(start)}")
+        try:
+            check_interval(start and start[2], end and end[2])
+        except Invalid as err:
+            raise _BadValue(err.kind, str(err)) from None
         return start, end
     points, point_unknown = _times(qualifiers.point, POINT)
     if points:
@@ -454,7 +452,7 @@ def _text(texts) -> str | None:
 
 def _add_item(entity, label: str, number: int, relations: frozenset[str] | None, out: _Rows):
     """An item's row, facts, skips and problems; nothing at all if a statement it reads is
-    malformed (the ``ValidationError`` propagates)."""
+    malformed (the decoder's error propagates)."""
     claims = entity.claims or {}  # Wikibase writes no claims as [] as well as {}
     marks = len(out.facts), len(out.skips), len(out.problems)
     start = end = None
@@ -467,7 +465,7 @@ def _add_item(entity, label: str, number: int, relations: frozenset[str] | None,
                 datatype = statements[0].mainsnak.datatype
                 if datatype is None or datatype == ITEM:  # one property, one datatype
                     _add_facts(entity.id, pid, statements, number, out)
-    except msgspec.ValidationError:
+    except Exception:
         del out.facts[marks[0] :], out.skips[marks[1] :], out.problems[marks[2] :]
         raise
     aliases = [alias.value for alias in entity.aliases.texts] if entity.aliases else []
@@ -533,6 +531,9 @@ def parse_block(
                 out.problems.append((number, f"not a Wikidata entity: {err}", kind))
             except msgspec.DecodeError as err:
                 out.problems.append((number, f"malformed JSON: {err}", "malformed JSON"))
+            except (UnicodeDecodeError, RecursionError) as err:
+                problem = json_problem(bytes(view[span[0] : span[1]]), err)
+                out.problems.append((number, problem.reason, problem.kind))
         number, start = number + 1, stop + 1
     return out.parsed(number - first_line)
 
@@ -633,6 +634,7 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
     properties with item values become relations.
     """
     paths = [Path(p) for p in paths]
+    shapes = [expect(p, "wikidata-json", "Wikidata entity JSON", ("type", "id")) for p in paths]
     skipped: Counter = Counter()
     relations, facts = _Tables(RELATION_SCHEMA), _Tables(FACT_SCHEMA)
     with ExitStack() as stack:
@@ -651,9 +653,15 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
                 context = multiprocessing.get_context("spawn")
             pool = stack.enter_context(context.Pool(options.processes))
         advance = _progress(stack, paths) if options.progress else None
-        for path in paths:
+        for path, shape in zip(paths, shapes, strict=True):
             before = 0  # lines of the blocks before
-            for parsed, position in _parsed_blocks(path, options, pool):
+            if shape is not None and shape.document:
+                from chronoprobe.kg.io.wikidata_entities import document_blocks
+
+                blocks = document_blocks(path, options)
+            else:
+                blocks = _parsed_blocks(path, options, pool)
+            for parsed, position in blocks:
                 for number, reason, kind in parsed.problems:
                     problems.report(str(path), before + number, reason, kind=kind)
                 before += parsed.lines

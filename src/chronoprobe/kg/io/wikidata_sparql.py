@@ -1,20 +1,22 @@
 """Wikidata SPARQL JSON results, as query.wikidata.org returns them (sparql-results+json).
 
-One binding is one time-scoped statement: variables ``subject``, ``relation``, ``object``,
-``start`` and ``end`` (either may be unbound), and optionally ``subjectLabel``, ``objectLabel``,
-``relationLabel``, ``startPrecision``, ``endPrecision`` and ``statement``. ``docs/loaders.md``
-gives the query.
+One binding is one time-scoped statement. Its variables play roles (subject, relation, object,
+start, end, their precisions, labels, the statement node), named by a
+:class:`~chronoprobe.kg.io.sparql_mapping.VariableMapping`: by default the variables of the
+query in ``docs/loaders.md`` (``subject``, ``relation``, ``object``, ``start``, ``end``,
+``startPrecision``, ``endPrecision``, ``subjectLabel``, ``relationLabel``, ``objectLabel``,
+``statement``); roles the query fixed in its text (``?item p:P39 ?st``) are given as constants.
 
 Three things differ from the JSON dump and are undone here, so both loaders agree:
 
 - the query service writes dates in XSD 1.1, where year ``0000`` is 1 BCE: ``-0058`` there
   (which it prints as ``-058``) is 59 BCE, which the project (like the dump) calls year -59;
 - it does not carry the precision with the date (a year is written as its 1 January); without
-  ``startPrecision``/``endPrecision`` the bound is taken as the day written, the most the file
-  says;
+  a precision the bound is taken as the day written, the most the file says, and a warning
+  says how many rows were read so;
 - a statement with two values of one qualifier comes back as several rows (the query's cross
-  product). Where ``statement`` is bound, its rows are merged into one fact spanning the earliest
-  start and the latest end, as the dump loader reads several values of one qualifier.
+  product). Where the statement is bound, its rows are merged into one fact spanning the
+  earliest start and the latest end, as the dump loader reads several values of one qualifier.
 
 A results document is one JSON object, so it is read whole; bindings are then decoded one at a
 time, each by :func:`parse_binding` (a pure function), and problems are located at the line
@@ -31,21 +33,34 @@ from pathlib import Path
 
 import msgspec
 
+from chronoprobe.jsonl import (
+    BOM,
+    DECODE_ERRORS,
+    JsonProblem,
+    LineLocator,
+    json_items,
+    json_problem,
+)
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
+from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
+from chronoprobe.kg.io.shapes import expect
+from chronoprobe.kg.io.sparql_mapping import VariableMapping
 from chronoprobe.kg.records import Entity, Fact, Relation
 from chronoprobe.time import Precision, TimePoint
 
-_ENTITY = re.compile(r"https?://www\.wikidata\.org/entity/([QPL][1-9]\d*)")
+_ENTITY = re.compile(r"https?://www\.wikidata\.org/entity/([QPL][1-9][0-9]*)")
 # wd:P39, p:P39, wdt:P39 and the other prop/... namespaces all name the same property.
-_PROPERTY = re.compile(r"https?://www\.wikidata\.org/(?:entity|prop(?:/[a-z-]+)?)/(P[1-9]\d*)")
+_PROPERTY = re.compile(r"https?://www\.wikidata\.org/(?:entity|prop(?:/[a-z-]+)?)/(P[1-9][0-9]*)")
 # The query service's "unknown value" (somevalue): a skolem IRI in place of an item.
 _UNKNOWN_VALUE = re.compile(r"https?://www\.wikidata\.org/\.well-known/genid/\w+")
-_XSD_DATETIME = re.compile(r"([+-]?)(\d{1,16})-(\d{2})-(\d{2})T")
-_PROPERTY_ID = re.compile(r"P[1-9]\d*")
-_REQUIRED = ("subject", "relation", "object")
+_XSD_DATETIME = re.compile(r"([+-]?)([0-9]{1,16})-([0-9]{2})-([0-9]{2})T")
+_PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
+_PRECISION = re.compile(r"[0-9]{1,2}")
+_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 _LITERALS = ("literal", "typed-literal")  # the second is SPARQL JSON's older spelling
+DEFAULT_MAPPING = VariableMapping()
 
 
 class Term(msgspec.Struct, frozen=True):
@@ -74,14 +89,6 @@ _decode_document = msgspec.json.Decoder(_Document).decode
 _decode_binding = msgspec.json.Decoder(dict[str, Term]).decode
 
 
-class BadBinding(ValueError):
-    """A binding that cannot be read; ``kind`` groups the problem counts."""
-
-    def __init__(self, reason: str, kind: str) -> None:
-        super().__init__(reason)
-        self.kind = kind
-
-
 class Skipped(Exception):
     """A well-formed binding that is not a time-scoped fact (counted, not a problem)."""
 
@@ -95,101 +102,125 @@ class Statement:
     subject_label: Term | None
     object_label: Term | None
     relation_label: Term | None
+    no_precision: tuple[str, ...] = ()  # bounds read at day precision, for want of one
 
 
-def _entity(binding: dict[str, Term], name: str) -> str:
-    term = binding[name]
+class _Roles:
+    """A binding read by role: the term of the role's variable, or the role's constant."""
+
+    def __init__(self, binding: dict[str, Term], mapping: VariableMapping) -> None:
+        self.binding, self.mapping = binding, mapping
+
+    def get(self, role: str) -> Term | None:
+        variable = self.mapping.variable(role)
+        if variable is not None:
+            return self.binding.get(variable)
+        value = self.mapping.constant(role)
+        if value is None:
+            return None
+        if role in ("subject", "object"):
+            return Term("uri", f"http://www.wikidata.org/entity/{value}")
+        return Term("literal", value)
+
+    def name(self, role: str) -> str:
+        """How messages call a role: its variable, as the user knows it."""
+        variable = self.mapping.variable(role)
+        return role if variable is None or variable == role else f"{role} (?{variable})"
+
+
+def _entity(roles: _Roles, role: str) -> str:
+    term = roles.get(role)
     match = _ENTITY.fullmatch(term.value) if term.type == "uri" else None
     if match is None:
-        if name == "object" and _UNKNOWN_VALUE.fullmatch(term.value):
+        if role == "object" and _UNKNOWN_VALUE.fullmatch(term.value):
             raise Skipped("unknown value")
-        raise BadBinding(
-            f"{name} is not a Wikidata entity: {term.value!r}", f"{name} is not an entity"
+        name = roles.name(role)
+        raise Invalid(
+            f"{name} is not a Wikidata entity: {term.value!r}", f"{role} is not an entity"
         )
     return match.group(1)
 
 
-def _relation(binding: dict[str, Term]) -> str:
-    term = binding["relation"]
+def _relation(roles: _Roles) -> str:
+    term = roles.get("relation")
     if term.type == "uri":
         match = _PROPERTY.fullmatch(term.value)
         if match:
             return match.group(1)
     elif _PROPERTY_ID.fullmatch(term.value):
         return term.value  # a bare "P39", as BIND("P39" AS ?relation) gives
-    raise BadBinding(
-        f"relation is not a Wikidata property: {term.value!r}", "relation not a property"
-    )
+    name = roles.name("relation")
+    raise Invalid(f"{name} is not a Wikidata property: {term.value!r}", "relation not a property")
 
 
-def _precision(binding: dict[str, Term], name: str) -> int:
-    term = binding.get(f"{name}Precision")
+def _precision(roles: _Roles, bound: str) -> int | None:
+    """The precision of a bound; None when the results give none."""
+    term = roles.get(f"{bound}_precision")
     if term is None:
-        return Precision.DAY
-    try:
-        return int(term.value)
-    except ValueError:
-        reason = f"{name}Precision is not an integer: {term.value!r}"
-        raise BadBinding(reason, "malformed precision") from None
-
-
-def _time(binding: dict[str, Term], name: str) -> TimePoint | None:
-    """A bound, None when unbound, unknown (a blank node or genid IRI) or coarser than a year."""
-    term = binding.get(name)
-    if term is None or term.type not in _LITERALS:
         return None
-    precision = _precision(binding, name)
+    if not _PRECISION.fullmatch(term.value):
+        name = roles.name(f"{bound}_precision")
+        raise Invalid(f"{name} is not an integer: {term.value!r}", "malformed precision")
+    return int(term.value)
+
+
+def _time(roles: _Roles, bound: str) -> tuple[TimePoint | None, bool]:
+    """A bound, None when unbound, unknown (a blank node or genid IRI) or coarser than a year;
+    and whether it was read at day precision for want of a precision."""
+    term = roles.get(bound)
+    if term is None or term.type not in _LITERALS:
+        return None, False
+    precision = _precision(roles, bound)
     match = _XSD_DATETIME.match(term.value)
+    name = roles.name(bound)
     if match is None:
-        raise BadBinding(f"{name} is not an xsd:dateTime: {term.value!r}", "malformed time")
+        raise Invalid(f"{name} is not an xsd:dateTime: {term.value!r}", "malformed time")
     sign, digits, month, day = match.groups()
     year = -int(digits) if sign == "-" else int(digits)
     if year <= 0:
         year -= 1  # XSD 1.1 counts 1 BCE as year 0; Wikidata's JSON (and we) call it -1
     wikidata = f"{'-' if year < 0 else '+'}{abs(year):04d}-{month}-{day}T00:00:00Z"
     try:
-        return TimePoint.from_wikidata(wikidata, precision)
+        point = TimePoint.from_wikidata(wikidata, Precision.DAY if precision is None else precision)
     except ValueError as err:
-        raise BadBinding(f"{name} is not a valid date: {err}", "malformed time") from None
-
-
-def check_interval(fact: Fact) -> None:
-    """Raise :class:`BadBinding` for an interval that ends before it starts."""
-    start, end = fact.start, fact.end
-    if start is not None and end is not None and end.last_day() < start.first_day():
-        raise BadBinding(f"end {end} before start {start}", "end before start")
+        raise Invalid(f"{name} is not a valid date: {err}", "malformed time") from None
+    return (None if point is None else check_point(point, name)), precision is None
 
 
 def parse_binding(
-    binding: dict[str, Term], relations: frozenset[str] | None = None
+    binding: dict[str, Term],
+    relations: frozenset[str] | None = None,
+    mapping: VariableMapping = DEFAULT_MAPPING,
 ) -> Statement | None:
     """One binding as a statement; None when its relation is not among ``relations``.
 
-    :class:`BadBinding` says what is wrong with a binding, :class:`Skipped` why a sound one is
-    no time-scoped fact. The interval is checked by :func:`check_interval` once the rows of a
-    statement are merged, since only the merged interval must be sound.
+    :class:`~chronoprobe.kg.io.checks.Invalid` says what is wrong with a binding,
+    :class:`Skipped` why a sound one is no time-scoped fact. The interval is checked once the
+    rows of a statement are merged, since only the merged interval must be sound.
     """
-    if "relation" not in binding:
-        raise BadBinding("no relation", "missing relation")
-    relation = _relation(binding)
+    roles = _Roles(binding, mapping)
+    if roles.get("relation") is None:
+        raise Invalid("no relation", "missing relation")
+    relation = _relation(roles)
     if relations is not None and relation not in relations:
         return None
-    missing = [name for name in ("subject", "object") if name not in binding]
+    missing = [role for role in ("subject", "object") if roles.get(role) is None]
     if missing:
-        raise BadBinding(f"no {', '.join(missing)}", f"missing {'/'.join(missing)}")
-    subject, obj = _entity(binding, "subject"), _entity(binding, "object")
-    if "start" not in binding and "end" not in binding:
+        raise Invalid(f"no {', '.join(missing)}", f"missing {'/'.join(missing)}")
+    subject, obj = _entity(roles, "subject"), _entity(roles, "object")
+    if roles.get("start") is None and roles.get("end") is None:
         raise Skipped("no time")
-    start, end = _time(binding, "start"), _time(binding, "end")
+    (start, start_day), (end, end_day) = _time(roles, "start"), _time(roles, "end")
     if start is None and end is None:
         raise Skipped("imprecise or unknown time")
-    statement = binding.get("statement")
+    statement = roles.get("statement")
     return Statement(
         Fact(subject, relation, obj, start, end),
         statement.value if statement is not None else None,
-        binding.get("subjectLabel"),
-        binding.get("objectLabel"),
-        binding.get("relationLabel"),
+        roles.get("subject_label"),
+        roles.get("object_label"),
+        roles.get("relation_label"),
+        tuple(b for b, day in (("start", start_day), ("end", end_day)) if day),
     )
 
 
@@ -228,54 +259,62 @@ class _Labels:
         return ((key, value) for key, (_, value) in self.best.items())
 
 
-class _LineLocator:
-    """Line numbers of bindings, found by walking the document forward once.
+@dataclass
+class _Read:
+    """One results file: its text, variables and bindings (each as its text), and, when the
+    document did not decode as a whole, why (told only if no binding shows it)."""
 
-    Bindings come in document order and only commas and whitespace separate them, so each one's
-    raw text is found at or after the end of the previous one, and each newline is counted once.
+    text: bytes
+    variables: list[str]
+    bindings: list[bytes] | list[msgspec.Raw]
+    broken: JsonProblem | None = None
+
+
+def _split(text: bytes, problem: JsonProblem) -> _Read | None:
+    """A document that does not decode as a whole, read binding by binding (see
+    :func:`~chronoprobe.jsonl.json_items`); None when even its layout is lost."""
+    variables = json_items(text, ("head", "vars"))
+    bindings = json_items(text, ("results", "bindings"))
+    if variables is None or bindings is None:
+        return None
+    try:
+        names = [msgspec.json.decode(name, type=str) for name in variables]
+    except DECODE_ERRORS:
+        return None
+    return _Read(text, names, bindings, problem)
+
+
+def _read(path: Path, mapping: VariableMapping, problems: Problems) -> _Read | None:
+    """One file's results; None (the problem reported) when it has none.
+
+    A file whose variables cannot fill the roles a fact needs raises ValueError: that is no bad
+    record but a query the mapping does not fit, and no file of it would load.
     """
-
-    def __init__(self, text: bytes) -> None:
-        self.text, self.position, self.line = text, 0, 1
-
-    def line_of(self, raw: msgspec.Raw) -> int:
-        start = self.text.find(raw, self.position)
-        self.line += self.text.count(b"\n", self.position, start)
-        line = self.line
-        self.position = start + len(raw)
-        self.line += self.text.count(b"\n", start, self.position)
-        return line
-
-
-def _line_at_byte(text: bytes, message: str) -> int:
-    """The line a decode error points at; a truncated document ends at its last line."""
-    match = re.search(r"\(byte (\d+)\)", message)
-    end = int(match.group(1)) if match else len(text.rstrip()) if "truncated" in message else 0
-    return text.count(b"\n", 0, end) + 1
-
-
-def _read(path: Path, problems: Problems) -> tuple[bytes, _Document] | None:
-    text = path.read_bytes()
+    text = path.read_bytes().removeprefix(BOM)
     try:
         document = _decode_document(text)
+        read = _Read(text, document.head.vars, document.results.bindings)
     except msgspec.ValidationError as err:
         reason = f"not SPARQL JSON results: {err}"
         problems.report(str(path), 1, reason, kind="not SPARQL JSON results")
         return None
-    except msgspec.DecodeError as err:
-        line = _line_at_byte(text, str(err))
-        problems.report(str(path), line, f"invalid JSON: {err}", kind="invalid JSON")
-        return None
-    absent = [name for name in _REQUIRED if name not in document.head.vars]
-    if absent:
-        problems.report(
-            str(path),
-            1,
-            f"head.vars lacks {', '.join(absent)}; see docs/loaders.md for the query",
-            kind="not SPARQL JSON results",
+    except DECODE_ERRORS as err:
+        problem = json_problem(text, err)
+        read = _split(text, problem)
+        if read is None:
+            problems.report(str(path), problem.line, problem.reason, kind=problem.kind)
+            return None
+    found = read.variables
+    missing = mapping.missing(found)
+    if missing:
+        variables = " ".join(f"?{name}" for name in found) or "none"
+        raise ValueError(
+            f"{path}:1: the results lack roles a fact needs: {', '.join(missing)}; variables "
+            f"found: {variables}. Map a variable to a role with --var NAME=ROLE, or fix a role "
+            "the query left implicit with --constant ROLE=VALUE (e.g. --constant relation=P39); "
+            "see docs/loaders.md"
         )
-        return None
-    return text, document
+    return read
 
 
 @dataclass
@@ -288,68 +327,166 @@ class _Pending:
     line: int
 
 
+class _Collected:
+    """Facts, labels and skips gathered from all files, rows of one statement merged."""
+
+    def __init__(self, lang: str) -> None:
+        self.facts: list[Fact | _Pending] = []
+        self.by_statement: dict[str, _Pending] = {}
+        self.skipped: Counter = Counter()
+        self.entity_labels, self.relation_labels = _Labels(lang), _Labels(lang)
+
+    def add(self, statement: Statement, file: str, line: int) -> None:
+        fact = statement.fact
+        if statement.statement is None:
+            self.facts.append(fact)
+        elif (pending := self.by_statement.get(statement.statement)) is not None:
+            pending.fact = merge(pending.fact, fact)
+        else:
+            pending = _Pending(fact, statement.statement, file, line)
+            self.by_statement[statement.statement] = pending
+            self.facts.append(pending)
+        self.entity_labels.offer(fact.subject, statement.subject_label)
+        self.entity_labels.offer(fact.object, statement.object_label)
+        self.relation_labels.offer(fact.relation, statement.relation_label)
+
+    def build(self, problems: Problems, meta: dict) -> TemporalKG:
+        builder = KGBuilder()
+        for item in self.facts:
+            if isinstance(item, _Pending):
+                try:
+                    check_interval(item.fact.start, item.fact.end)
+                except Invalid as err:
+                    reason = f"statement {item.statement}: {err}"
+                    problems.report(item.file, item.line, reason, kind=err.kind)
+                    continue
+                item = item.fact
+            builder.add_fact(item)
+        for entity_id, label in self.entity_labels.items():
+            builder.add_entity(Entity(entity_id, label))
+        for relation_id, label in self.relation_labels.items():
+            builder.add_relation(Relation(relation_id, label))
+        return builder.build(meta={**meta, "skipped": dict(sorted(self.skipped.items()))})
+
+
+class _Assumptions:
+    """What one file's rows were read on an assumption, to be told once as warnings: bounds
+    without a precision, and variables that fill no role but hold dates or precisions."""
+
+    def __init__(self, found: list[str], mapping: VariableMapping) -> None:
+        self.unmapped = mapping.unmapped(found)
+        self.dated: dict[str, int] = {}  # unmapped variable -> first line with a date
+        self.undated: dict[str, list[int]] = {}  # bound -> [rows, first line]
+
+    def note(self, binding: dict[str, Term], statement: Statement | None, line: int) -> None:
+        for name in self.unmapped:
+            term = binding.get(name)
+            if term is not None and term.datatype == _DATETIME:
+                self.dated.setdefault(name, line)
+        for bound in statement.no_precision if statement is not None else ():
+            self.undated.setdefault(bound, [0, line])[0] += 1
+
+    def warn(self, path: Path, roles: _Roles, problems: Problems) -> None:
+        for name in self.unmapped:
+            if "prec" in name.lower():
+                problems.warn(
+                    str(path),
+                    1,
+                    f"?{name} looks like a precision but fills no role; map it with "
+                    f"{_suggest(name, '_precision')}",
+                )
+        for name, line in self.dated.items():
+            problems.warn(
+                str(path),
+                line,
+                f"?{name} holds dates but fills no role; map it with {_suggest(name, '')}",
+            )
+        for bound, (rows, line) in self.undated.items():
+            problems.warn(
+                str(path),
+                line,
+                f"{rows:,} rows give {roles.name(bound)} without a precision: read at day "
+                f"precision; map the precision with --var NAME={bound}_precision or fix it "
+                f"with --constant {bound}_precision=9 (year), 10 (month) or 11 (day)",
+            )
+
+
+def _suggest(name: str, suffix: str) -> str:
+    """The --var option that likely maps ``name``: to the end's role if its name says so."""
+    words = set(re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()))
+    if words & {"end", "until", "to", "dissolved"}:
+        return f"--var {name}=end{suffix}"
+    if words & {"start", "begin", "from", "since"}:
+        return f"--var {name}=start{suffix}"
+    return f"--var {name}=start{suffix} or --var {name}=end{suffix}"
+
+
+def _load_file(
+    path: Path,
+    options: LoadOptions,
+    mapping: VariableMapping,
+    problems: Problems,
+    collected: _Collected,
+) -> None:
+    read = _read(path, mapping, problems)
+    if read is None:
+        return
+    locator = LineLocator(read.text)
+    assumptions = _Assumptions(read.variables, mapping)
+    reported = problems.total
+    for index, raw in enumerate(read.bindings):
+        line = locator.line_of(raw)
+        binding: dict[str, Term] = {}
+        try:
+            binding = _decode_binding(raw)
+            statement = parse_binding(binding, options.relations, mapping)
+            if statement is not None and statement.statement is None:
+                check_interval(statement.fact.start, statement.fact.end)
+        except Skipped as why:
+            collected.skipped[str(why)] += 1
+            statement = None
+        except Invalid as err:
+            problems.report(str(path), line, f"results.bindings[{index}]: {err}", kind=err.kind)
+            continue
+        except DECODE_ERRORS as err:
+            reason, kind = _binding_problem(raw, err)
+            problems.report(str(path), line, f"results.bindings[{index}]: {reason}", kind=kind)
+            continue
+        assumptions.note(binding, statement, line)
+        if statement is not None:
+            collected.add(statement, str(path), line)
+    if read.broken is not None and problems.total == reported:  # the fault is between bindings
+        problems.report(str(path), read.broken.line, read.broken.reason, kind=read.broken.kind)
+    assumptions.warn(path, _Roles({}, mapping), problems)
+
+
+def _binding_problem(raw: msgspec.Raw | bytes, err: Exception) -> tuple[str, str]:
+    """Why a binding does not decode, and the kind of problem that is."""
+    if isinstance(err, msgspec.ValidationError):
+        return str(err), "malformed binding"  # a term that is not {"type", "value"}, say
+    problem = json_problem(bytes(raw), err)
+    return problem.reason, problem.kind
+
+
 def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> TemporalKG:
     """Load SPARQL JSON results files (one or several queries' worth) into one temporal KG."""
     paths = [Path(p) for p in paths]
-    facts: list[Fact | _Pending] = []
-    by_statement: dict[str, _Pending] = {}
-    skipped: Counter = Counter()
-    entity_labels, relation_labels = _Labels(options.lang), _Labels(options.lang)
     for path in paths:
-        read = _read(path, problems)
-        if read is None:
-            continue
-        text, document = read
-        locator = _LineLocator(text)
-        for index, raw in enumerate(document.results.bindings):
-            try:
-                statement = parse_binding(_decode_binding(raw), options.relations)
-                if statement is not None and statement.statement is None:
-                    check_interval(statement.fact)
-            except Skipped as why:
-                skipped[str(why)] += 1
-                continue
-            except (BadBinding, msgspec.DecodeError) as err:
-                kind = err.kind if isinstance(err, BadBinding) else "malformed binding"
-                reason = f"results.bindings[{index}]: {err}"
-                problems.report(str(path), locator.line_of(raw), reason, kind=kind)
-                continue
-            if statement is None:
-                continue
-            fact = statement.fact
-            if statement.statement is None:
-                facts.append(fact)
-            elif (pending := by_statement.get(statement.statement)) is not None:
-                pending.fact = merge(pending.fact, fact)
-            else:
-                line = locator.line_of(raw)
-                pending = _Pending(fact, statement.statement, str(path), line)
-                by_statement[statement.statement] = pending
-                facts.append(pending)
-            entity_labels.offer(fact.subject, statement.subject_label)
-            entity_labels.offer(fact.object, statement.object_label)
-            relation_labels.offer(fact.relation, statement.relation_label)
-    builder = KGBuilder()
-    for item in facts:
-        if isinstance(item, _Pending):
-            try:
-                check_interval(item.fact)
-            except BadBinding as err:
-                reason = f"statement {item.statement}: {err}"
-                problems.report(item.file, item.line, reason, kind=err.kind)
-                continue
-            item = item.fact
-        builder.add_fact(item)
-    for entity_id, label in entity_labels.items():
-        builder.add_entity(Entity(entity_id, label))
-    for relation_id, label in relation_labels.items():
-        builder.add_relation(Relation(relation_id, label))
+        expect(path, "wikidata-sparql", "SPARQL JSON results", ("head", "results"))
+    mapping = options.sparql or DEFAULT_MAPPING
+    collected = _Collected(options.lang)
+    for path in paths:
+        _load_file(path, options, mapping, problems, collected)
     meta = {
         "source": {
             "format": "wikidata-sparql",
             "inputs": [str(p) for p in paths],
             "lang": options.lang,
-        },
-        "skipped": dict(sorted(skipped.items())),
+        }
     }
-    return builder.build(meta=meta)
+    if mapping != DEFAULT_MAPPING:
+        meta["source"]["mapping"] = {
+            "variables": dict(mapping.variables),
+            "constants": dict(mapping.constants),
+        }
+    return collected.build(problems, meta)

@@ -1,0 +1,86 @@
+"""The rules every loader applies to ids and time bounds, in one place.
+
+Each loader reads its own syntax, then hands what it read to these checks, so that a record
+rejected by one loader is rejected by all of them for the same reason (and counted under the
+same kind). The rules:
+
+- an id is a non-empty run of printable characters without spaces (Wikidata loaders also ask
+  for the Q/P form);
+- a year fits the KG's year column (32 bits) and is not 0: years count as Wikidata's JSON counts
+  them, 1 BCE is -1 and there is no year 0;
+- an interval does not end before it starts: the end's span is not over before the start's
+  begins, so "2009-06 to 2009" holds but "2010 to 2009-12-31" does not.
+
+The id rule is also given as a regular expression (:data:`ID_PATTERN`) that Python's ``re`` and
+Arrow's RE2 read alike, for loaders that check whole columns at once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chronoprobe.time import TimePoint, format_year
+
+YEAR_MIN, YEAR_MAX = -(2**31), 2**31 - 1  # the KG's int32 year column
+# No ASCII space or control character, no byte-order mark; RE2 and re (ASCII) agree on it.
+ID_PATTERN = "^[^\\s\\x00-\\x1f\\x7f\ufeff]+$"
+_ID = re.compile(ID_PATTERN, re.ASCII)
+
+
+class Invalid(ValueError):
+    """A value a record cannot use; ``kind`` groups the problem counts."""
+
+    def __init__(self, reason: str, kind: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+
+
+def year_problem(year: int) -> str | None:
+    """Why ``year`` is no year of a KG, or None."""
+    if year == 0:
+        return "year 0 does not exist (1 BCE is -1)"
+    if not YEAR_MIN <= year <= YEAR_MAX:
+        return f"year {format_year(year)} is outside {YEAR_MIN}..{YEAR_MAX}"
+    return None
+
+
+def check_point(point: TimePoint, name: str = "time") -> TimePoint:
+    """``point`` if its year is one a KG holds; :class:`Invalid` (kind "bad year") if not."""
+    problem = year_problem(point.year)
+    if problem is not None:
+        raise Invalid(f"{name}: {problem}", "bad year")
+    return point
+
+
+def ends_before(end: TimePoint, start: TimePoint) -> bool:
+    """Whether ``end``'s span is over before ``start``'s begins: compared at the coarser
+    precision of the two (year: 1 part, month: 2, day: 3), on plain tuples."""
+    parts = min(end.precision, start.precision) - 8
+    return (end.year, end.month, end.day)[:parts] < (start.year, start.month, start.day)[:parts]
+
+
+def check_interval(start: TimePoint | None, end: TimePoint | None) -> None:
+    """:class:`Invalid` (kind "end before start") for an interval that ends before it starts."""
+    if start is not None and end is not None and ends_before(end, start):
+        raise Invalid(f"end {end} before start {start}", "end before start")
+
+
+def check_id(value: object, name: str) -> str:
+    """``value`` if it is an id; :class:`Invalid` (kind "bad id") saying why not."""
+    if not isinstance(value, str):
+        raise Invalid(f"{name} must be a string id, not {json_type(value)}", "bad id")
+    if not _ID.match(value):  # empty, or with a space or a control character
+        raise Invalid(f"{name} is not an id: {value!r}", "bad id")
+    return value
+
+
+def json_type(value: object) -> str:
+    """How a decoded JSON value is named in messages ("a number", "a list", ...)."""
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "an object",
+    }
+    return "null" if value is None else names.get(type(value), type(value).__name__)
