@@ -289,7 +289,7 @@ def run_case(fmt: Format, case: int, tmp_path: Path, tally: Tally) -> None:
     records[index] = damaged
     try:
         kg, problems, error = _load(fmt, tmp_path / f"damaged-{fmt.loader}", records)
-    except Exception as err:  # noqa: BLE001 - exactly what the property forbids
+    except Exception as err:  # exactly what the property forbids
         tally.cases["uncaught"] += 1
         tally.failures.append(f"{where}: uncaught {err!r}")
         return
@@ -368,7 +368,7 @@ def test_probe_rows_fail_only_with_file_and_line(tmp_path):
             if not str(err).startswith(f"{path}:{index + 1}: "):
                 tally.failures.append(f"case {case}: {err}")
             continue
-        except Exception as err:  # noqa: BLE001 - exactly what the property forbids
+        except Exception as err:  # exactly what the property forbids
             tally.cases["uncaught"] += 1
             tally.failures.append(f"case {case}: uncaught {err!r}")
             continue
