@@ -91,3 +91,33 @@ def test_memorize_step_and_report_section(tmp_path, monkeypatch):
     assert section.title == "LAMA-TK reciting: feed"
     assert sum(isinstance(b, Image) for b in section.blocks) >= 4  # answers, relation, slot x2
     assert isinstance(section.blocks[1], Stats)
+
+
+def test_a_sampled_memorize_step_records_its_draw(tmp_path, monkeypatch):
+    """Built from a KG with a sample and without conflicts, the step trains on the draw less its
+    multi-answer statements and says so in metrics.json."""
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
+    config = tmp_path / "exp.yaml"
+    config.write_text(
+        textwrap.dedent(
+            """
+            name: lamatk-sampled
+            steps:
+              - id: world
+                kind: kg
+                params: {source: synth, facts: 200, text: false}
+              - id: clean
+                kind: memorize
+                inputs: {kg: world}
+                params: {conflicts: false, sample: 120, epochs: 1, batch_size: 32, device: cpu}
+            """
+        )
+    )
+    run_experiment(config, tmp_path / "run")
+    step = tmp_path / "run" / "steps" / "clean"
+    metrics = json.loads((step / "metrics.json").read_text())
+    drawn = json.loads((step / "stats.json").read_text())["sample"]
+    assert metrics["sample"] == drawn
+    assert drawn["requested"] == 120 and drawn["statements"] >= 120 and drawn["multi_answer"] > 0
+    assert metrics["statements"] == drawn["statements"] - drawn["multi_answer"]
+    assert set(metrics["by_answers"]) == {"single"}

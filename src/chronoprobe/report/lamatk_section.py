@@ -60,12 +60,22 @@ def _share(value: float | None) -> Percent | None:
     return None if value is None else Percent(value)
 
 
+def _multi_share(metrics: dict[str, Any]) -> float | None:
+    """The share of the recited rows that are multi-answer (None without a breakdown)."""
+    answers = metrics.get("by_answers")
+    if not answers or not metrics["statements"]:
+        return None
+    return (answers.get("multi") or {}).get("statements", 0) / metrics["statements"]
+
+
 def _blocks(metrics: dict[str, Any], label: str) -> list[Block]:
+    multi = _multi_share(metrics)
     blocks: list[Block] = [
         Stats(
             {
                 f"{label}": metrics["statements"],
                 "queries": metrics["queries"],
+                **({} if multi is None else {"multi-answer": Percent(multi)}),
                 **{
                     m.replace("acc", "Acc").replace("hit", "Hit"): _share(metrics[m])
                     for m in METRICS
@@ -178,7 +188,8 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
     if len(chosen) < 2:
         return None
     series: dict[str, tuple[list[float], list[float]]] = {}
-    for step in chosen:
+    # with conflicts first, as in the 1-1 bars (their colours match)
+    for step in sorted(chosen, key=lambda s: not s.conflicts):
         name = _with_model(chosen, CONFLICTS[step.conflicts], step)
         xs, ys = series.setdefault(name, ([], []))
         xs.append(step.metrics["statements"])
@@ -196,24 +207,33 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
         for name, xy in series.items()
     )
     data = Table(
-        ["step", "statements", *METRICS, "conflicts", "start"],
-        [[*_metric_row(s, s.metrics), s.conflicts, s.start] for s in chosen],
+        ["step", "statements", *METRICS, "multi-answer", "conflicts", "start"],
+        [
+            [*_metric_row(s, s.metrics), _share(_multi_share(s.metrics)), s.conflicts, s.start]
+            for s in chosen
+        ],
     )
     caption = (
-        "Each point is one memorize step reciting the statements it was fed. The paper (Fig. 2) "
-        "finds accuracy falling as statements grow, and lower with conflicts."
+        "Each point is one memorize step reciting the statements it was fed; multi-answer is "
+        "their share measured on those statements. A sampled set without conflicts is its "
+        "twin's draw with the multi-answer statements removed, so it sits left of it. The "
+        "paper (Fig. 2) finds accuracy falling as statements grow, and lower with conflicts."
     )
     return embed(figure, alt=alt, caption=caption, data=data)
 
 
 def one_to_one_bars(steps: list[_Step]) -> Block | None:
-    """Table 3: single-answer (1-1) statements recited after training beside conflicts or not,
-    for each size fed both ways."""
+    """Table 3: single-answer (1-1) statements recited after training beside conflicts or not.
+
+    A run with conflicts and one without are paired when they recite as many single-answer
+    statements (and started alike): the non-conflict set is the conflict set with its
+    multi-answer statements removed, so with the same draw both hold the same 1-1 statements.
+    """
     pairs: dict[tuple[int, str], dict[bool, _Step]] = {}
     for step in steps:
-        if step.task == "memorize" and (step.metrics.get("by_answers") or {}).get("single"):
-            size = step.metrics["statements"]
-            pairs.setdefault((size, step.start), {})[step.conflicts] = step
+        single = (step.metrics.get("by_answers") or {}).get("single")
+        if step.task == "memorize" and single:
+            pairs.setdefault((single["statements"], step.start), {})[step.conflicts] = step
     pairs = {key: both for key, both in sorted(pairs.items()) if len(both) == 2}
     if not pairs:
         return None
@@ -229,7 +249,7 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
         names,
         series,
         title="Single-answer statements: Acc@1 beside conflicts or not",
-        xlabel="statements fed",
+        xlabel="single-answer statements fed",
         ylabel="Acc@1 (single-answer)",
         value_format="{:.0%}",
     )
@@ -249,8 +269,10 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
     ]
     data = Table(["step", "trained", "single-answer statements", *METRICS], rows)
     caption = (
-        "Acc@1 of the single-answer statements only. The paper (Table 3) finds conflicting "
-        "statements in training pull down the memorisation of unrelated 1-1 ones."
+        "Acc@1 of the single-answer statements only, in pairs of runs fed the same number of "
+        "them with the multi-answer statements of their draw or without. The paper (Table 3) "
+        "finds conflicting statements in training pull down the memorisation of unrelated 1-1 "
+        "ones."
     )
     return embed(figure, alt=alt, caption=caption, data=data)
 
@@ -354,6 +376,21 @@ def experiment_blocks(step_dir: Path, step_id: str) -> list[Block]:
     return blocks
 
 
+def sample_note(sample: dict[str, Any], fed: int) -> str:
+    """How a sampled set was drawn (its ``stats.json`` "sample"), and how many multi-answer
+    statements were then left out of the ``fed`` ones."""
+    text = (
+        f"Sampled (seed {sample['seed']}): {sample['queries']:,} whole queries, "
+        f"{sample['statements']:,} of {sample['from_statements']:,} statements for "
+        f"{sample['requested']:,} asked; {sample['multi_answer_share']:.1%} of them "
+        "multi-answer, measured within the sample."
+    )
+    removed = sample["statements"] - fed
+    if removed:
+        text += f" Fed without conflicts: the {removed:,} multi-answer statements were removed."
+    return text
+
+
 @section("memorize", headline=METRICS)
 def memorize_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
@@ -380,6 +417,8 @@ def memorize_section(step_dir: Path, record: dict) -> Section:
                 style="note",
             )
         )
+    if "sample" in metrics:
+        blocks.append(Text(sample_note(metrics["sample"], metrics["statements"]), style="note"))
     if "query_set" in metrics:
         blocks.append(Text("Queries (templates or years not seen in training):"))
         blocks += _blocks(metrics["query_set"], "queries rows")
