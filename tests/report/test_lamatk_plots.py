@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -269,3 +271,40 @@ def test_the_section_says_how_the_sample_was_drawn(tmp_path):
     assert tiles[0]["statements"] == 190 and tiles[0]["multi-answer"] == Percent(0.0)
     tiles = [b.items for b in with_conflicts if isinstance(b, Stats)]
     assert tiles[0]["multi-answer"] == Percent(10 / 204)
+
+
+def write_predictions(step_dir: Path, rows: list[tuple[str, bool, bool]]) -> None:
+    """predictions.parquet with (id, multi_answer, acc_at_1) per recited row."""
+    ids, multi, hits = (list(column) for column in zip(*rows, strict=True))
+    table = pa.table({"id": ids, "multi_answer": multi, "acc_at_1": hits})
+    pq.write_table(table, step_dir / "predictions.parquet")
+
+
+def test_one_to_one_pairs_count_the_statements_right_in_one_run_only(tmp_path):
+    """The same three single-answer statements in both runs: s1 is right in both, s2 only
+    beside the conflicts, s3 only without them; the multi-answer row m1 is not counted. A second
+    pair recited different statements (other ids), so it gets no count."""
+    run = make_run(
+        tmp_path / "paired",
+        [
+            (mem("c", True, 4), memorized(13, 0.8, 0.67, multi=True)),
+            (mem("n", False, 4), memorized(3, 0.67, 0.67, multi=False)),
+            (mem("c2", True, 8), memorized(18, 0.8, 0.8, multi=True)),
+            (mem("n2", False, 8), memorized(8, 0.8, 0.8, multi=False)),
+        ],
+    )
+    steps = run / "steps"
+    write_predictions(
+        steps / "c",
+        [("s1", False, True), ("m1", True, True), ("s2", False, True), ("s3", False, False)],
+    )
+    write_predictions(steps / "n", [("s1", False, True), ("s2", False, False), ("s3", False, True)])
+    write_predictions(steps / "c2", [(f"a{i}", False, True) for i in range(8)])
+    write_predictions(steps / "n2", [(f"b{i}", False, True) for i in range(8)])
+    _, bars = images(experiment_blocks(steps / "c", "c"))
+    assert [(row[0], row[-1]) for row in bars.data.rows] == [
+        ("c", 1),
+        ("n", 1),
+        ("c2", None),
+        ("n2", None),
+    ]

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars, line_plot
 from chronoprobe.report.rundir import load_run
@@ -110,6 +112,7 @@ class _Step:
     start: str  # the model it started from: "random tiny", "pretrained (pretrain)", ...
     time_masking: float
     metrics: dict[str, Any]
+    dir: Path
 
 
 def _task(metrics: dict[str, Any]) -> str:
@@ -158,6 +161,7 @@ def memorize_steps(step_dir: Path) -> list[_Step]:
                 _start(info.record),
                 float((info.record.get("params") or {}).get("time_masking", 0.0)),
                 metrics,
+                info.dir,
             )
         )
     return steps
@@ -258,23 +262,47 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
         f"{name}: with {a:.0%}, without {b:.0%}"
         for name, a, b in zip(names, *series.values(), strict=True)
     )
-    rows = [
-        [
-            both[flag].id,
-            CONFLICTS[flag],
-            *_metric_row(both[flag], both[flag].metrics["by_answers"]["single"])[1:],
-        ]
-        for both in pairs.values()
-        for flag in (True, False)
-    ]
-    data = Table(["step", "trained", "single-answer statements", *METRICS], rows)
+    rows = []
+    for both in pairs.values():
+        only = _right_only_here(both)
+        for flag in (True, False):
+            single = both[flag].metrics["by_answers"]["single"]
+            rows.append(
+                [both[flag].id, CONFLICTS[flag], *_metric_row(both[flag], single)[1:], only[flag]]
+            )
+    columns = ["step", "trained", "single-answer statements", *METRICS, "right only here"]
     caption = (
         "Acc@1 of the single-answer statements only, in pairs of runs fed the same number of "
-        "them with the multi-answer statements of their draw or without. The paper (Table 3) "
-        "finds conflicting statements in training pull down the memorisation of unrelated 1-1 "
-        "ones."
+        "them with the multi-answer statements of their draw or without. Right only here: the "
+        "single-answer statements this run recites at Acc@1 and its twin does not (when both "
+        "recited the very same statements, by id). The paper (Table 3) finds conflicting "
+        "statements in training pull down the memorisation of unrelated 1-1 ones."
     )
+    data = Table(columns, rows)
     return embed(figure, alt=alt, caption=caption, data=data)
+
+
+def _single_hits(step: _Step) -> dict[str, bool] | None:
+    """Acc@1 of each single-answer statement the step recited, by id (None: no predictions)."""
+    path = step.dir / "predictions.parquet"
+    if not path.is_file():
+        return None
+    table = pq.read_table(path, columns=["id", "multi_answer", "acc_at_1"]).to_pydict()
+    rows = zip(table["id"], table["multi_answer"], table["acc_at_1"], strict=True)
+    return {row_id: hit for row_id, multi, hit in rows if not multi}
+
+
+def _right_only_here(both: dict[bool, _Step]) -> dict[bool, int | None]:
+    """For each run of a pair, the single-answer statements it recites at Acc@1 and the other
+    does not; None unless both recited the very same statements."""
+    hits = {flag: _single_hits(step) for flag, step in both.items()}
+    mine, theirs = hits[True], hits[False]
+    if mine is None or theirs is None or mine.keys() != theirs.keys():
+        return {True: None, False: None}
+    return {
+        True: sum(mine[i] and not theirs[i] for i in mine),
+        False: sum(theirs[i] and not mine[i] for i in mine),
+    }
 
 
 def _query_bars(
