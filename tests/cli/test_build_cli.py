@@ -51,6 +51,25 @@ def test_build_lamatk_writes_statements(tmp_path):
     assert json.loads((out / "stats.json").read_text())["statements"]["multi_answer"] == 2
 
 
+def test_build_lamatk_samples_whole_queries_then_drops_conflicts(tmp_path):
+    """Of the 6 statements, the two award years of Bardeen are one query ("John Bardeen received
+    Nobel Prize in Physics in [MASK]."): 5 statements take 4 whole queries, that one included;
+    --no-conflicts then removes its two rows from the draw."""
+    save_kg(tmp_path / "kg")
+    out = tmp_path / "lamatk"
+    args = ["build", "lamatk", str(tmp_path / "kg"), "-o", str(out), "--sample", "5"]
+    result = runner.invoke(app, [*args, "--no-conflicts"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "wrote 3 statements (0.0% multi-answer)" in text
+    assert (
+        "sample: 4 whole queries, 5 of 6 statements (asked for 5), 40.0% multi-answer; "
+        "2 multi-answer removed" in text
+    )
+    rows = list(read_jsonl(out / "statements.jsonl"))
+    assert {r["slot"] for r in rows} == {"subject", "object"}
+
+
 def test_missing_kg_is_one_clear_line(tmp_path):
     result = runner.invoke(app, ["build", "lamatk", str(tmp_path / "nope"), "-o", str(tmp_path)])
     assert result.exit_code == 2

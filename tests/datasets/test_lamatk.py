@@ -1,6 +1,10 @@
-"""LAMA-TK statements on hand-made real facts: award years, repeated spells and terms, conflicts."""
+"""LAMA-TK statements on hand-made real facts: award years, repeated spells and terms, conflicts;
+and samples of a synthetic world that keep whole queries."""
 
 from __future__ import annotations
+
+import json
+from collections import defaultdict
 
 import pytest
 
@@ -12,7 +16,10 @@ from chronoprobe.datasets.lamatk import (
     subsample,
     without_conflicts,
 )
+from chronoprobe.datasets.writers import write_lamatk
+from chronoprobe.jsonl import read_jsonl
 from chronoprobe.kg import Entity, Fact, TemporalKG
+from chronoprobe.kg.synth import SynthConfig, synthesize
 from chronoprobe.time import TimePoint
 
 LABELS = {
@@ -123,7 +130,8 @@ def test_variants_and_statistics(built):
     assert all(not r["multi_answer"] for r in clean)
     assert len(rows) - len(clean) == sum(r["multi_answer"] for r in rows)
     assert subsample(rows, 5, seed=1) == subsample(rows, 5, seed=1)
-    assert len(subsample(rows, 5)) == 5
+    assert len(subsample(rows, 5)) >= 5
+    assert subsample(rows, len(rows)) == rows
     stats = statistics(rows)
     assert stats["statements"] == len(rows)
     assert stats["slots"] == {"subject": 12, "object": 12, "start": 9, "end": 9, "time": 3}
@@ -162,3 +170,93 @@ def test_implicit_queries_use_a_year_inside_and_both_templates(kg):
         )
     hill = [q for q in queries if q["subject"] == "Q2"]
     assert hill and all(q["answers"] == ["Q3", "Q4"] for q in hill)
+
+
+def test_a_sample_of_one_is_one_whole_query(built):
+    """Asked for one statement, the sample is the rows of one masked text: both winners of the
+    1956 physics prize, both of Bardeen's award years, both of Murray Hill's offices."""
+    rows = built[0]
+    texts = defaultdict(list)
+    for row in rows:
+        texts[row["text"]].append(row)
+    sizes = set()
+    for seed in range(200):
+        (text, *others) = {r["text"] for r in subsample(rows, 1, seed)}
+        assert not others
+        assert subsample(rows, 1, seed) == texts[text]
+        sizes.add(len(texts[text]))
+    assert sizes == {1, 2}
+    hill = "Murray Hill held the position of [MASK] from 1968 to 1970."
+    drawn = next(d for s in range(200) if (d := subsample(rows, 1, s))[0]["text"] == hill)
+    assert [r["target"] for r in drawn] == ["Q3", "Q4"]
+
+
+@pytest.fixture(scope="module")
+def world_kg() -> TemporalKG:
+    return synthesize(SynthConfig(seed=0, facts=600, text=False)).kg
+
+
+def in_sample_conflicts(rows: list[dict]) -> int:
+    """Rows whose masked text has two or more targets among ``rows`` themselves."""
+    targets = defaultdict(set)
+    for row in rows:
+        targets[row["text"]].add(row["target"])
+    return sum(len(targets[row["text"]]) > 1 for row in rows)
+
+
+@pytest.mark.parametrize("n", [50, 300, 1000])
+def test_sampled_conflict_groups_are_whole(world_kg, n):
+    rows, _ = build_statements(world_kg)
+    largest = max(len(g) for g in _groups(rows).values())
+    assert largest > 2  # the world has queries with several answers
+    for seed in range(3):
+        sample = subsample(rows, n, seed)
+        ids = {r["id"] for r in sample}
+        drawn_texts = {r["text"] for r in sample}
+        # every row sharing a masked text with a sampled row is sampled
+        assert ids == {r["id"] for r in rows if r["text"] in drawn_texts}
+        # every answer of a sampled multi-answer row is a target of the sample
+        targets = _groups(sample)
+        for row in sample:
+            assert set(row["answers"]) == targets[row["text"]]
+        assert sum(r["multi_answer"] for r in sample) == in_sample_conflicts(sample)
+        # queries are added until there are n rows: at most the last one's rows - 1 more
+        assert n <= len(sample) < n + largest
+        assert [r["id"] for r in sample] == sorted(ids)  # original order
+    assert subsample(rows, n, 0) != subsample(rows, n, 1)
+
+
+def _groups(rows: list[dict]) -> dict[str, set[str]]:
+    targets = defaultdict(set)
+    for row in rows:
+        targets[row["text"]].add(row["target"])
+    return targets
+
+
+def test_sampled_stats_are_the_sample_own_and_the_clean_arm_is_paired(world_kg, tmp_path):
+    """stats.json counts the multi-answer rows measured within the sample, and the sampled
+    non-conflict set is the conflict set of the same draw less its multi-answer statements (the
+    paper's non-conflict variant), so both hold the same single-answer statements."""
+    stats = write_lamatk(world_kg, tmp_path / "with", sample=400, seed=2)
+    clean_stats = write_lamatk(world_kg, tmp_path / "without", conflicts=False, sample=400, seed=2)
+    rows = list(read_jsonl(tmp_path / "with" / "statements.jsonl"))
+    clean = list(read_jsonl(tmp_path / "without" / "statements.jsonl"))
+    multi = in_sample_conflicts(rows)
+    assert stats["statements"]["multi_answer"] == multi
+    assert multi > 20
+    assert stats["statements"]["statements"] == len(rows) >= 400
+    assert stats["statements"]["multi_answer_share"] == pytest.approx(multi / len(rows))
+    assert stats["sample"] == {
+        "requested": 400,
+        "seed": 2,
+        "from_statements": len(build_statements(world_kg)[0]),
+        "queries": len({r["text"] for r in rows}),
+        "statements": len(rows),
+        "multi_answer": multi,
+        "multi_answer_share": pytest.approx(multi / len(rows)),
+    }
+    assert json.loads((tmp_path / "with" / "stats.json").read_text()) == stats
+    assert clean == [r for r in rows if not r["multi_answer"]]
+    assert clean_stats["sample"] == stats["sample"]
+    assert clean_stats["statements"]["statements"] == len(rows) - multi
+    assert clean_stats["statements"]["multi_answer"] == 0

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from chronoprobe.report.blocks import Image, Text
+from chronoprobe.report.blocks import Image, Percent, Stats, Text
 from chronoprobe.report.lamatk_section import experiment_blocks, memorize_steps
 from chronoprobe.report.sections import section_kind
 
@@ -74,9 +76,10 @@ def capacity_run(tmp_path) -> Path:
         tmp_path / "capacity",
         [
             ({"id": "world", "kind": "kg", "params": {"source": "synth"}}, {"facts": 9}),
-            (mem("big-clean", False, 400), memorized(400, 0.90, 0.90, multi=False)),
+            # without conflicts: the same draw less its 10 multi-answer statements
+            (mem("big-clean", False, 400), memorized(390, 0.90, 0.90, multi=False)),
             (mem("small-conflicts", True, 200), memorized(200, 0.80, 0.85, multi=True)),
-            (mem("small-clean", False, 200), memorized(200, 0.95, 0.95, multi=False)),
+            (mem("small-clean", False, 200), memorized(190, 0.95, 0.95, multi=False)),
             (mem("big-conflicts", True, 400), memorized(400, 0.70, 0.75, multi=True)),
             (mem("later", True, 800), None),
             ({"id": "report", "kind": "report"}, None),
@@ -99,27 +102,28 @@ def test_capacity_curve_and_one_to_one_bars_key_on_params(capacity_run):
     blocks = experiment_blocks(capacity_run / "steps" / "big-clean", "big-clean")
     assert isinstance(blocks[0], Text) and "4 memorize steps" in blocks[0].text
     curve, bars = images(blocks)
-    # points sorted by statements; one line per conflicts setting, in the order first met
+    # points sorted by statements; one line per conflicts setting, with conflicts first
     assert curve.alt == (
         "Line plot of Acc@1 against statements: with conflicts: 200 → 80%, 400 → 70%; "
-        "without conflicts: 200 → 95%, 400 → 90%"
+        "without conflicts: 190 → 95%, 390 → 90%"
     )
     assert curve.uri.startswith("data:image/png;base64,")
-    assert [row[0] for row in curve.data.rows] == [
-        "small-conflicts",
-        "small-clean",
-        "big-clean",
-        "big-conflicts",
+    # each point's multi-answer share, measured on the statements it recited
+    assert [(row[0], row[-3]) for row in curve.data.rows] == [
+        ("small-clean", Percent(0.0)),
+        ("small-conflicts", Percent(0.05)),
+        ("big-clean", Percent(0.0)),
+        ("big-conflicts", Percent(0.025)),
     ]
-    # the 1-1 effect: single-answer Acc@1 of each size fed both ways
+    # the 1-1 effect: single-answer Acc@1 of runs fed the same single-answer statements
     assert bars.alt == (
-        "Bar chart of single-answer Acc@1: 200: with 85%, without 95%; 400: with 75%, without 90%"
+        "Bar chart of single-answer Acc@1: 190: with 85%, without 95%; 390: with 75%, without 90%"
     )
     assert [row[:3] for row in bars.data.rows] == [
         ["small-conflicts", "with conflicts", 190],
-        ["small-clean", "without conflicts", 200],
+        ["small-clean", "without conflicts", 190],
         ["big-conflicts", "with conflicts", 390],
-        ["big-clean", "without conflicts", 400],
+        ["big-clean", "without conflicts", 390],
     ]
 
 
@@ -210,10 +214,97 @@ def test_a_step_given_statements_is_keyed_on_its_data(tmp_path):
             ),
             (
                 {"id": "b", "kind": "memorize", "inputs": {"statements": "b2"}, "params": {}},
-                memorized(100, 0.9, 0.9, multi=False),
+                memorized(90, 0.9, 0.9, multi=False),
             ),
         ],
     )
     assert [s.conflicts for s in memorize_steps(run / "steps" / "a")] == [True, False]
     curve, _ = images(experiment_blocks(run / "steps" / "a", "a"))
-    assert "with conflicts: 100 → 80%; without conflicts: 100 → 90%" in curve.alt
+    assert "with conflicts: 100 → 80%; without conflicts: 90 → 90%" in curve.alt
+
+
+def test_one_to_one_pairs_need_the_same_single_answer_statements(tmp_path):
+    """Two runs of one size whose single-answer statements differ (a non-conflict set drawn
+    apart from the conflict one) are not a Table 3 pair."""
+    run = make_run(
+        tmp_path / "unpaired",
+        [
+            (mem("c", True, 200), memorized(200, 0.8, 0.85, multi=True)),
+            (mem("n", False, 200), memorized(200, 0.9, 0.9, multi=False)),
+        ],
+    )
+    (curve,) = images(experiment_blocks(run / "steps" / "c", "c"))
+    assert curve.alt.startswith("Line plot")
+
+
+def test_the_section_says_how_the_sample_was_drawn(tmp_path):
+    sample = {
+        "requested": 200,
+        "seed": 0,
+        "from_statements": 9664,
+        "queries": 183,
+        "statements": 204,
+        "multi_answer": 14,
+        "multi_answer_share": 14 / 204,
+    }
+    run = make_run(
+        tmp_path / "drawn",
+        [
+            (mem("c", True, 200), {**memorized(204, 0.8, 0.85, multi=True), "sample": sample}),
+            (mem("n", False, 200), {**memorized(190, 0.9, 0.9, multi=False), "sample": sample}),
+        ],
+    )
+    build = section_kind("memorize").build
+    with_conflicts = build(run / "steps" / "c", {"id": "c"}).blocks
+    without = build(run / "steps" / "n", {"id": "n"}).blocks
+    drawn = (
+        "Sampled (seed 0): 183 whole queries, 204 of 9,664 statements for 200 asked; 6.9% of "
+        "them multi-answer, measured within the sample."
+    )
+    assert [b.text for b in with_conflicts if isinstance(b, Text) and "Sampled" in b.text] == [
+        drawn
+    ]
+    assert [b.text for b in without if isinstance(b, Text) and "Sampled" in b.text] == [
+        drawn + " Fed without conflicts: the 14 multi-answer statements were removed."
+    ]
+    tiles = [b.items for b in without if isinstance(b, Stats)]
+    assert tiles[0]["statements"] == 190 and tiles[0]["multi-answer"] == Percent(0.0)
+    tiles = [b.items for b in with_conflicts if isinstance(b, Stats)]
+    assert tiles[0]["multi-answer"] == Percent(10 / 204)
+
+
+def write_predictions(step_dir: Path, rows: list[tuple[str, bool, bool]]) -> None:
+    """predictions.parquet with (id, multi_answer, acc_at_1) per recited row."""
+    ids, multi, hits = (list(column) for column in zip(*rows, strict=True))
+    table = pa.table({"id": ids, "multi_answer": multi, "acc_at_1": hits})
+    pq.write_table(table, step_dir / "predictions.parquet")
+
+
+def test_one_to_one_pairs_count_the_statements_right_in_one_run_only(tmp_path):
+    """The same three single-answer statements in both runs: s1 is right in both, s2 only
+    beside the conflicts, s3 only without them; the multi-answer row m1 is not counted. A second
+    pair recited different statements (other ids), so it gets no count."""
+    run = make_run(
+        tmp_path / "paired",
+        [
+            (mem("c", True, 4), memorized(13, 0.8, 0.67, multi=True)),
+            (mem("n", False, 4), memorized(3, 0.67, 0.67, multi=False)),
+            (mem("c2", True, 8), memorized(18, 0.8, 0.8, multi=True)),
+            (mem("n2", False, 8), memorized(8, 0.8, 0.8, multi=False)),
+        ],
+    )
+    steps = run / "steps"
+    write_predictions(
+        steps / "c",
+        [("s1", False, True), ("m1", True, True), ("s2", False, True), ("s3", False, False)],
+    )
+    write_predictions(steps / "n", [("s1", False, True), ("s2", False, False), ("s3", False, True)])
+    write_predictions(steps / "c2", [(f"a{i}", False, True) for i in range(8)])
+    write_predictions(steps / "n2", [(f"b{i}", False, True) for i in range(8)])
+    _, bars = images(experiment_blocks(steps / "c", "c"))
+    assert [(row[0], row[-1]) for row in bars.data.rows] == [
+        ("c", 1),
+        ("n", 1),
+        ("c2", None),
+        ("n2", None),
+    ]

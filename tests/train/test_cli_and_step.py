@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pyarrow.parquet as pq
 from typer.testing import CliRunner
@@ -57,26 +58,34 @@ def test_user_errors_are_one_line(tmp_path, world_rows):
     assert result.exit_code == 2 and "unknown preset 'huge'" in result.output
 
 
-def test_memorize_step_and_report_section(tmp_path, monkeypatch):
+def run_feed(tmp_path, monkeypatch, params: str) -> Path:
+    """Run a 200-fact synthetic world and a memorize step ``feed`` with ``params`` (YAML flow
+    mapping) built from it; the step's directory."""
     monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
     config = tmp_path / "exp.yaml"
     config.write_text(
         textwrap.dedent(
-            """
+            f"""
             name: lamatk-smoke
             steps:
               - id: world
                 kind: kg
-                params: {source: synth, facts: 200, text: false}
+                params: {{source: synth, facts: 200, text: false}}
               - id: feed
                 kind: memorize
-                inputs: {kg: world}
-                params: {task: boundary, epochs: 2, batch_size: 16, device: cpu}
+                inputs: {{kg: world}}
+                params: {params}
             """
         )
     )
     run_experiment(config, tmp_path / "run")
-    step = tmp_path / "run" / "steps" / "feed"
+    return tmp_path / "run" / "steps" / "feed"
+
+
+def test_memorize_step_and_report_section(tmp_path, monkeypatch):
+    step = run_feed(
+        tmp_path, monkeypatch, "{task: boundary, epochs: 2, batch_size: 16, device: cpu}"
+    )
     metrics = json.loads((step / "metrics.json").read_text())
     assert metrics["statements"] > 0 and metrics["training"]["epochs"] == 2
     assert set(metrics["by_slot"]) == {"start", "end"}  # boundary training rows
@@ -91,3 +100,19 @@ def test_memorize_step_and_report_section(tmp_path, monkeypatch):
     assert section.title == "LAMA-TK reciting: feed"
     assert sum(isinstance(b, Image) for b in section.blocks) >= 4  # answers, relation, slot x2
     assert isinstance(section.blocks[1], Stats)
+
+
+def test_a_sampled_memorize_step_records_its_draw(tmp_path, monkeypatch):
+    """Built from a KG with a sample and without conflicts, the step trains on the draw less its
+    multi-answer statements and says so in metrics.json."""
+    step = run_feed(
+        tmp_path,
+        monkeypatch,
+        "{conflicts: false, sample: 120, epochs: 1, batch_size: 32, device: cpu}",
+    )
+    metrics = json.loads((step / "metrics.json").read_text())
+    drawn = json.loads((step / "stats.json").read_text())["sample"]
+    assert metrics["sample"] == drawn
+    assert drawn["requested"] == 120 and drawn["statements"] >= 120 and drawn["multi_answer"] > 0
+    assert metrics["statements"] == drawn["statements"] - drawn["multi_answer"]
+    assert set(metrics["by_answers"]) == {"single"}

@@ -91,9 +91,17 @@ def lamatk(
         "queries for a year inside each fact.",
     ),
     conflicts: bool = typer.Option(
-        True, help="Keep multi-answer statements (--no-conflicts: the non-conflict variant)."
+        True,
+        help="Keep multi-answer statements (--no-conflicts: the non-conflict variant, the "
+        "multi-answer statements removed after any --sample).",
     ),
-    sample: int | None = typer.Option(None, min=1, help="Subsample to N statements (seeded)."),
+    sample: int | None = typer.Option(
+        None,
+        min=1,
+        help="Draw about N statements as whole queries (every row of a drawn masked text, so "
+        "conflicts keep all their answers), seeded: queries are added until there are at "
+        "least N.",
+    ),
     seed: int = typer.Option(0, help="Seed for subsampling and query years."),
 ) -> None:
     """Build LAMA-TK: masked temporal statements with every correct answer kept.
@@ -116,6 +124,14 @@ def lamatk(
         f"({summary['multi_answer_share']:.1%} multi-answer) to {out / 'statements.jsonl'}"
         + (f" and {stats['queries']['statements']:,} queries" if "queries" in stats else "")
     )
+    if "sample" in stats:
+        drawn = stats["sample"]
+        console.print(
+            f"sample: {drawn['queries']:,} whole queries, {drawn['statements']:,} of "
+            f"{drawn['from_statements']:,} statements (asked for {drawn['requested']:,}), "
+            f"{drawn['multi_answer_share']:.1%} multi-answer"
+            + ("" if conflicts else f"; {drawn['multi_answer']:,} multi-answer removed")
+        )
     skipped = summary.get("skipped_facts") or {}
     if any(skipped.values()):
         console.print("skipped facts: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v))

@@ -212,19 +212,53 @@ def without_conflicts(rows: Sequence[dict]) -> list[dict]:
     return [row for row in rows if not row["multi_answer"]]
 
 
+def query_groups(rows: Sequence[dict]) -> list[list[int]]:
+    """The row indices of each query (one masked text), queries in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault(row["text"], []).append(index)
+    return list(groups.values())
+
+
 def subsample(rows: Sequence[dict], n: int, seed: int = 0) -> list[dict]:
-    """``n`` rows drawn without replacement (seeded), in their original order."""
+    """About ``n`` rows drawn as whole queries (seeded), in their original order.
+
+    A query is one masked text with all its rows, one per answer, so a drawn multi-answer
+    statement comes with every other answer of its text and the sample keeps the conflict
+    structure of ``rows``. Queries are taken in a seeded random order until the sample holds at
+    least ``n`` rows: it ends with ``n`` to ``n`` + (rows of the largest query - 1) rows. For
+    ``n`` at or above ``len(rows)``, every row.
+    """
     if n >= len(rows):
         return list(rows)
-    chosen = np.sort(np.random.default_rng(seed).choice(len(rows), size=n, replace=False))
-    return [rows[i] for i in chosen]
+    groups = query_groups(rows)
+    chosen: list[int] = []
+    for group in np.random.default_rng(seed).permutation(len(groups)):
+        chosen.extend(groups[group])
+        if len(chosen) >= n:
+            break
+    return [rows[i] for i in sorted(chosen)]
+
+
+def sample_statistics(drawn: Sequence[dict], requested: int, seed: int, population: int) -> dict:
+    """How a sample was drawn, measured on the drawn rows alone: the size asked for, the seed,
+    the number of statements it was drawn from, the queries and statements drawn, and how many
+    of them share their masked text with another drawn row (multi-answer within the sample)."""
+    groups = query_groups(drawn)
+    multi = sum(len(group) for group in groups if len(group) > 1)
+    return {
+        "requested": requested,
+        "seed": seed,
+        "from_statements": population,
+        "queries": len(groups),
+        "statements": len(drawn),
+        "multi_answer": multi,
+        "multi_answer_share": multi / len(drawn) if drawn else 0.0,
+    }
 
 
 def boundary_set(
-    kg: TemporalKG,
-    templates: LamaTKTemplates | None = None,
-    facts: int | None = None,
-    seed: int = 0,
+    kg: TemporalKG, templates: LamaTKTemplates | None = None
 ) -> tuple[list[dict], list[dict]]:
     """Section 4.2: training rows (start and end masked) and zero-shot boundary queries.
 
@@ -235,8 +269,6 @@ def boundary_set(
     templates = templates or load_lamatk_templates()
     relation = templates.boundary["relation"]
     chosen = [f for f in year_facts(kg, templates, Counter()) if f.relation == relation]
-    if facts is not None:
-        chosen = subsample(chosen, facts, seed)
     builder = StatementBuilder(kg, templates)
     train = builder.rows(chosen, slots=("start", "end"))
     queries = []

@@ -61,7 +61,13 @@ def write_lamatk(
     sample: int | None = None,
     seed: int = 0,
 ) -> Stats:
-    """``statements.jsonl`` (and ``queries.jsonl`` for the boundary and implicit tasks)."""
+    """``statements.jsonl`` (and ``queries.jsonl`` for the boundary and implicit tasks).
+
+    ``sample`` draws about that many statements as whole queries; ``conflicts=False`` then
+    removes the drawn multi-answer statements, so a sampled non-conflict set holds exactly the
+    single-answer statements of the conflict set drawn with the same seed (the paper's
+    non-conflict variant: the same data, multi-answer statements removed).
+    """
     from chronoprobe.datasets import lamatk as builder
 
     queries: list[dict] | None = None
@@ -72,18 +78,23 @@ def write_lamatk(
     if task == "memorize":
         rows, skipped = builder.build_statements(kg)
     elif task == "boundary":
-        rows, queries = builder.boundary_set(kg, seed=seed)
+        rows, queries = builder.boundary_set(kg)
     elif task == "implicit":
         rows, queries = builder.implicit_set(kg, seed=seed)
     else:
         raise ValueError(f"unknown LAMA-TK task {task!r}; choose memorize, boundary or implicit")
+    sampled = None
+    if sample is not None:
+        population = len(rows)
+        rows = builder.subsample(rows, sample, seed)
+        sampled = builder.sample_statistics(rows, sample, seed, population)
     if not conflicts:
         rows = builder.without_conflicts(rows)
-    if sample is not None:
-        rows = builder.subsample(rows, sample, seed)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "statements.jsonl", rows)
     stats = {"statements": builder.statistics(rows, skipped)}
+    if sampled is not None:
+        stats["sample"] = sampled
     if queries is not None:
         write_jsonl(out / "queries.jsonl", queries)
         stats["queries"] = builder.statistics(queries)

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
+from chronoprobe.report.lamatk_section import sample_note
 from chronoprobe.report.plots import embed, grouped_bars
 from chronoprobe.report.sections import read_metrics, section
 
@@ -59,6 +60,8 @@ def _lamatk(stats: dict) -> list[Block]:
     table = Table(["relation", "statements", "multi-answer", "share"], rows)
     slots = Table(["slot", "statements"], sorted(main["slots"].items()), caption="Per masked slot")
     blocks: list[Block] = [embed(figure, alt="Bars of statements per relation", data=table), slots]
+    if "sample" in stats:
+        blocks.insert(0, Text(sample_note(stats["sample"], main["statements"]), style="note"))
     skipped = sorted((k, v) for k, v in (main.get("skipped_facts") or {}).items() if v)
     if skipped:
         blocks.append(Table(["reason", "facts"], skipped, caption="Facts skipped by the builder"))

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars, line_plot
 from chronoprobe.report.rundir import load_run
@@ -60,12 +62,22 @@ def _share(value: float | None) -> Percent | None:
     return None if value is None else Percent(value)
 
 
+def _multi_share(metrics: dict[str, Any]) -> float | None:
+    """The share of the recited rows that are multi-answer (None without a breakdown)."""
+    answers = metrics.get("by_answers")
+    if not answers or not metrics["statements"]:
+        return None
+    return (answers.get("multi") or {}).get("statements", 0) / metrics["statements"]
+
+
 def _blocks(metrics: dict[str, Any], label: str) -> list[Block]:
+    multi = _multi_share(metrics)
     blocks: list[Block] = [
         Stats(
             {
                 f"{label}": metrics["statements"],
                 "queries": metrics["queries"],
+                **({} if multi is None else {"multi-answer": Percent(multi)}),
                 **{
                     m.replace("acc", "Acc").replace("hit", "Hit"): _share(metrics[m])
                     for m in METRICS
@@ -100,6 +112,7 @@ class _Step:
     start: str  # the model it started from: "random tiny", "pretrained (pretrain)", ...
     time_masking: float
     metrics: dict[str, Any]
+    dir: Path
 
 
 def _task(metrics: dict[str, Any]) -> str:
@@ -148,6 +161,7 @@ def memorize_steps(step_dir: Path) -> list[_Step]:
                 _start(info.record),
                 float((info.record.get("params") or {}).get("time_masking", 0.0)),
                 metrics,
+                info.dir,
             )
         )
     return steps
@@ -178,7 +192,8 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
     if len(chosen) < 2:
         return None
     series: dict[str, tuple[list[float], list[float]]] = {}
-    for step in chosen:
+    # with conflicts first, as in the 1-1 bars (their colours match)
+    for step in sorted(chosen, key=lambda s: not s.conflicts):
         name = _with_model(chosen, CONFLICTS[step.conflicts], step)
         xs, ys = series.setdefault(name, ([], []))
         xs.append(step.metrics["statements"])
@@ -196,24 +211,33 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
         for name, xy in series.items()
     )
     data = Table(
-        ["step", "statements", *METRICS, "conflicts", "start"],
-        [[*_metric_row(s, s.metrics), s.conflicts, s.start] for s in chosen],
+        ["step", "statements", *METRICS, "multi-answer", "conflicts", "start"],
+        [
+            [*_metric_row(s, s.metrics), _share(_multi_share(s.metrics)), s.conflicts, s.start]
+            for s in chosen
+        ],
     )
     caption = (
-        "Each point is one memorize step reciting the statements it was fed. The paper (Fig. 2) "
-        "finds accuracy falling as statements grow, and lower with conflicts."
+        "Each point is one memorize step reciting the statements it was fed; multi-answer is "
+        "their share measured on those statements. A sampled set without conflicts is its "
+        "twin's draw with the multi-answer statements removed, so it sits left of it. The "
+        "paper (Fig. 2) finds accuracy falling as statements grow, and lower with conflicts."
     )
     return embed(figure, alt=alt, caption=caption, data=data)
 
 
 def one_to_one_bars(steps: list[_Step]) -> Block | None:
-    """Table 3: single-answer (1-1) statements recited after training beside conflicts or not,
-    for each size fed both ways."""
+    """Table 3: single-answer (1-1) statements recited after training beside conflicts or not.
+
+    A run with conflicts and one without are paired when they recite as many single-answer
+    statements (and started alike): the non-conflict set is the conflict set with its
+    multi-answer statements removed, so with the same draw both hold the same 1-1 statements.
+    """
     pairs: dict[tuple[int, str], dict[bool, _Step]] = {}
     for step in steps:
-        if step.task == "memorize" and (step.metrics.get("by_answers") or {}).get("single"):
-            size = step.metrics["statements"]
-            pairs.setdefault((size, step.start), {})[step.conflicts] = step
+        single = (step.metrics.get("by_answers") or {}).get("single")
+        if step.task == "memorize" and single:
+            pairs.setdefault((single["statements"], step.start), {})[step.conflicts] = step
     pairs = {key: both for key, both in sorted(pairs.items()) if len(both) == 2}
     if not pairs:
         return None
@@ -229,7 +253,7 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
         names,
         series,
         title="Single-answer statements: Acc@1 beside conflicts or not",
-        xlabel="statements fed",
+        xlabel="single-answer statements fed",
         ylabel="Acc@1 (single-answer)",
         value_format="{:.0%}",
     )
@@ -238,21 +262,47 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
         f"{name}: with {a:.0%}, without {b:.0%}"
         for name, a, b in zip(names, *series.values(), strict=True)
     )
-    rows = [
-        [
-            both[flag].id,
-            CONFLICTS[flag],
-            *_metric_row(both[flag], both[flag].metrics["by_answers"]["single"])[1:],
-        ]
-        for both in pairs.values()
-        for flag in (True, False)
-    ]
-    data = Table(["step", "trained", "single-answer statements", *METRICS], rows)
+    rows = []
+    for both in pairs.values():
+        only = _right_only_here(both)
+        for flag in (True, False):
+            single = both[flag].metrics["by_answers"]["single"]
+            rows.append(
+                [both[flag].id, CONFLICTS[flag], *_metric_row(both[flag], single)[1:], only[flag]]
+            )
+    columns = ["step", "trained", "single-answer statements", *METRICS, "right only here"]
     caption = (
-        "Acc@1 of the single-answer statements only. The paper (Table 3) finds conflicting "
+        "Acc@1 of the single-answer statements only, in pairs of runs fed the same number of "
+        "them with the multi-answer statements of their draw or without. Right only here: the "
+        "single-answer statements this run recites at Acc@1 and its twin does not (when both "
+        "recited the very same statements, by id). The paper (Table 3) finds conflicting "
         "statements in training pull down the memorisation of unrelated 1-1 ones."
     )
+    data = Table(columns, rows)
     return embed(figure, alt=alt, caption=caption, data=data)
+
+
+def _single_hits(step: _Step) -> dict[str, bool] | None:
+    """Acc@1 of each single-answer statement the step recited, by id (None: no predictions)."""
+    path = step.dir / "predictions.parquet"
+    if not path.is_file():
+        return None
+    table = pq.read_table(path, columns=["id", "multi_answer", "acc_at_1"]).to_pydict()
+    rows = zip(table["id"], table["multi_answer"], table["acc_at_1"], strict=True)
+    return {row_id: hit for row_id, multi, hit in rows if not multi}
+
+
+def _right_only_here(both: dict[bool, _Step]) -> dict[bool, int | None]:
+    """For each run of a pair, the single-answer statements it recites at Acc@1 and the other
+    does not; None unless both recited the very same statements."""
+    hits = {flag: _single_hits(step) for flag, step in both.items()}
+    mine, theirs = hits[True], hits[False]
+    if mine is None or theirs is None or mine.keys() != theirs.keys():
+        return {True: None, False: None}
+    return {
+        True: sum(mine[i] and not theirs[i] for i in mine),
+        False: sum(theirs[i] and not mine[i] for i in mine),
+    }
 
 
 def _query_bars(
@@ -354,6 +404,21 @@ def experiment_blocks(step_dir: Path, step_id: str) -> list[Block]:
     return blocks
 
 
+def sample_note(sample: dict[str, Any], fed: int) -> str:
+    """How a sampled set was drawn (its ``stats.json`` "sample"), and how many multi-answer
+    statements were then left out of the ``fed`` ones."""
+    text = (
+        f"Sampled (seed {sample['seed']}): {sample['queries']:,} whole queries, "
+        f"{sample['statements']:,} of {sample['from_statements']:,} statements for "
+        f"{sample['requested']:,} asked; {sample['multi_answer_share']:.1%} of them "
+        "multi-answer, measured within the sample."
+    )
+    removed = sample["statements"] - fed
+    if removed:
+        text += f" Fed without conflicts: the {removed:,} multi-answer statements were removed."
+    return text
+
+
 @section("memorize", headline=METRICS)
 def memorize_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
@@ -380,6 +445,8 @@ def memorize_section(step_dir: Path, record: dict) -> Section:
                 style="note",
             )
         )
+    if "sample" in metrics:
+        blocks.append(Text(sample_note(metrics["sample"], metrics["statements"]), style="note"))
     if "query_set" in metrics:
         blocks.append(Text("Queries (templates or years not seen in training):"))
         blocks += _blocks(metrics["query_set"], "queries rows")

@@ -4,8 +4,9 @@ Input ``statements``: a directory holding statements.jsonl (and, for the boundar
 sets, queries.jsonl); or input ``kg``: a KG directory, built here into statements with the
 builder params. Outputs: ``model/`` (the final checkpoint), ``predictions.parquet`` (and
 ``queries-predictions.parquet``), and ``metrics.json`` with the reciting metrics (the queries'
-under ``queries``). Training checkpoints live in the step's shard area, so a killed run resumes
-from its last finished epoch.
+under ``query_set``; how a sampled set was drawn, copied from its ``stats.json``, under
+``sample``). Training checkpoints live in the step's shard area, so a killed run resumes from
+its last finished epoch.
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Pat
         out=ctx.out_dir / "predictions.parquet",
         progress=ctx.progress,
     )
+    stats_file = source / "stats.json"
+    if stats_file.is_file() and "sample" in (stats := json.loads(stats_file.read_text())):
+        metrics["sample"] = stats["sample"]
     history = loaded.state.get("history", [])
     metrics["training"] = {
         "epochs": len(history),
