@@ -58,11 +58,10 @@ def app() -> typer.Typer:
     if "paint" not in STEP_KINDS:
         inputs = [Input("wall", "A wall directory.")]
         step_kind("paint", PaintParams, inputs=inputs, command=("paint",))(paint)
-        members = [
-            Variant("bricks", BrickParams, bricks, "A brick wall."),
-            Variant("planks", PlankParams, planks, "A wooden wall."),
-        ]
-        variant_kind("wall", "material", members, inputs=[], command=("wall",))
+        walls: Registry[Variant] = Registry("wall material")
+        walls.add("bricks", Variant("bricks", BrickParams, bricks, "A brick wall."))
+        walls.add("planks", Variant("planks", PlankParams, planks, "A wooden wall."))
+        variant_kind("wall", "material", walls, inputs=[], command=("wall",))
     app, group = typer.Typer(), typer.Typer()
     app.add_typer(group, name="wall")
     add_commands(app, [get_kind("paint"), get_kind("wall")], {"wall": group})

@@ -197,7 +197,7 @@ def add_commands(app: typer.Typer, kinds: list[StepKind], groups: dict[str, type
         parent = groups[group_path[0]] if group_path else app
         if kind.variants is not None:
             group = groups.get(name, parent)
-            for variant in kind.variants.members:
+            for variant in kind.variants.members():
                 group.command(variant.name)(_variant_command(kind, variant))
         else:
             parent.command(name)(make_command(kind, kind.params, _help(kind.run)))

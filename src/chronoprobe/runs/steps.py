@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -47,7 +48,7 @@ class StepKind:
     """
 
     name: str
-    params: type[BaseModel]
+    model: type[BaseModel] | None  # None for a kind with variants: see ``params``
     run: StepFunction
     cacheable: bool = True  # False for steps that read the whole run (the report)
     # extra data for the cache key that params alone miss (e.g. input files' sizes and mtimes)
@@ -60,6 +61,15 @@ class StepKind:
     variants: Variants | None = None
     # what the command line prints of a finished step's output directory
     show: Callable[[Path], Any] | None = None
+
+    @property
+    def params(self) -> type[BaseModel]:
+        """The params model a config's step is validated with (for a kind with variants, the
+        union of its members' params, tagged by the variants' key; rebuilt when one is added)."""
+        if self.variants is not None:
+            return self.variants.union(self.name)
+        assert self.model is not None
+        return self.model
 
     def problems(self, params: Any, names: Iterable[str]) -> list[str]:
         """What is wrong with these params given inputs of these names."""
@@ -100,7 +110,7 @@ STEP_KINDS: Registry[StepKind] = Registry(
 
 def step_kind(
     name: str,
-    params: type[BaseModel],
+    params: type[BaseModel] | None,
     *,
     cacheable: bool = True,
     fingerprint: Callable[[Any], Any] | None = None,
@@ -133,8 +143,9 @@ def step_kind(
 
 @dataclass(frozen=True)
 class Variant:
-    """One member of a family of operations that share a step kind: its own params model and
-    function; the step's params hold ``{key: name, **params}``."""
+    """One member of a family of operations that share a step kind (a builder, a KG source, a
+    view): its own params model and function; the step's params hold ``{key: name, **params}``.
+    Registries of such families may hold any objects with these four attributes."""
 
     name: str
     params: type[BaseModel]
@@ -145,25 +156,34 @@ class Variant:
 @dataclass(frozen=True)
 class Variants:
     key: str
-    members: tuple[Variant, ...]
+    registry: Registry[Any]  # entries with .name, .params, .run and .help, as Variant has
 
-    def get(self, name: str) -> Variant:
-        return next(v for v in self.members if v.name == name)
+    def get(self, name: str) -> Any:
+        return self.registry.get(name)
+
+    def members(self) -> list[Any]:
+        return [entry for _, entry in self.registry.items()]
 
     def union(self, kind: str) -> type[BaseModel]:
         """A params model accepting any member's params, chosen by ``key`` (a tagged union)."""
-        tagged = tuple(
-            create_model(v.params.__name__, __base__=v.params, **{self.key: (Literal[v.name], ...)})
-            for v in self.members
-        )
-        union = Annotated[Union[tagged], Field(discriminator=self.key)]  # noqa: UP007
-        title = "".join(part.title() for part in kind.split("-"))
-        return type(f"{title}Params", (RootModel[union],), {"__module__": __name__})
+        return _tagged_union(kind, self.key, tuple(self.members()))
 
 
-def variant_kind(name: str, key: str, members: Sequence[Variant], **options: Any) -> StepKind:
-    """Register a step kind whose params pick one of ``members`` by ``key``."""
-    variants = Variants(key, tuple(members))
+@cache
+def _tagged_union(kind: str, key: str, members: tuple[Any, ...]) -> type[BaseModel]:
+    tagged = tuple(
+        create_model(m.params.__name__, __base__=m.params, **{key: (Literal[m.name], ...)})
+        for m in members
+    )
+    union = Annotated[Union[tagged], Field(discriminator=key)]  # noqa: UP007
+    title = "".join(part.title() for part in kind.split("-"))
+    return type(f"{title}Params", (RootModel[union],), {"__module__": __name__})
+
+
+def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -> StepKind:
+    """Register a step kind whose params pick one member of ``registry`` by ``key``; each
+    member's ``run`` gets its own params (the union's chosen member)."""
+    variants = Variants(key, registry)
 
     def run(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> None:
         chosen = params.root
@@ -175,11 +195,11 @@ def variant_kind(name: str, key: str, members: Sequence[Variant], **options: Any
         return own_check(params.root, names) if own_check else []
 
     def fingerprint(params: Any) -> Any:
-        return own_fingerprint(params.root) if own_fingerprint else None
+        return own_fingerprint(params.root)
 
     step_kind(
         name,
-        variants.union(name),
+        None,
         check=check,
         fingerprint=fingerprint if own_fingerprint else None,
         variants=variants,
