@@ -155,6 +155,11 @@ class LanguageModel(ABC):
             text = self._token_text[token_id] = self.decode([token_id])
         return text
 
+    @staticmethod
+    @abstractmethod
+    def auto_class():
+        """The transformers auto class (``AutoModelForMaskedLM``...) that loads the weights."""
+
     @abstractmethod
     def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
         """The ids a span is scored as, located as this family's ``score`` locates them."""

@@ -27,6 +27,14 @@ _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 class CausalLM(DecoderLM):
     family = "causal"
+
+    @staticmethod
+    def auto_class():
+        """The transformers auto class that loads this family's weights."""
+        from transformers import AutoModelForCausalLM
+
+        return AutoModelForCausalLM
+
     reads_left_only = True
 
     def __init__(self, model, tokenizer, **kwargs) -> None:

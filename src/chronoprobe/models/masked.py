@@ -36,6 +36,13 @@ class MaskedLM(LanguageModel):
 
     family = "masked"
 
+    @staticmethod
+    def auto_class():
+        """The transformers auto class that loads this family's weights."""
+        from transformers import AutoModelForMaskedLM
+
+        return AutoModelForMaskedLM
+
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)
         if tokenizer.mask_token_id is None:

@@ -9,7 +9,6 @@ the chronoprobe cache, which later loads read in about a second.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import importlib.util
 import os
 import shutil
@@ -19,13 +18,7 @@ from pathlib import Path
 import torch
 
 from chronoprobe.models.base import LanguageModel
-
-# family name -> "module:Class", imported only when used
-FAMILIES: dict[str, str] = {
-    "masked": "chronoprobe.models.masked:MaskedLM",
-    "causal": "chronoprobe.models.causal:CausalLM",
-    "seq2seq": "chronoprobe.models.seq2seq:Seq2SeqLM",
-}
+from chronoprobe.models.registry import ADAPTERS
 
 
 @dataclass(frozen=True)
@@ -137,10 +130,10 @@ def detect_family(config) -> str:
 
 
 def adapter_class(family: str) -> type[LanguageModel]:
-    if family not in FAMILIES:
-        raise ValueError(f"unknown model family {family!r}; choose one of {', '.join(FAMILIES)}")
-    module, _, name = FAMILIES[family].partition(":")
-    return getattr(importlib.import_module(module), name)
+    try:
+        return ADAPTERS.get(family)
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
 
 
 def load_model(
@@ -152,13 +145,7 @@ def load_model(
     batch_size: int = 64,
 ) -> LanguageModel:
     """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says."""
-    from transformers import (
-        AutoConfig,
-        AutoModelForCausalLM,
-        AutoModelForMaskedLM,
-        AutoModelForSeq2SeqLM,
-        AutoTokenizer,
-    )
+    from transformers import AutoConfig, AutoTokenizer
 
     from chronoprobe.core.devices import resolve_device
     from chronoprobe.core.hub import load_options, unreachable_hint
@@ -172,11 +159,7 @@ def load_model(
         config = AutoConfig.from_pretrained(source.location, trust_remote_code=False, **hub)
         family = family or detect_family(config)
         cls = adapter_class(family)
-        auto = {
-            "masked": AutoModelForMaskedLM,
-            "causal": AutoModelForCausalLM,
-            "seq2seq": AutoModelForSeq2SeqLM,
-        }[family]
+        auto = cls.auto_class()
         model = auto.from_pretrained(
             source.location,
             dtype=dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32),
