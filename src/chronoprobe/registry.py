@@ -68,6 +68,8 @@ class Registry(Generic[T]):
             )
         return self._entries[name]
 
+    __getitem__ = get
+
     def make(self, name: str, *args, **kwargs):
         """``get(name)(*args, **kwargs)``: an instance of a registered class."""
         return self.get(name)(*args, **kwargs)  # type: ignore[operator]

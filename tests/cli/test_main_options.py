@@ -52,8 +52,8 @@ def test_hugging_face_progress_bars_stay_out_of_piped_logs(tmp_path):
     row = {"id": "q", "query": "Alice works for [MASK].", "answer_labels": ["Acme"]}
     write_jsonl(tmp_path / "rows.jsonl", [row])
     code = "from chronoprobe.cli.main import app; app()"
-    args = ["probe", str(tmp_path / "rows.jsonl"), "-m", str(tmp_path / "model")]
-    args += ["--view", "pll", "--device", "cpu", "-o", str(tmp_path / "out")]
+    args = ["probe", "pll", str(tmp_path / "rows.jsonl"), "-m", str(tmp_path / "model")]
+    args += ["--device", "cpu", "-o", str(tmp_path / "out")]
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("HF_HUB_DIS")}
     done = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env

@@ -13,7 +13,7 @@ import pytest
 
 from chronoprobe.datasets.lamatk import StatementBuilder, YearFact, fill, load_lamatk_templates
 from chronoprobe.models.requests import Cloze
-from chronoprobe.probes import VIEWS, ProbeRow, ViewOptions
+from chronoprobe.probes import VIEWS, ProbeRow
 from chronoprobe.templates import MASK, load_cloze_templates
 
 NAMED = ("Alice Smith", "Bob Jones")  # the entity a query names, varied
@@ -72,7 +72,7 @@ def test_a_causal_label_score_depends_on_the_named_entity_in_every_template(tiny
         assert "P54 subject/0" in gap_first
     scores = {
         p["id"]: next(iter(p["label_scores"].values()))
-        for p in VIEWS["pll"].predict(tiny("llama"), rows, ViewOptions(), None)
+        for p in VIEWS["pll"].predict(tiny("llama"), rows, VIEWS["pll"].params(), None)
     }
     same = [name for name in queries if abs(scores[f"{name}/0"] - scores[f"{name}/1"]) < 1e-4]
     assert same == []

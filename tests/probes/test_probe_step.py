@@ -50,7 +50,8 @@ def context(out: Path) -> StepContext:
 
 
 def params(**values):
-    return get_kind("probe").params(**{"device": "cpu", "batch_size": 4, **values})
+    values = {"view": "pll", "device": "cpu", "batch_size": 4, **values}
+    return get_kind("probe").params.model_validate(values)
 
 
 def close(got, want) -> bool:
@@ -183,14 +184,15 @@ def test_a_killed_step_resumes_at_the_first_unfinished_model(
 
 
 def test_inputs_and_models_are_checked(data_dir, model_dirs, tmp_path):
-    with pytest.raises(ValueError, match="either the param `models"):
-        run_step(tmp_path / "a", {"data": data_dir})
-    with pytest.raises(ValueError, match="needs the input `data: <build step id>`"):
-        run_step(tmp_path / "b", {}, models=[str(model_dirs[0])])
-    with pytest.raises(ValueError, match=r"no examples.jsonl"):
+    kind = get_kind("probe")
+    [problem] = kind.problems(params(), ["data"])
+    assert "give the models to probe" in problem and "or the input `series`" in problem
+    [problem] = kind.problems(params(models=[str(model_dirs[0])]), [])
+    assert problem.startswith("inputs.data: required: The probe set")
+    [problem] = kind.problems(params(models=[str(model_dirs[0])] * 2), ["data"])
+    assert "listed twice" in problem
+    with pytest.raises(ValueError, match=r"examples.jsonl: no such file"):
         run_step(tmp_path / "c", {"data": tmp_path}, models=[str(model_dirs[0])])
-    with pytest.raises(ValueError, match="listed twice"):
-        run_step(tmp_path / "d", {"data": data_dir}, models=[str(model_dirs[0])] * 2)
     bad = tmp_path / "bad"
     write_jsonl(bad / "examples.jsonl", [{"id": "x", "query": "[MASK] works."}])
     with pytest.raises(ValueError, match=r"bad/examples.jsonl:1: .*needs id, query and answer"):

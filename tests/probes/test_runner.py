@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.jsonl import read_jsonl
 from chronoprobe.probes import VIEWS, metrics_by_group, read_rows, run_probe
+from chronoprobe.probes.series_matrix import read_predictions
 
 
 def test_single_token_metrics_by_period_and_split():
@@ -118,38 +120,43 @@ def test_probe_command_writes_predictions_and_metrics(tiny, examples, tmp_path):
     model.model.save_pretrained(model_dir)
     model.tokenizer.save_pretrained(model_dir)
     out = tmp_path / "out"
-    args = ["probe", str(examples), "--model", str(model_dir), "--out", str(out), "--device", "cpu"]
-    result = CliRunner().invoke(app, [*args, "--view", "pll", "--batch-size", "3"])
+    args = ["probe", "pll", str(examples), "-m", str(model_dir), "-o", str(out), "--device", "cpu"]
+    result = CliRunner().invoke(app, [*args, "--batch-size", "3"])
     assert result.exit_code == 0, result.output
-    rows = list(read_jsonl(out / "predictions.jsonl"))
+    rows = read_predictions(out / "predictions.parquet")
     assert [r["id"] for r in rows] == [f"q{i}" for i in range(1, 8)]
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["view"] == "pll" and metrics["family"] == "masked"
+    assert rows[4]["query"] == "Bob Jones was employed by [MASK] in 2020."
+    assert rows[4]["answer_labels"] == ["Umbrella"]  # the gold labels beside the scores
+    top = json.loads((out / "metrics.json").read_text())
+    assert top["view"] == "pll" and top["metric"] == "temporal_acc"  # the family's own metric
+    metrics = top["models"][str(model_dir)]
+    assert metrics["family"] == "masked"
     assert set(metrics["by_period"]) == {"2019", "2020"}
     assert set(metrics["by_split"]) == {"unchanged", "updated", "new", "deleted"}
     assert metrics["overall_excludes"] == ["deleted"]
     assert metrics["overall"]["n"] == 6 and metrics["by_split"]["deleted"]["n"] == 1
-    missing = CliRunner().invoke(
-        app, [*args[:1], str(tmp_path / "nope.jsonl"), *args[2:], "--view", "pll"]
-    )
-    assert missing.exit_code == 2 and "no such probe file" in missing.output
+    missing = CliRunner().invoke(app, [*args[:2], str(tmp_path / "nope.jsonl"), *args[3:]])
+    assert missing.exit_code == 2 and "nope.jsonl: no such file or directory" in missing.output
 
 
 def test_probe_command_counts_skipped_rows_and_warns_of_gap_first_rows(tiny, examples, tmp_path):
     """Multi-token with M = 2 skips q3 and q6, whose labels are all longer (the fixture's BPE:
     "Carla Diaz" 4 tokens, "New York Times" 3); a causal model also skips q3 for its gap."""
-    args = ["probe", str(examples), "--device", "cpu", "--view", "multi-token", "--max-tokens", "2"]
+    args = ["probe", "multi-token", str(examples), "--device", "cpu", "--max-tokens", "2"]
     for architecture in ("roberta", "llama"):
         model = tiny(architecture)
         model_dir = tmp_path / architecture
         model.model.save_pretrained(model_dir)
         model.tokenizer.save_pretrained(model_dir)
         out = tmp_path / f"out-{architecture}"
-        result = CliRunner().invoke(app, [*args, "--model", str(model_dir), "--out", str(out)])
+        result = CliRunner().invoke(app, [*args, "-m", str(model_dir), "-o", str(out)])
         assert result.exit_code == 0, result.output
-        metrics = json.loads((out / "metrics.json").read_text())
-        skipped = {r["id"]: r["skipped"] for r in read_jsonl(out / "skipped.jsonl")}
-        assert [r["id"] for r in read_jsonl(out / "predictions.jsonl")] == [
+        top = json.loads((out / "metrics.json").read_text())
+        metrics = top["models"][str(model_dir)]
+        skipped = {
+            r["id"]: r["skipped"] for r in pq.read_table(out / "skipped.parquet").to_pylist()
+        }
+        assert [r["id"] for r in read_predictions(out / "predictions.parquet")] == [
             "q1",
             "q2",
             "q4",
@@ -157,7 +164,7 @@ def test_probe_command_counts_skipped_rows_and_warns_of_gap_first_rows(tiny, exa
             "q7",
         ]
         assert metrics["predicted"] == 5 and sum(metrics["skipped"].values()) == 2
-        assert "selection" in metrics and metrics["selection"].startswith("mean_logprob")
+        assert "selection" in top and top["selection"].startswith("mean_logprob")
         output = " ".join(result.output.split())
         if architecture == "roberta":
             too_long = "every gold label is longer than M = 2 tokens"

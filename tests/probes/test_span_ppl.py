@@ -5,18 +5,20 @@ from __future__ import annotations
 import json
 import math
 
+import pyarrow.parquet as pq
 import pytest
 import torch
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.jsonl import read_jsonl, write_jsonl
+from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.requests import Cloze, ScoreRequest
 from chronoprobe.models.seq2seq import Seq2SeqLM
 from chronoprobe.models.tiny import random_model, train_tokenizer
-from chronoprobe.probes import VIEWS, ViewOptions, run_probe
+from chronoprobe.probes import VIEWS, run_probe
 from chronoprobe.probes.span_ppl import (
     CONDITIONS,
+    SpanPplParams,
     condition_request,
     read_examples,
     span_ppl_metrics,
@@ -148,7 +150,7 @@ def test_perplexity_is_averaged_per_entity_first():
         prediction(1, "A", "2018", "no-ent", -4.0, 1, "random"),
         prediction(2, "B", "2021", "no-ent", -1.0, 1),
     ]
-    options = ViewOptions(conditions=("original", "no-ent"), cutoff_year=2019)
+    options = SpanPplParams(conditions=("original", "no-ent"), cutoff_year=2019)
     metrics = span_ppl_metrics(original + no_ent, options)
     overall = metrics["overall"]["original"]
     assert overall == {
@@ -173,7 +175,7 @@ def test_perplexity_is_averaged_per_entity_first():
     assert check["median_increase"] == pytest.approx(math.e - 1)
     assert check["share_increased"] == 1.0
     assert metrics["sensitivity"]["unseen"]["relative_gap"] == pytest.approx(math.e**0.5 - 1)
-    no_cutoff = span_ppl_metrics(original, ViewOptions(conditions=("original",)))
+    no_cutoff = span_ppl_metrics(original, SpanPplParams(conditions=("original",)))
     assert no_cutoff["by_group"] == {} and "sensitivity" not in no_cutoff
 
 
@@ -228,7 +230,7 @@ def tiny_bart():
 def test_batched_span_scores_equal_naive_forwards(tiny, tiny_bart, ecbd_file, architecture):
     model = tiny_bart if architecture == "bart" else tiny(architecture)
     rows = read_examples(ecbd_file)
-    got = VIEWS["span-ppl"].predict(model, rows, ViewOptions(seed=3), None)
+    got = VIEWS["span-ppl"].predict(model, rows, SpanPplParams(seed=3), None)
     assert len(got) == len(rows) * len(CONDITIONS)
     for i, p in enumerate(got):
         row, condition = rows[i // len(CONDITIONS)], CONDITIONS[i % len(CONDITIONS)]
@@ -249,19 +251,20 @@ def test_probe_command_runs_span_ppl(tiny, ecbd_file, tmp_path):
     model.model.save_pretrained(model_dir)
     model.tokenizer.save_pretrained(model_dir)
     out = tmp_path / "out"
-    args = ["probe", str(ecbd_file), "--model", str(model_dir), "--out", str(out)]
-    options = ["--view", "span-ppl", "--device", "cpu", "--cutoff-year", "2019"]
-    conditions = ["--condition", "original", "--condition", "no-ent"]
+    args = ["probe", "span-ppl", str(ecbd_file), "-m", str(model_dir), "-o", str(out)]
+    options = ["--device", "cpu", "--cutoff-year", "2019"]
+    conditions = ["--conditions", "original", "--conditions", "no-ent"]
     result = CliRunner().invoke(app, [*args, *options, *conditions])
     assert result.exit_code == 0, result.output
-    assert "original perplexity" in result.output
-    rows = list(read_jsonl(out / "predictions.jsonl"))
+    assert "ppl original" in " ".join(result.output.split())
+    rows = pq.read_table(out / "predictions.parquet").to_pylist()
     assert [(r["id"], r["condition"]) for r in rows[:2]] == [
         ("ecbd-0", "original"),
         ("ecbd-0", "no-ent"),
     ]
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["view"] == "span-ppl" and metrics["family"] == "causal"
+    top = json.loads((out / "metrics.json").read_text())
+    metrics = top["models"][str(model_dir)]
+    assert top["view"] == "span-ppl" and metrics["family"] == "causal"
     assert metrics["conditions"] == ["original", "no-ent"]
     assert set(metrics["by_group"]) == {"seen", "unseen", "popular"}
     assert list(metrics["by_year"]) == ["2019", "2020", "popular"]
@@ -272,7 +275,7 @@ def test_probe_command_runs_span_ppl(tiny, ecbd_file, tmp_path):
         model,
         "span-ppl",
         tmp_path / "direct",
-        ViewOptions(conditions=("original", "no-ent"), cutoff_year=2019),
+        SpanPplParams(conditions=("original", "no-ent"), cutoff_year=2019),
         shard_rows=3,
     )
     assert direct["overall"]["no-ent"]["perplexity"] == pytest.approx(
@@ -280,17 +283,16 @@ def test_probe_command_runs_span_ppl(tiny, ecbd_file, tmp_path):
     )
 
 
-def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatch):
-    """The step (two models, per-model cutoffs) writes predictions and metrics the section reads;
-    a rerun after a kill keeps the finished model."""
+def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatch):
+    """The probe step with the span-ppl view (two models, per-model cutoffs) writes predictions
+    and metrics the section reads; a rerun after a kill keeps the finished model."""
     import logging
 
     import pyarrow.parquet as pq
 
+    from chronoprobe.probes import ops
     from chronoprobe.report.ecbd_section import ecbd_section
-    from chronoprobe.runs import ecbd_step
-    from chronoprobe.runs.ecbd_step import ECBDEvalParams, run_ecbd_eval
-    from chronoprobe.runs.steps import SHARDS_DIR, StepContext
+    from chronoprobe.runs.steps import SHARDS_DIR, StepContext, get_kind
 
     specs = []
     for architecture in ("llama", "t5"):
@@ -298,29 +300,33 @@ def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatc
         model.model.save_pretrained(folder)
         model.tokenizer.save_pretrained(folder)
         specs.append(str(folder))
-    params = ECBDEvalParams(
-        models=specs,
-        cutoff_year=2019,
-        cutoff_years={specs[1]: 2020},
-        device="cpu",
-        batch_size=4,
-        recall_beams=10,  # the T5 model gets Recall@10, the causal one perplexity only
+    kind = get_kind("probe")
+    params = kind.params.model_validate(
+        {
+            "view": "span-ppl",
+            "models": specs,
+            "cutoff_year": 2019,
+            "cutoff_years": {specs[1]: 2020},
+            "device": "cpu",
+            "batch_size": 4,
+            "recall_beams": 10,  # the T5 model gets Recall@10, the causal one perplexity only
+        }
     )
-    inputs = {"examples": ecbd_file.parent}
+    inputs = {"data": ecbd_file.parent}
     out = tmp_path / "step"
     ctx = StepContext("ecbd", out, tmp_path, seed=5, log=logging.getLogger("t"))
-    evaluate, calls = ecbd_step._evaluate, []
+    evaluate, calls = ops._probe_one, []
 
-    def killed_at_second_model(ctx, params, spec, data, work):
+    def killed_at_second_model(ctx, view, params, name, spec, *paths):
         calls.append(spec)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        evaluate(ctx, params, spec, data, work)
+        return evaluate(ctx, view, params, name, spec, *paths)
 
-    monkeypatch.setattr(ecbd_step, "_evaluate", killed_at_second_model)
+    monkeypatch.setattr(ops, "_probe_one", killed_at_second_model)
     with pytest.raises(KeyboardInterrupt):
-        run_ecbd_eval(ctx, params, inputs)
-    run_ecbd_eval(ctx, params, inputs)
+        kind.run(ctx, params, inputs)
+    kind.run(ctx, params, inputs)
     assert calls == [specs[0], specs[1], specs[1]]  # the finished model was not rerun
     table = pq.read_table(out / "predictions.parquet").to_pylist()
     assert len(table) == 2 * len(ROWS) * len(CONDITIONS)
@@ -344,7 +350,7 @@ def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatc
         tiny("llama"),
         "span-ppl",
         tmp_path / "direct",
-        ViewOptions(seed=5, cutoff_year=2019),
+        SpanPplParams(seed=5, cutoff_year=2019),
     )
     for condition in CONDITIONS:  # the step's batch size differs: padding moves the last digits
         assert direct["overall"][condition]["perplexity"] == pytest.approx(
@@ -360,8 +366,8 @@ def test_ecbd_eval_step_and_report_section(tiny, ecbd_file, tmp_path, monkeypatc
     ]
     assert len(recall_tables) == 1  # the T5 model's only
     assert recall_tables[0].rows[0][2] == round(t5["overall"]["original"]["recall@10"], 2)
-    with pytest.raises(ValueError, match="one input, `examples"):
-        run_ecbd_eval(ctx, params, {"kg": tmp_path})
+    [problem] = kind.problems(params, ["data", "kg"])
+    assert problem == "inputs.kg: probe takes no input 'kg' (it takes: data, series)"
 
 
 def test_beam_spans_read_the_text_between_the_sentinels(tiny, monkeypatch):
@@ -408,7 +414,7 @@ def test_recall_needs_a_t5_style_model(tiny, tiny_bart, ecbd_file, architecture)
     model = tiny_bart if architecture == "bart" else tiny(architecture)
     rows = read_examples(ecbd_file)
     with pytest.raises(ValueError, match="need a T5-style model"):
-        VIEWS["span-ppl"].predict(model, rows, ViewOptions(recall_beams=10), None)
+        VIEWS["span-ppl"].predict(model, rows, SpanPplParams(recall_beams=10), None)
 
 
 class _FixedSpans:
@@ -440,7 +446,7 @@ def test_recall_at_10_on_hand_checked_spans(ecbd_file):
         "by": ["Initech"],
         "Initech": ["hired", "employs"],
     }
-    options = ViewOptions(conditions=("original",), recall_beams=20)
+    options = SpanPplParams(conditions=("original",), recall_beams=20)
     got = VIEWS["span-ppl"].predict(_FixedSpans(by_last_left_word), rows, options, None)
     assert [p["recall_at_10"] for p in got] == [True, False, True, False]
     assert got[0]["top10"] == ["Bob Jones", "Alice  Smith"]
@@ -456,18 +462,16 @@ def test_probe_command_recall_beams(tiny, ecbd_file, tmp_path, architecture):
     model.model.save_pretrained(model_dir)
     model.tokenizer.save_pretrained(model_dir)
     out = tmp_path / "out"
-    args = ["probe", str(ecbd_file), "--model", str(model_dir), "--out", str(out)]
-    options = ["--view", "span-ppl", "--device", "cpu", "--condition", "original"]
+    args = ["probe", "span-ppl", str(ecbd_file), "-m", str(model_dir), "-o", str(out)]
+    options = ["--device", "cpu", "--conditions", "original"]
     result = CliRunner().invoke(app, [*args, *options, "--recall-beams", "10"])
-    if architecture == "llama":
-        assert result.exit_code != 0
-        assert "need a T5-style model" in result.output
-        assert not (out / "predictions.jsonl").exists()
-        return
     assert result.exit_code == 0, result.output
-    assert "Recall@10" in result.output
-    rows = list(read_jsonl(out / "predictions.jsonl"))
+    rows = pq.read_table(out / "predictions.parquet").to_pylist()
+    if architecture == "llama":  # perplexity only, and the reason why
+        assert "need a T5-style model" in " ".join(result.output.split())
+        assert all(r["top10"] is None for r in rows)
+        return
     assert all(0 < len(r["top10"]) <= 10 and isinstance(r["recall_at_10"], bool) for r in rows)
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((out / "metrics.json").read_text())["models"][str(model_dir)]
     hits = [r["recall_at_10"] for r in rows]
     assert metrics["overall"]["original"]["recall@10"] == sum(hits) / len(hits)

@@ -7,7 +7,7 @@ import torch
 
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
 from chronoprobe.models.requests import Candidate, Cloze
-from chronoprobe.probes import VIEWS, ProbeRow, ViewOptions, read_rows
+from chronoprobe.probes import VIEWS, ProbeRow, read_rows
 
 ATOL = 1e-4
 
@@ -33,7 +33,7 @@ def masked(model, row, m=1) -> list[int]:
 
 def test_single_token_view_matches_naive_loop(tiny, examples):
     model, rows = tiny(), read_rows(examples)
-    got = VIEWS["single-token"].predict(model, rows, ViewOptions(top_k=5), None)
+    got = VIEWS["single-token"].predict(model, rows, VIEWS["single-token"].params(top_k=5), None)
     expected = []
     for row in rows:
         gold = set()
@@ -68,7 +68,7 @@ def test_multi_token_view_matches_naive_loop(tiny, examples):
     """Fillings of 1..M masks, the best per token chosen, scored against the labels of at most
     M tokens; rows with none are skipped."""
     model, rows = tiny(), read_rows(examples)
-    got = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=2), None)
+    got = VIEWS["multi-token"].predict(model, rows, VIEWS["multi-token"].params(max_tokens=2), None)
     special = set(model.tokenizer.all_special_ids)
     kept = []
     for row, prediction in zip(rows, got, strict=True):
@@ -107,7 +107,7 @@ def test_multi_token_view_matches_naive_loop(tiny, examples):
 
 def test_pll_view_matches_per_token_loop(tiny, examples):
     model, rows = tiny(), read_rows(examples)
-    got = VIEWS["pll"].predict(model, rows, ViewOptions(), None)
+    got = VIEWS["pll"].predict(model, rows, VIEWS["pll"].params(), None)
     for row, prediction in zip(rows, got, strict=True):
         assert list(prediction["label_scores"]) == row.labels
         for label in row.labels:
@@ -124,10 +124,12 @@ def test_pll_view_matches_per_token_loop(tiny, examples):
 @pytest.mark.parametrize("architecture", ["llama", "t5"])
 def test_every_view_runs_for_decoder_families(tiny, examples, architecture):
     model, rows = tiny(architecture), read_rows(examples)
-    single = VIEWS["single-token"].predict(model, rows, ViewOptions(top_k=3), None)
+    single = VIEWS["single-token"].predict(model, rows, VIEWS["single-token"].params(top_k=3), None)
     answered = [p for p in single if "skipped" not in p]
     assert all(len(p["predictions"]) == 3 and p["gold_rank"] >= 1 for p in answered)
-    multi = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=5), None)
+    multi = VIEWS["multi-token"].predict(
+        model, rows, VIEWS["multi-token"].params(max_tokens=5), None
+    )
     assert [p["id"] for p in multi] == [r.id for r in rows]
     # q3 puts the gap first: a causal model would generate it without reading the question
     gap_first = ["q3"] if architecture == "llama" else []
@@ -135,7 +137,7 @@ def test_every_view_runs_for_decoder_families(tiny, examples, architecture):
     first = [p["id"] for p in single if p.get("skipped", "").startswith("the gap comes first")]
     assert first == gap_first
     assert all(len(p["candidates"]) == 5 for p in multi if "skipped" not in p)
-    scores = VIEWS["pll"].predict(model, rows, ViewOptions(), None)
+    scores = VIEWS["pll"].predict(model, rows, VIEWS["pll"].params(), None)
     assert [p["id"] for p in scores] == [r.id for r in rows]
     assert all(v < 0 for p in scores for v in p["label_scores"].values())
 
@@ -165,7 +167,9 @@ def test_a_one_token_filling_no_longer_wins_by_length_alone():
         Candidate("Acme Corp Ltd", [1, 2, 3], -7.5, 3),
     ]
     row = ProbeRow("q", Cloze("Alice works for ", "."), ["Acme Corp"], "2020", "new")
-    (got,) = VIEWS["multi-token"].predict(FixedCandidates(candidates), [row], ViewOptions(), None)
+    (got,) = VIEWS["multi-token"].predict(
+        FixedCandidates(candidates), [row], VIEWS["multi-token"].params(), None
+    )
     assert got["prediction"] == "Acme Corp" and got["exact_match"] == 1.0
     assert [c["mean_logprob"] for c in got["candidates"]] == [-3.0, -2.0, -2.5]
 
@@ -177,7 +181,7 @@ def test_labels_longer_than_m_are_left_out_and_rows_without_any_skipped():
         ProbeRow("mixed", Cloze("B works for ", "."), ["a b c d", "Acme"], "2020", None),
         ProbeRow("long", Cloze("C works for ", "."), ["a b c d", "a b c d e"], "2020", None),
     ]
-    got = VIEWS["multi-token"].predict(model, rows, ViewOptions(max_tokens=3), None)
+    got = VIEWS["multi-token"].predict(model, rows, VIEWS["multi-token"].params(max_tokens=3), None)
     assert [p.get("skipped") for p in got] == [
         None,
         None,

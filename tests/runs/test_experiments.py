@@ -25,4 +25,4 @@ def test_the_demo_covers_every_family():
     kinds = {
         step.kind for step in load_experiment(EXPERIMENTS[0].parent / "demo.yaml").config.steps
     }
-    assert {"kg", "build", "memorize", "series", "probe", "tkg", "kgqa", "ecbd-eval"} <= kinds
+    assert {"kg", "build", "memorize", "series", "probe", "tkg", "kgqa"} <= kinds

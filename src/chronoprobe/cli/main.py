@@ -9,7 +9,6 @@ import typer
 
 from chronoprobe import __version__
 from chronoprobe.cli import build, kg, kgqa, tkg, train
-from chronoprobe.cli import probe as probe_commands
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
 
@@ -29,7 +28,20 @@ app.add_typer(kgqa.app, name="kgqa")
 app.command("run")(run_commands.run)
 app.command("results")(run_commands.results)
 app.command("report")(report)
-app.command("probe")(probe_commands.probe)
+
+
+def _operations() -> None:
+    """Every operation's command, made from its step kind's params."""
+    from chronoprobe.cli.operations import add_commands
+    from chronoprobe.runs.steps import STEP_KINDS
+
+    groups = {"kg": kg.app, "build": build.app, "train": train.app, "tkg": tkg.app}
+    groups["kgqa"] = kgqa.app
+    kinds = [STEP_KINDS.get(name) for name in STEP_KINDS.names()]
+    add_commands(app, [k for k in kinds if k.command], groups)
+
+
+_operations()
 
 
 def _version(value: bool) -> None:

@@ -64,16 +64,45 @@ def _option_type(field: FieldInfo) -> Any:
     origin = get_origin(annotation)
     if origin is Literal:
         return _choices([str(v) for v in get_args(annotation)])
+    if origin is dict:
+        return list[str]  # KEY=VALUE, repeated
     if origin is list:
         item, _ = _unwrap(get_args(annotation)[0])
-        if get_origin(item) is Literal:
-            return list[_choices([str(v) for v in get_args(item)])]
-        return list[item]
+        return list[str] if get_origin(item) is Literal else list[item]  # typer: no list[Literal]
     if annotation in (str, int, float, bool) or annotation is Path:
         return annotation
     if isinstance(annotation, type) and issubclass(annotation, Path):
         return Path
     raise TypeError(f"a command option cannot have the type {annotation!r}")
+
+
+def _help_text(field: FieldInfo) -> str:
+    """The description, plus the choices of a list of ``Literal`` values (typer shows no
+    choices for lists); repeated options make the list."""
+    text = field.description or ""
+    annotation, _ = _unwrap(field.annotation)
+    if get_origin(annotation) is list:
+        item, _ = _unwrap(get_args(annotation)[0])
+        if get_origin(item) is Literal:
+            text += f" One of: {', '.join(map(str, get_args(item)))}."
+        text += " Repeat the option for several."
+    return text.strip()
+
+
+def _is_dict(field: FieldInfo) -> bool:
+    return get_origin(_unwrap(field.annotation)[0]) is dict
+
+
+def _as_dict(name: str, pairs: list[str]) -> dict[str, str]:
+    """``--name KEY=VALUE`` options as a mapping."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag}: expected KEY=VALUE, not {pair!r}")
+        out[key] = value
+    return out
 
 
 def _default(field: FieldInfo) -> Any:
@@ -90,7 +119,10 @@ def _cli(field: FieldInfo) -> Cli:
 def _field_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     kind = _option_type(field)
     default, cli = _default(field), _cli(field)
-    extra: dict[str, Any] = {"help": field.description or ""}
+    extra: dict[str, Any] = {"help": _help_text(field)}
+    if _is_dict(field):
+        default = None
+        extra["metavar"] = "KEY=VALUE"
     if cli.argument:
         info = typer.Argument(default, **extra)
     else:
@@ -159,6 +191,7 @@ def make_command(
     fields = [_field_parameter(n, f) for n, f in model.model_fields.items() if n not in fixed]
     parameters = inputs + fields + _fixed_parameters()
     input_names = {p.name for p in inputs}
+    dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]
 
     def command(**values: Any) -> None:
         from chronoprobe.runs.single import run_operation
@@ -166,8 +199,16 @@ def make_command(
         given = {name: values.pop(name) for name in input_names}
         out, no_cache = values.pop(OUT), values.pop(NO_CACHE)
         raw = {k: v for k, v in values.items() if v is not None and v != []}
-        params = validate(kind.params, {**fixed, **raw})
+        for name in dicts:
+            if name in raw:
+                raw[name] = _as_dict(name, raw[name])
         paths = {name: Path(path) for name, path in given.items() if path is not None}
+        for declared in kind.inputs or ():
+            path = paths.get(declared.name)
+            if declared.file_param and path is not None and path.is_file():
+                paths[declared.name] = path.parent
+                raw.setdefault(declared.file_param, path.name)
+        params = validate(kind.params, {**fixed, **raw})
         problems = kind.problems(params, paths)
         if problems:
             raise ValueError("; ".join(problems))
@@ -196,7 +237,10 @@ def add_commands(app: typer.Typer, kinds: list[StepKind], groups: dict[str, type
         *group_path, name = kind.command
         parent = groups[group_path[0]] if group_path else app
         if kind.variants is not None:
-            group = groups.get(name, parent)
+            if name not in groups:
+                groups[name] = typer.Typer(help=kind.help, no_args_is_help=True)
+                parent.add_typer(groups[name], name=name)
+            group = groups[name]
             for variant in kind.variants.members():
                 group.command(variant.name)(_variant_command(kind, variant))
         else:

@@ -1,11 +1,11 @@
-"""Evaluation views over probe rows (single-token ranking, multi-token decoding, PLL).
+"""Evaluation views over probe rows, and the ``probe`` operation that runs them.
 
-``VIEWS`` names each view; ``run_probe`` runs one over a probe file and writes
-predictions.jsonl and metrics.json (per period, per split, per period and split).
+``VIEWS`` names each view (see :mod:`chronoprobe.probes.view`); ``run_probe`` runs one over a
+probe file for one model and writes predictions.jsonl, skipped.jsonl and metrics.json.
 """
 
 from chronoprobe.probes.rows import ProbeRow, read_rows
 from chronoprobe.probes.runner import metrics_by_group, run_probe
-from chronoprobe.probes.views import VIEWS, View, ViewOptions
+from chronoprobe.probes.view import VIEWS, ProbeParams, View
 
-__all__ = ["VIEWS", "ProbeRow", "View", "ViewOptions", "metrics_by_group", "read_rows", "run_probe"]
+__all__ = ["VIEWS", "ProbeParams", "ProbeRow", "View", "metrics_by_group", "read_rows", "run_probe"]

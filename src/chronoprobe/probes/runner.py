@@ -17,13 +17,11 @@ import json
 import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import read_jsonl, write_jsonl
-from chronoprobe.probes.rows import read_rows
-from chronoprobe.probes.views import SKIPPED, VIEWS, View, ViewOptions, gap_first_warnings
+from chronoprobe.probes.view import SKIPPED, VIEWS, View
 
 SHARD_ROWS = 8192
 DELETED = "deleted"
@@ -70,9 +68,10 @@ def count_skipped(skipped: Sequence[dict]) -> dict[str, int]:
     return dict(Counter(s[SKIPPED] for s in skipped).most_common())
 
 
-def _fingerprint(data: Path, model_name: str, view: str, options: ViewOptions) -> str:
+def _fingerprint(data: Path, model_name: str, view: str, params, limit: int | None) -> str:
     stat = data.stat()
-    key = [str(data.resolve()), stat.st_size, stat.st_mtime_ns, model_name, view, asdict(options)]
+    options = params.model_dump(mode="json")
+    key = [str(data.resolve()), stat.st_size, stat.st_mtime_ns, model_name, view, options, limit]
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()
 
 
@@ -81,29 +80,25 @@ def run_probe(
     model,
     view_name: str,
     out_dir: str | Path,
-    options: ViewOptions | None = None,
+    params=None,
     *,
     shard_rows: int = SHARD_ROWS,
     progress: Callable[[float, float], None] | None = None,
-    include_deleted: bool = False,
-    warn: Callable[[str], None] | None = None,
+    limit: int | None = None,
 ) -> dict:
     """Probe ``model`` with one view over ``data``; returns the metrics written to metrics.json.
 
-    ``progress(done, total)`` is called in rows as work finishes, shards resumed included.
-    ``include_deleted`` counts deleted rows in the overall and per-period metrics too.
-    ``warn(message)`` hears, before the work starts, what metrics.json lists as ``warnings``.
+    ``params`` are the view's params (its defaults when None); ``limit`` reads only the first
+    rows. ``progress(done, total)`` is called in rows as work finishes, shards resumed included.
+    metrics.json lists ``warnings``: what a user should know about these rows and this model.
     """
-    if view_name not in VIEWS:
-        raise ValueError(f"unknown view {view_name!r}; choose one of {', '.join(VIEWS)}")
-    view, options = VIEWS[view_name], options or ViewOptions()
+    view = VIEWS.get(view_name)
+    params = params if params is not None else view.params()
     data, out_dir = Path(data), Path(out_dir)
-    rows = (view.read or read_rows)(data)
-    warnings = [] if view.read else gap_first_warnings(model, rows, view_name)
-    for message in warnings if warn else ():
-        warn(message)
+    rows = list(view.read(data))[:limit]
+    warnings = view.warnings(model, rows) if view.warnings else []
     shard_dir = out_dir / f".shards-{view_name}"
-    fingerprint = _fingerprint(data, model.name, view_name, options)
+    fingerprint = _fingerprint(data, model.name, view_name, params, limit)
     stamp = shard_dir / "fingerprint"
     if not stamp.is_file() or stamp.read_text() != fingerprint:
         shutil.rmtree(shard_dir, ignore_errors=True)
@@ -119,7 +114,7 @@ def run_probe(
                 if progress:
                     progress(start + size * done / max(total, 1), len(rows))
 
-            write_jsonl(path, view.predict(model, chunk, options, report))
+            write_jsonl(path, view.predict(model, chunk, params, report))
         if progress:
             progress(start + len(chunk), len(rows))
     answered = [
@@ -138,13 +133,9 @@ def run_probe(
         "predicted": len(predictions),
         "skipped": count_skipped(skipped),
         "warnings": warnings,
-        "options": asdict(options),
+        "options": params.model_dump(mode="json"),
         **({"selection": view.selection} if view.selection else {}),
-        **(
-            view.metrics(predictions, options)
-            if view.metrics
-            else metrics_by_group(view, predictions, include_deleted=include_deleted)
-        ),
+        **view.metrics(predictions, params),
     }
     atomic_write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     shutil.rmtree(shard_dir)

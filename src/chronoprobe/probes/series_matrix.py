@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from chronoprobe.datasets.drift import SPLITS
 from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
 from chronoprobe.probes.runner import outside_all
-from chronoprobe.probes.views import VIEWS
+from chronoprobe.probes.view import VIEWS
 from chronoprobe.time import Period
 
 ALL = "all"  # the split name of a matrix over every row

@@ -22,21 +22,49 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal
 
 import msgspec
+from pydantic import Field
 
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
-
-if TYPE_CHECKING:
-    from chronoprobe.probes.views import ViewOptions
+from chronoprobe.probes.view import ProbeParams, View
 
 CONDITIONS = ("original", "no-ent", "random-def", "definition")
+Condition = Literal["original", "no-ent", "random-def", "definition"]
 RECALL_K = 10  # ECBD's Recall@10: the gold span among the top ten beam-search spans
 GENERIC_MENTION = "the entity"
 POPULAR = "popular"
+
+
+class SpanPplParams(ProbeParams):
+    conditions: list[Condition] = Field(
+        default_factory=lambda: list(CONDITIONS),
+        min_length=1,
+        description="ECBD input conditions to score: original, no-ent (the mention replaced by "
+        "'the entity'), random-def (another entity's definition prepended), definition (the "
+        "entity's own).",
+    )
+    cutoff_year: int | None = Field(
+        None,
+        description="Last year of the models' training data: splits the years into seen and "
+        "unseen groups.",
+    )
+    cutoff_years: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per model spec (MODEL=YEAR), a cutoff year overriding cutoff_year.",
+    )
+    seed: int | None = Field(
+        None, description="Seed of RANDOM DEF's draw of definitions (default: the run's seed)."
+    )
+    recall_beams: int = Field(
+        0,
+        ge=0,
+        description="T5-style models: also beam-search each gap with this many beams and "
+        "report Recall@10, as the ECBD paper's appendix (it used 100; 0: off).",
+    )
 
 
 class _Line(msgspec.Struct):
@@ -179,19 +207,20 @@ def _spaced(text: str) -> str:
 def predict_span_ppl(
     model,
     rows: Sequence[ECBDExample],
-    options: ViewOptions,
+    params: SpanPplParams,
     progress: Callable[[int, int], None] | None,
 ) -> list[dict]:
     """One prediction per (example, condition); every request of the shard in one pool.
 
-    With ``options.recall_beams`` the model also fills each gap by beam search (T5-style
+    With ``params.recall_beams`` the model also fills each gap by beam search (T5-style
     seq2seq models only), and the prediction lists its top ten spans and whether the gold span
     is among them (whitespace-normalised exact match).
     """
-    conditions = tuple(options.conditions)
-    framed = [condition_request(r, c, options.seed) for r in rows for c in conditions]
+    conditions = tuple(params.conditions)
+    seed = 0 if params.seed is None else params.seed
+    framed = [condition_request(r, c, seed) for r in rows for c in conditions]
     requests = [request for request, _ in framed]
-    phases = 2 if options.recall_beams else 1
+    phases = 2 if params.recall_beams else 1
 
     def phase(index: int):
         if progress is None:
@@ -199,11 +228,11 @@ def predict_span_ppl(
         return lambda done, total: progress(index * total + done, phases * total)
 
     beamed = None
-    if options.recall_beams:  # first, so a model that cannot do it fails before any scoring
+    if params.recall_beams:  # first, so a model that cannot do it fails before any scoring
         if not model.fills_spans:
             raise ValueError(f"{model.name}: {NO_BEAM_SPANS}")
         clozes = [r.cloze for r in requests]
-        beamed = model.beam_spans(clozes, options.recall_beams, RECALL_K, progress=phase(0))
+        beamed = model.beam_spans(clozes, params.recall_beams, RECALL_K, progress=phase(0))
     scores = model.score(requests, progress=phase(phases - 1))
     out = []
     for i, ((request, source), score) in enumerate(zip(framed, scores, strict=True)):
@@ -296,12 +325,12 @@ def sensitivity(predictions: Sequence[dict]) -> dict[str, float | int | None]:
     }
 
 
-def span_ppl_metrics(predictions: Sequence[dict], options: ViewOptions) -> dict:
+def span_ppl_metrics(predictions: Sequence[dict], params: SpanPplParams) -> dict:
     """Perplexity per condition overall, per year, per seen/unseen/popular group, per span type
     and per split; plus the span-sensitivity check when ORIGINAL and NO ENT were both run."""
-    cutoff = options.cutoff_year
+    cutoff = params.cutoff_year
     metrics: dict = {
-        "conditions": list(options.conditions),
+        "conditions": list(params.conditions),
         "cutoff_year": cutoff,
         "overall": _by(predictions, lambda p: "all")["all"] if predictions else {},
         "by_year": _by(predictions, lambda p: p["year"], _year_order),
@@ -313,7 +342,7 @@ def span_ppl_metrics(predictions: Sequence[dict], options: ViewOptions) -> dict:
             lambda p: (g := year_group(p["year"], cutoff)) and f"{g}/{p['span_type']}",
         ),
     }
-    if {"original", "no-ent"} <= set(options.conditions):
+    if {"original", "no-ent"} <= set(params.conditions):
         subsets: dict[str, list[dict]] = defaultdict(list)
         for p in predictions:
             subsets["all"].append(p)
@@ -322,3 +351,61 @@ def span_ppl_metrics(predictions: Sequence[dict], options: ViewOptions) -> dict:
                 subsets[group].append(p)
         metrics["sensitivity"] = {name: sensitivity(group) for name, group in subsets.items()}
     return metrics
+
+
+def _for_model(params: SpanPplParams, model, say) -> SpanPplParams:
+    """The options one model is probed with: its own cutoff year, and Recall@10 only where
+    the model can fill spans by beam search."""
+    beams = params.recall_beams if model.fills_spans else 0
+    if params.recall_beams and not beams:
+        say(f"{model.name}: perplexity only, no Recall@10 ({NO_BEAM_SPANS})")
+    cutoff = params.cutoff_years.get(model.name, params.cutoff_year)
+    return params.model_copy(update={"recall_beams": beams, "cutoff_year": cutoff})
+
+
+def _aggregate(per_model: dict[str, dict], params: SpanPplParams) -> dict:
+    """Each condition's overall perplexity, averaged over the models."""
+    out: dict = {}
+    for condition in params.conditions:
+        values = [m["overall"].get(condition, {}).get("perplexity") for m in per_model.values()]
+        values = [v for v in values if v is not None]
+        out[f"ppl_{condition}"] = sum(values) / len(values) if values else None
+    return out
+
+
+def _columns() -> list[tuple]:
+    import pyarrow as pa
+
+    return [
+        ("id", pa.string()),
+        ("entity", pa.string()),
+        ("year", pa.string()),
+        ("span_type", pa.string()),
+        ("split", pa.string()),
+        ("condition", pa.string()),
+        ("span", pa.string()),
+        ("n_tokens", pa.int64()),
+        ("logprob", pa.float64()),
+        ("nll", pa.float64()),
+        ("definition_of", pa.string()),
+        ("top10", pa.list_(pa.string())),  # with recall_beams: the ten best beam-search spans
+        ("recall_at_10", pa.bool_()),
+    ]
+
+
+SPAN_PPL = View(
+    name="span-ppl",
+    help="ECBD span perplexity of each masked span under the paper's input conditions, averaged "
+    "per entity first, per year, seen/unseen group and span type.",
+    params=SpanPplParams,
+    predict=predict_span_ppl,
+    summarize=summarize_span_ppl,
+    keys=("id", "entity", "year", "span_type", "split"),
+    columns=_columns,
+    figures=lambda m: {f"ppl {c}": v.get("perplexity") for c, v in m["overall"].items()},
+    metrics=span_ppl_metrics,
+    aggregate=_aggregate,
+    read=read_examples,
+    drift_rows=False,
+    for_model=_for_model,
+)

@@ -56,7 +56,7 @@ def headline(step: StepInfo) -> str:
         metrics = flatten(read_metrics(step.dir))
     except ValueError as err:
         return f"unreadable metrics: {err}"
-    keys = section_kind(step.kind).headline
+    keys = section_kind(step.kind, step.record).headline
     if keys is None:
         keys = tuple(
             k
@@ -122,7 +122,7 @@ def _step_view(step: StepInfo) -> StepView | None:
     if not step.done:
         return None
     try:
-        section = section_kind(step.kind).build(step.dir, step.record)
+        section = section_kind(step.kind, step.record).build(step.dir, step.record)
     except Exception as err:  # a broken section is shown, not raised: see the module docstring
         log.warning("report: section of step %s failed: %s", step.id, err)
         log.debug("report: section of step %s failed", step.id, exc_info=True)

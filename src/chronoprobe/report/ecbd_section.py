@@ -1,4 +1,4 @@
-"""The report section of an ``ecbd-eval`` step: span perplexity by year group and condition.
+"""The report section of a ``probe`` step with the ``span-ppl`` view: ECBD span perplexity.
 
 The paper's two readings are what the section puts first: whether a definition helps
 (DEFINITION below ORIGINAL) and whether the spans depend on the entity (NO ENT above ORIGINAL,
@@ -109,7 +109,7 @@ def model_blocks(model: str, metrics: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-@section("ecbd-eval", headline=HEADLINE)
+@section("probe:span-ppl", headline=HEADLINE)
 def ecbd_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
     title = f"ECBD span perplexity: {record.get('id', step_dir.name)}"

@@ -8,7 +8,8 @@ Adding a section for a new step kind is one function::
         return Section("Probe results", [embed(grouped_bars(...), alt="...")])
 
 Kinds that ship with chronoprobe are imported by name when first needed (like step kinds), so
-building a report loads only the sections it shows. Unknown kinds get :func:`generic_section`.
+building a report loads only the sections it shows. A member of a kind with variants may have
+its own section (``"probe:span-ppl"``); unknown kinds get :func:`generic_section`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ BUILTIN_SECTIONS: dict[str, str] = {
     "kg": "chronoprobe.report.kg_section",
     "memorize": "chronoprobe.report.lamatk_section",
     "build": "chronoprobe.report.build_section",
-    "ecbd-eval": "chronoprobe.report.ecbd_section",
+    "probe:span-ppl": "chronoprobe.report.ecbd_section",
     "tkg": "chronoprobe.report.tkg_section",
     "probe": "chronoprobe.report.drift_section",
     "kgqa": "chronoprobe.report.kgqa_section",
@@ -63,10 +64,27 @@ def section(
     return register
 
 
-def section_kind(kind: str) -> SectionKind:
-    if kind not in SECTIONS and kind in BUILTIN_SECTIONS:
-        importlib.import_module(BUILTIN_SECTIONS[kind])
-    return SECTIONS.get(kind) or SectionKind(kind, generic_section)
+def _variant(kind: str, record: dict | None) -> str | None:
+    """``kind:member`` for a step of a kind with variants (``probe:span-ppl``), else None."""
+    from chronoprobe.runs.steps import STEP_KINDS
+
+    if not record or kind not in STEP_KINDS:
+        return None
+    variants = STEP_KINDS.get(kind).variants
+    member = (record.get("params") or {}).get(variants.key) if variants else None
+    return f"{kind}:{member}" if member else None
+
+
+def section_kind(kind: str, record: dict | None = None) -> SectionKind:
+    """The section of a step: its kind's member's own (``probe:span-ppl``), else its kind's."""
+    for key in (_variant(kind, record), kind):
+        if key is None:
+            continue
+        if key not in SECTIONS and key in BUILTIN_SECTIONS:
+            importlib.import_module(BUILTIN_SECTIONS[key])
+        if key in SECTIONS:
+            return SECTIONS[key]
+    return SectionKind(kind, generic_section)
 
 
 def read_metrics(step_dir: Path) -> dict[str, Any]:

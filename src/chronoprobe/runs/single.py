@@ -77,7 +77,7 @@ def run_operation(
     check_output_dir(out, cache_root)
     for name, path in inputs.items():
         if not path.exists():
-            raise FileNotFoundError(f"{path}: no such directory (input {name!r})")
+            raise FileNotFoundError(f"{path}: no such file or directory (input {name!r})")
     keys = {name: input_key(path) for name, path in inputs.items()}
     progress = Progress(
         TextColumn("{task.description}"),

@@ -35,6 +35,8 @@ class Input:
     help: str
     required: bool = True
     option: bool = False
+    # the command line may name a file instead: its folder is the input, its name this param
+    file_param: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class StepKind:
     variants: Variants | None = None
     # what the command line prints of a finished step's output directory
     show: Callable[[Path], Any] | None = None
+    help: str = ""  # a kind with variants: its command group's help (else the run's docstring)
 
     @property
     def params(self) -> type[BaseModel]:
@@ -98,10 +101,9 @@ STEP_KINDS: Registry[StepKind] = Registry(
         "memorize": "chronoprobe.runs.memorize_step",
         "pretrain": "chronoprobe.runs.pretrain_step",
         "build": "chronoprobe.runs.build_step",
-        "ecbd-eval": "chronoprobe.runs.ecbd_step",
         "report": "chronoprobe.runs.report_step",
         "series": "chronoprobe.runs.series_step",
-        "probe": "chronoprobe.runs.probe_step",
+        "probe": "chronoprobe.probes.ops",
         "tkg": "chronoprobe.runs.tkg_step",
         "kgqa": "chronoprobe.runs.kgqa_step",
     },
@@ -119,6 +121,7 @@ def step_kind(
     command: Sequence[str] | None = None,
     variants: Variants | None = None,
     show: Callable[[Path], Any] | None = None,
+    help: str = "",
 ) -> Callable[[StepFunction], StepFunction]:
     """Register ``run(ctx, params, inputs)`` as the step kind ``name``."""
 
@@ -134,6 +137,7 @@ def step_kind(
             tuple(command) if command else None,
             variants,
             show,
+            help,
         )
         STEP_KINDS.add(name, kind)
         return function

@@ -1,0 +1,352 @@
+"""The views over cloze probe rows (drift, TempLAMA, any ``[MASK]`` query with answer labels).
+
+- ``single-token`` ranks the vocabulary at the gap: P@1/10/50/100 and MRR of the best gold label
+  (Margatina et al., 2023, the single-token view);
+- ``multi-token`` fills 1..M tokens greedily and keeps the filling most likely per token: exact
+  match, token F1, ROUGE-L (their multi-token view; labels longer than M are left out);
+- ``pll`` scores every gold label in its sentence (masked LMs: pseudo-log-likelihood, Salazar et
+  al., 2020; causal: the label and the right context after it; seq2seq: decoder scoring).
+
+Their metrics are given overall, per period, per split and per period and split; deleted rows
+(the previous period's answers) count in their own split only unless ``include_deleted``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from pydantic import Field
+
+from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
+from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
+from chronoprobe.models.requests import GenerateRequest, RankRequest, ScoreRequest
+from chronoprobe.probes.rows import ProbeRow, read_rows
+from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
+
+P_AT = (1, 10, 50, 100)
+GAP_FIRST = (
+    "the gap comes first: a causal model ranks and generates from the left context only, "
+    "so its answer would not depend on the question"
+)
+NO_SINGLE_TOKEN = "no single-token gold label"
+# the fields of a cloze row every prediction row repeats (besides the model)
+KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels")
+
+
+class ClozeParams(ProbeParams):
+    include_deleted: bool = Field(
+        False,
+        description="Count deleted rows (they carry the previous period's answers) in the "
+        "overall, per-period and 'all' figures too; by default they count in their own split "
+        "only.",
+    )
+
+
+class SingleTokenParams(ClozeParams):
+    top_k: int = Field(
+        10, ge=1, description="Predictions listed per row (ranks are over the whole vocabulary)."
+    )
+
+
+class MultiTokenParams(ClozeParams):
+    max_tokens: int = Field(5, ge=1, description="M: the longest filling tried, in tokens.")
+
+
+class PllParams(ClozeParams):
+    pass
+
+
+def gap_first(model, row: ProbeRow) -> bool:
+    """Does ``model`` see nothing of ``row``'s question when it ranks or generates?"""
+    return model.reads_left_only and not row.cloze.left.strip()
+
+
+def gap_first_warnings(view: str) -> Callable:
+    """What a user should know when ``view`` runs a causal model on gap-first rows."""
+
+    def warnings(model, rows: Sequence[ProbeRow]) -> list[str]:
+        count = sum(gap_first(model, row) for row in rows)
+        if not count:
+            return []
+        what = (
+            "scores the label together with the right context after it, log p(label + right | "
+            "start), so the question is read"
+            if view == "pll"
+            else "skips them: from an empty prefix its answer would not depend on the question"
+        )
+        return [
+            f"{count:,} of {len(rows):,} rows put the gap first ({model.name} is causal and sees "
+            f"no left context there); the {view} view {what}"
+        ]
+
+    return warnings
+
+
+def too_long(max_tokens: int) -> str:
+    return f"every gold label is longer than M = {max_tokens} tokens"
+
+
+def _label_tokens(model, rows: Sequence[ProbeRow]) -> list[list[list[int]]]:
+    """Each row's labels as the token ids the model scores them as."""
+    requests = [ScoreRequest(r.cloze, label) for r in rows for label in r.labels]
+    ids = iter(model.label_token_ids(requests))
+    return [[next(ids) for _ in row.labels] for row in rows]
+
+
+def _answer_or_skip(
+    rows: Sequence[ProbeRow],
+    reasons: Sequence[str | None],
+    answer: Callable[[list[int]], list[dict]],
+) -> list[dict]:
+    """``answer(indices)`` for the rows without a reason to skip them, in row order with the
+    skipped rows (``{**key, "skipped": reason}``)."""
+    answered = iter(answer([i for i, why in enumerate(reasons) if why is None]))
+    return [
+        next(answered) if why is None else {**row.key(), SKIPPED: why}
+        for row, why in zip(rows, reasons, strict=True)
+    ]
+
+
+def single_token(model, rows: Sequence[ProbeRow], params: SingleTokenParams, progress: Progress):
+    """Rows with at least one single-token label: top-k at the gap and the best gold rank."""
+    singles = [
+        tuple(sorted({t[0] for t in ids if len(t) == 1})) for ids in _label_tokens(model, rows)
+    ]
+    reasons = [
+        GAP_FIRST if gap_first(model, row) else None if single else NO_SINGLE_TOKEN
+        for row, single in zip(rows, singles, strict=True)
+    ]
+
+    def answer(kept: list[int]) -> list[dict]:
+        requests = [RankRequest(rows[i].cloze, singles[i]) for i in kept]
+        rankings = model.rank(requests, top_k=params.top_k, progress=progress)
+        return [
+            {
+                **rows[i].key(),
+                "predictions": [model.token_text(t) for t in ranking.token_ids],
+                "gold_rank": min(ranking.candidate_ranks, default=None),
+            }
+            for i, ranking in zip(kept, rankings, strict=True)
+        ]
+
+    return _answer_or_skip(rows, reasons, answer)
+
+
+def summarize_single_token(predictions: Sequence[dict]) -> dict[str, float | None]:
+    ranks = [p["gold_rank"] for p in predictions]
+    out: dict[str, float | None] = {"n": len(ranks)}
+    out.update({f"P@{k}": precision_at_k(ranks, k) for k in P_AT})
+    out["MRR"] = mean_reciprocal_rank(ranks)
+    return out
+
+
+def multi_token(model, rows: Sequence[ProbeRow], params: MultiTokenParams, progress: Progress):
+    """Greedy fillings of 1..M tokens; the best log-probability per token is the prediction.
+
+    As in the paper, gold labels longer than M tokens are left out (no filling could be them),
+    and a row none of whose labels is left is skipped. The per-token mean keeps a one-token
+    filling from winning by having fewer terms in its sum.
+    """
+    limit = params.max_tokens
+    gold = [
+        [label for label, t in zip(row.labels, ids, strict=True) if len(t) <= limit]
+        for row, ids in zip(rows, _label_tokens(model, rows), strict=True)
+    ]
+    reasons = [
+        GAP_FIRST if gap_first(model, row) else None if labels else too_long(limit)
+        for row, labels in zip(rows, gold, strict=True)
+    ]
+
+    def answer(kept: list[int]) -> list[dict]:
+        requests = [GenerateRequest(rows[i].cloze, limit) for i in kept]
+        out = []
+        for i, candidates in zip(kept, model.generate(requests, progress=progress), strict=True):
+            best = max(candidates, key=lambda c: c.mean_logprob)
+            out.append(
+                {
+                    **rows[i].key(),
+                    "prediction": best.text,
+                    "candidates": [
+                        {"text": c.text, "logprob": c.logprob, "mean_logprob": c.mean_logprob}
+                        for c in candidates
+                    ],
+                    "exact_match": exact_match(best.text, gold[i]),
+                    "f1": token_f1(best.text, gold[i]),
+                    "rouge_l": rouge_l(best.text, gold[i]),
+                }
+            )
+        return out
+
+    return _answer_or_skip(rows, reasons, answer)
+
+
+def summarize_multi_token(predictions: Sequence[dict]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {"n": len(predictions)}
+    for metric in ("exact_match", "f1", "rouge_l"):
+        out[metric] = mean([p[metric] for p in predictions])
+    return out
+
+
+def pll(model, rows: Sequence[ProbeRow], params: PllParams, progress: Progress):
+    """Every gold label's score in its sentence, all rows' requests answered in one pool.
+
+    A causal model scores the label and the right context after it (log p(label + right |
+    left)), so the question is read wherever the gap stands; the other families read the
+    whole sentence anyway and score the label's tokens.
+    """
+    labels = [list(dict.fromkeys(r.labels)) for r in rows]
+    requests = [
+        ScoreRequest(r.cloze, label, right_context=True)
+        for r, ls in zip(rows, labels, strict=True)
+        for label in ls
+    ]
+    scores = iter(model.score(requests, progress=progress))
+    out = []
+    for row, ls in zip(rows, labels, strict=True):
+        got = [next(scores) for _ in ls]
+        out.append(
+            {
+                **row.key(),
+                "label_scores": {label: s.logprob for label, s in zip(ls, got, strict=True)},
+                "label_tokens": {label: s.n_tokens for label, s in zip(ls, got, strict=True)},
+            }
+        )
+    return out
+
+
+def summarize_pll(predictions: Sequence[dict]) -> dict[str, float | None]:
+    """Mean summed log-probability per label, and the per-token perplexity over all labels."""
+    logprobs = [v for p in predictions for v in p["label_scores"].values()]
+    tokens = sum(n for p in predictions for n in p["label_tokens"].values())
+    return {
+        "n": len(predictions),
+        "labels": len(logprobs),
+        "mean_label_logprob": mean(logprobs),
+        "token_perplexity": math.exp(-sum(logprobs) / tokens) if tokens else None,
+    }
+
+
+def _columns(view: str) -> Callable[[], list[tuple]]:
+    def columns() -> list[tuple]:
+        import pyarrow as pa
+
+        keys = [(k, pa.list_(pa.string()) if k == "answer_labels" else pa.string()) for k in KEYS]
+        own = {
+            "single-token": [("predictions", pa.list_(pa.string())), ("gold_rank", pa.int64())],
+            "multi-token": [
+                ("prediction", pa.string()),
+                (
+                    "candidates",
+                    pa.list_(
+                        pa.struct(
+                            [
+                                ("text", pa.string()),
+                                ("logprob", pa.float64()),
+                                ("mean_logprob", pa.float64()),
+                            ]
+                        )
+                    ),
+                ),
+                ("exact_match", pa.float64()),
+                ("f1", pa.float64()),
+                ("rouge_l", pa.float64()),
+            ],
+            "pll": [
+                ("label_scores", pa.map_(pa.string(), pa.float64())),
+                ("label_tokens", pa.map_(pa.string(), pa.int64())),
+            ],
+        }[view]
+        return keys + own
+
+    return columns
+
+
+def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
+    """One model's figures: the view's headline (the first of its matrix metrics) over every
+    row but the deleted ones, and its metrics per period and split."""
+
+    def metrics(predictions: Sequence[dict], params: ClozeParams) -> dict:
+        from chronoprobe.probes.runner import metrics_by_group, outside_all
+        from chronoprobe.probes.series_matrix import METRICS, metric_value, with_temporal_ranks
+
+        rows = with_temporal_ranks(predictions) if view == "pll" else list(predictions)
+        headline = METRICS[view][0]
+        kept = [p for p in rows if p.get("split") not in outside_all(params.include_deleted)]
+        grouped = metrics_by_group(VIEW_OBJECTS[view], rows, include_deleted=params.include_deleted)
+        return {headline: metric_value(view, headline, kept), **grouped}
+
+    return metrics
+
+
+def _aggregate(view: str) -> Callable[[dict[str, dict], ClozeParams], dict]:
+    def aggregate(per_model: dict[str, dict], params: ClozeParams) -> dict:
+        from chronoprobe.probes.runner import outside_all
+        from chronoprobe.probes.series_matrix import METRICS
+
+        headline = METRICS[view][0]
+        values = [m[headline] for m in per_model.values() if m.get(headline) is not None]
+        return {
+            "metric": headline,
+            headline: mean(values),  # mean over models
+            "overall_excludes": outside_all(params.include_deleted),
+        }
+
+    return aggregate
+
+
+def _figures(view: str) -> Callable[[dict], dict]:
+    def figures(metrics: dict) -> dict:
+        from chronoprobe.probes.series_matrix import METRICS
+
+        headline = METRICS[view][0]
+        overall = {k: v for k, v in metrics["overall"].items() if k != "n"}
+        return {headline: metrics.get(headline), **overall}
+
+    return figures
+
+
+def _view(name: str, help: str, params, predict, summarize, **extra) -> View:
+    return View(
+        name=name,
+        help=help,
+        params=params,
+        predict=predict,
+        summarize=summarize,
+        keys=KEYS,
+        columns=_columns(name),
+        figures=_figures(name),
+        metrics=_metrics(name),
+        aggregate=_aggregate(name),
+        read=read_rows,
+        warnings=gap_first_warnings(name),
+        **extra,
+    )
+
+
+SINGLE_TOKEN = _view(
+    "single-token",
+    "Rank the vocabulary at the gap; P@1/10/50/100 and MRR of the best single-token gold label.",
+    SingleTokenParams,
+    single_token,
+    summarize_single_token,
+)
+MULTI_TOKEN = _view(
+    "multi-token",
+    "Fill 1..M tokens greedily and keep the filling most likely per token; exact match, token "
+    "F1, ROUGE-L.",
+    MultiTokenParams,
+    multi_token,
+    summarize_multi_token,
+    selection="mean_logprob: of the greedy fillings of 1..M tokens, the one with the highest "
+    "log-probability per scored token (decoders: the filling and its closing)",
+)
+PLL = _view(
+    "pll",
+    "Score every gold label in its sentence (masked: pseudo-log-likelihood; causal: the label "
+    "and the right context after it); temporal accuracy, median NLL.",
+    PllParams,
+    pll,
+    summarize_pll,
+)
+VIEW_OBJECTS = {v.name: v for v in (SINGLE_TOKEN, MULTI_TOKEN, PLL)}

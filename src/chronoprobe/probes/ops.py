@@ -1,0 +1,301 @@
+"""The ``probe`` operation: one view over a probe set, for one model, a list of them or a series.
+
+``chronoprobe probe VIEW DATA -m MODEL -o OUT`` and a step ``{kind: probe, params: {view: VIEW,
+models: [...]}, inputs: {data: <build step>}}`` are the same operation and write the same
+files. Inputs: ``data`` (a directory holding the rows, e.g. a ``build`` step; on the command line
+also the rows file itself) and, instead of ``models``, optionally ``series`` (a model series:
+every model of it, named by its period). Each model is one shard: a killed run resumes at the
+first model not finished, and inside it at the runner's last finished shard of rows.
+
+Outputs: ``predictions.parquet`` (one row per model and answered row: ``model``, the row's keys,
+the gold answers and the view's fields), ``skipped.parquet`` (rows the view could not answer,
+with the reason), ``metrics.json`` (per model: the view's metrics, rows predicted and skipped
+per reason, warnings; at the top the figures over all models) and, for views over drift rows,
+``matrix.json`` (for rows with periods: the models x periods matrix of every metric, with the
+t-1/t/t+1 window; see
+:mod:`chronoprobe.probes.series_matrix`).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.probes.view import SKIPPED, VIEWS, View
+from chronoprobe.runs.steps import SHARDS_DIR, Input, StepContext, variant_kind
+
+INPUTS = (
+    Input(
+        "data",
+        "The probe set: a directory of rows (e.g. from `build`), or its rows file.",
+        file_param="rows",
+    ),
+    Input(
+        "series",
+        "A model series (`train series`): probe every model of it, named by its period.",
+        required=False,
+        option=True,
+    ),
+)
+
+
+def _check(params: Any, inputs: frozenset[str]) -> list[str]:
+    problems = []
+    if ("series" in inputs) == bool(params.models):
+        problems.append(
+            "models: give the models to probe (`models: [spec, ...]`, `-m SPEC`) or the input "
+            "`series`, not both and not neither"
+        )
+    elif params.models and len(set(params.models)) != len(params.models):
+        problems.append("models: a model is listed twice")
+    unknown = sorted(set(getattr(params, "cutoff_years", {})) - set(params.models or ()))
+    if unknown and params.models:
+        problems.append(f"cutoff_years: names models not in `models`: {', '.join(unknown)}")
+    return problems
+
+
+def _weights_fingerprint(params: Any) -> list | None:
+    """Local model files change without their names changing: key on their sizes and mtimes."""
+    from chronoprobe.models.spec import resolve_spec
+
+    out = []
+    for spec in params.models or []:
+        try:
+            source = resolve_spec(spec)
+        except (ValueError, FileNotFoundError):
+            continue  # the run reports it with the step's id
+        base = Path(source.location)
+        files = [base / source.gguf_file] if source.gguf_file else sorted(base.glob("*"))
+        out += [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
+    return out or None
+
+
+def _models(params: Any, inputs: dict[str, Path]) -> list[tuple[str, str]]:
+    """(name, spec) of every model to probe, in order."""
+    if params.models:
+        return [(spec, spec) for spec in params.models]
+    path = inputs["series"] / "series.json"
+    if not path.is_file():
+        raise ValueError(f"{path}: no series.json; is input `series` a model series?")
+    series = json.loads(path.read_text(encoding="utf-8"))
+    return [(p["period"], str(inputs["series"] / p["dir"])) for p in series["periods"]]
+
+
+def _rows_file(view: View, params: Any, inputs: dict[str, Path]) -> Path:
+    path = inputs["data"] / (params.rows or view.rows_file)
+    if not path.is_file():
+        raise ValueError(
+            f"{path}: no such file; input `data` must hold the rows the {view.name} view reads "
+            f"({params.rows or view.rows_file}; another file of it with `rows`)"
+        )
+    return path
+
+
+def _distinct_queries(data: Path, target: Path, limit: int | None) -> dict[str, tuple[str, dict]]:
+    """Write each distinct (query, answer labels) once to ``target``; map row ids to them.
+
+    A query whose answers do not change reads the same in every period, and every cloze view's
+    output depends on the query and the labels only, so a 25-year probe set is answered in a
+    fraction of the forward passes. Returns row id -> (distinct id, the row's own fields).
+    """
+    from chronoprobe.jsonl import read_jsonl, write_jsonl
+
+    distinct: dict[tuple, dict] = {}
+    rows: dict[str, tuple[str, dict]] = {}
+    for number, row in enumerate(read_jsonl(data), start=1):
+        if limit is not None and len(rows) >= limit:
+            break
+        try:
+            row_id, query, labels = str(row["id"]), row["query"], row["answer_labels"]
+            key = (query, tuple(sorted(labels)))
+        except (KeyError, TypeError) as err:
+            raise ValueError(
+                f"{data}:{number}: a probe row needs id, query and answer_labels ({err!r})"
+            ) from None
+        if row_id in rows:
+            raise ValueError(f"{data}:{number}: duplicate id {row_id!r}")
+        first = distinct.setdefault(
+            key, {"id": f"q{len(distinct)}", "query": query, "answer_labels": labels}
+        )
+        own = {k: row.get(k) for k in ("period", "split", "relation", "subject")}
+        rows[row_id] = (first["id"], {**own, "id": row_id, "query": query, "answer_labels": labels})
+    if not target.is_file():  # a resumed run keeps the file the runner's shards were made from
+        write_jsonl(target, list(distinct.values()))
+    return rows
+
+
+def _probe_one(
+    ctx: StepContext,
+    view: View,
+    params: Any,
+    name: str,
+    spec: str,
+    data: Path,
+    rows_file: Path,
+    work: Path,
+) -> tuple[list[dict], Any, dict]:
+    """One model's answers (predictions and skipped rows) to the rows of ``data`` (the rows
+    file, or its distinct queries), its options, and its family, rows and warnings (counted
+    over the rows file)."""
+    from chronoprobe.jsonl import read_jsonl
+    from chronoprobe.models import load_model
+    from chronoprobe.probes.runner import run_probe
+
+    model = load_model(
+        spec, family=params.family, device=params.device, batch_size=params.batch_size
+    )
+    mine = view.for_model(params, model, ctx.log.info) if view.for_model else params
+    limit = None if view.drift_rows else params.limit  # drift rows were limited already
+    try:
+        with ctx.progress_task(f"{name} ({view.name})") as progress:
+            metrics = run_probe(data, model, view.name, work, mine, progress=progress, limit=limit)
+        if data != rows_file and view.warnings:  # distinct queries: count over the rows
+            every = list(view.read(rows_file))[: params.limit]
+            metrics["warnings"] = view.warnings(model, every)
+    finally:
+        del model
+        gc.collect()
+    answers = [*read_jsonl(work / "predictions.jsonl"), *read_jsonl(work / "skipped.jsonl")]
+    return answers, mine, {k: metrics[k] for k in ("rows", "family", "warnings")}
+
+
+def _split_skipped(merged: Path, keys: list[str]) -> list[dict]:
+    """Keep the answered rows in ``merged``; write the skipped ones to skipped.parquet."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(merged)
+    answered = pc.is_null(table.column(SKIPPED))
+    skipped = table.filter(pc.invert(answered)).select([*keys, SKIPPED])
+    pq.write_table(skipped, merged.with_name("skipped.parquet"))
+    pq.write_table(table.filter(answered).drop_columns([SKIPPED]), merged)
+    return skipped.to_pylist()
+
+
+def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> None:
+    """Probe models with a view; write predictions, skipped rows, metrics (and the matrix)."""
+    import pyarrow as pa
+
+    from chronoprobe.probes.runner import count_skipped
+    from chronoprobe.probes.series_matrix import read_predictions, series_tables
+
+    view = VIEWS.get(params.view)
+    if getattr(params, "seed", 0) is None:
+        params = params.model_copy(update={"seed": ctx.seed})
+    data, models = _rows_file(view, params, inputs), _models(params, inputs)
+    rows_file = data
+    area = ctx.out_dir / SHARDS_DIR
+    area.mkdir(parents=True, exist_ok=True)
+    rows = None
+    if view.drift_rows:
+        rows = _distinct_queries(data, area / "queries.jsonl", params.limit)
+        data = area / "queries.jsonl"
+    schema = pa.schema([("model", pa.string()), *view.columns(), (SKIPPED, pa.string())])
+    for index in ctx.shards("predictions", len(models)):
+        name, spec = models[index]
+        work = area / "runs" / f"{index:05d}"
+        answers, mine, run = _probe_one(ctx, view, params, name, spec, data, rows_file, work)
+        for message in run["warnings"]:
+            ctx.log.warning(f"{name}: {message}")
+        if rows is not None:
+            by_query = {p["id"]: p for p in answers}
+            answered = [{**by_query[q], **own, "model": name} for q, own in rows.values()]
+        else:
+            answered = [{**p, "model": name} for p in answers]
+        ctx.write_shard("predictions", index, pa.Table.from_pylist(answered, schema=schema))
+        record = {"params": mine.model_dump(mode="json"), **run}
+        atomic_write_text(area / f"model-{index:05d}.json", json.dumps(record))
+        shutil.rmtree(work)
+        skips = sum(p.get(SKIPPED) is not None for p in answered)
+        ctx.log.info(f"{name}: {len(answered) - skips:,} predictions, {skips:,} rows skipped")
+    merged = ctx.merge_shards("predictions")
+    skipped = _split_skipped(merged, ["model", *view.keys])
+    predictions = read_predictions(merged)
+    per_model, read = {}, 0
+    for index, (name, spec) in enumerate(models):
+        record = json.loads((area / f"model-{index:05d}.json").read_text(encoding="utf-8"))
+        mine, read = type(params).model_validate(record["params"]), record["rows"]
+        own = [p for p in predictions if p["model"] == name]
+        per_model[name] = {
+            "spec": spec,
+            "family": record["family"],
+            "predicted": len(own),
+            "skipped": count_skipped([s for s in skipped if s["model"] == name]),
+            "warnings": record["warnings"],
+            "options": record["params"],
+            **view.metrics(own, mine),
+        }
+    shutil.rmtree(area, ignore_errors=True)
+    metrics = {
+        "view": view.name,
+        "rows": len(rows) if rows is not None else read,
+        "model_count": len(models),
+        **view.aggregate(per_model, params),
+        **({"selection": view.selection} if view.selection else {}),
+        "models": per_model,
+    }
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    if view.drift_rows and any(p.get("period") for p in predictions):
+        tables = series_tables(
+            predictions,
+            view.name,
+            models=[n for n, _ in models],
+            include_deleted=params.include_deleted,
+        )
+        atomic_write_text(ctx.out_dir / "matrix.json", json.dumps(tables, indent=2) + "\n")
+
+
+def show(out: Path):
+    """What ``chronoprobe probe`` prints: each model's figures, skipped rows and warnings."""
+    from rich.table import Table
+
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    view = VIEWS.get(metrics["view"])
+    table = Table(title=f"{view.name}: {metrics['rows']:,} rows")
+    figures = {name: view.figures(m) for name, m in metrics["models"].items()}
+    columns = list(next(iter(figures.values()), {}))
+    for column in ("model", *columns, "predicted", "skipped"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for name, m in metrics["models"].items():
+        values = [_fmt(figures[name].get(c)) for c in columns]
+        table.add_row(name, *values, f"{m['predicted']:,}", f"{sum(m['skipped'].values()):,}")
+    rows = metrics["rows"]
+    notes = [
+        f"{name}: skipped {n:,} of {rows:,} rows: {reason}"
+        for name, m in metrics["models"].items()
+        for reason, n in m["skipped"].items()
+    ]
+    notes += [
+        f"{name}: warning: {w}" for name, m in metrics["models"].items() for w in m["warnings"]
+    ]
+    return table if not notes else _with_notes(table, notes)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _with_notes(table, notes: list[str]):
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(table, *(Text(note) for note in notes))
+
+
+variant_kind(
+    "probe",
+    "view",
+    VIEWS,
+    inputs=INPUTS,
+    check=_check,
+    fingerprint=_weights_fingerprint,
+    command=("probe",),
+    show=show,
+    help="Probe models with a view over a probe set: rank, fill, score or generate.",
+)

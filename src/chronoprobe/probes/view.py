@@ -1,0 +1,102 @@
+"""What a view is: the registry of views, and the params every view shares.
+
+A view turns probe rows into adapter requests, hands the whole list to the adapter (which sorts
+and batches it), and turns the answers into one prediction row per probe row; a row it cannot
+answer comes back as ``{**key, "skipped": reason}``. Each view is one :class:`View` in
+:data:`VIEWS`, and that is all the ``probe`` operation needs: ``chronoprobe probe VIEW ...`` and
+a ``probe`` step with ``view: VIEW`` take the view's params (its own options beside the shared
+:class:`ProbeParams`), and write the columns it declares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from chronoprobe.models.registry import ADAPTERS
+from chronoprobe.params import Cli, Params, choice_of
+from chronoprobe.registry import Registry
+
+Progress = Callable[[int, int], None] | None
+SKIPPED = "skipped"  # the field of a row a view did not answer; its value says why
+
+
+class ProbeParams(Params):
+    """What every view takes: which models, where, and which rows."""
+
+    models: Annotated[list[str] | None, Cli(short="-m")] = Field(
+        None,
+        description="Model specs to probe, in order: a Hugging Face id, a local "
+        "save_pretrained directory, a .gguf file, or package:smollm2 (offline). Leave out when "
+        "the input `series` gives the models.",
+    )
+    family: choice_of(ADAPTERS) | None = Field(
+        None, description="Model family, when the model's config does not tell (it usually does)."
+    )
+    device: str = Field(
+        "auto", description="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
+    )
+    batch_size: int = Field(64, ge=1, description="Sequences per forward pass.")
+    limit: int | None = Field(None, ge=1, description="Probe only the first N rows (a quick look).")
+    rows: str | None = Field(
+        None,
+        description="Which file of the data directory holds the rows (default: the view's, "
+        "e.g. examples.jsonl).",
+    )
+
+
+@dataclass(frozen=True)
+class View:
+    """One view. ``predict(model, rows, params, progress)`` answers rows; ``summarize(predictions)``
+    is its metric over any group of them; ``columns()`` names every prediction field (pyarrow
+    types), the row's ``keys`` first; ``metrics(predictions, params)`` is one model's
+    metrics.json entry, and ``aggregate(per_model, params)`` the figures over all models."""
+
+    name: str
+    help: str
+    params: type[ProbeParams]
+    predict: Callable[..., list[dict]]
+    summarize: Callable[[Sequence[dict]], dict[str, Any]]
+    keys: tuple[str, ...]  # the row's fields every prediction (and skipped row) repeats
+    columns: Callable[[], list[tuple[str, Any]]]
+    metrics: Callable[[Sequence[dict], Any], dict]
+    aggregate: Callable[[dict[str, dict], Any], dict]
+    # one model's metrics.json entry -> the few figures the command line shows for it
+    figures: Callable[[dict], dict[str, Any]]
+    read: Callable[[Path], Sequence[Any]]
+    rows_file: str = "examples.jsonl"
+    # rows with a query and answer labels, per period and split (drift, TempLAMA): distinct
+    # queries are answered once, and the models x periods matrix is written
+    drift_rows: bool = True
+    selection: str | None = None  # how the view picks its prediction, for metrics.json
+    # (params, model, log) -> the params to probe this model with (per-model options)
+    for_model: Callable[[Any, Any, Callable[[str], None]], Any] | None = None
+    # (model, rows) -> what a user should know before the work starts
+    warnings: Callable[[Any, Sequence[Any]], list[str]] | None = None
+
+    @property
+    def run(self):
+        """The ``probe`` step function, which runs any view."""
+        from chronoprobe.probes.ops import run_probe_step
+
+        return run_probe_step
+
+
+VIEWS: Registry[View] = Registry(
+    "view",
+    {
+        "single-token": "chronoprobe.probes.cloze_views:SINGLE_TOKEN",
+        "multi-token": "chronoprobe.probes.cloze_views:MULTI_TOKEN",
+        "pll": "chronoprobe.probes.cloze_views:PLL",
+        "span-ppl": "chronoprobe.probes.span_ppl:SPAN_PPL",
+    },
+)
+
+
+def mean(values: Sequence[float]) -> float | None:
+    """None for an empty group, so metrics.json stays valid JSON (no NaN)."""
+    return float(sum(values) / len(values)) if values else None
