@@ -29,7 +29,7 @@ def test_build_drift_writes_rows_and_stats(tmp_path):
     save_kg(tmp_path / "kg")
     out = tmp_path / "drift"
     args = ["build", "drift", str(tmp_path / "kg"), "--granularity", "quarter"]
-    result = runner.invoke(app, [*args, "--from", "2019-Q2", "--to", "2019-Q4", "-o", str(out)])
+    result = runner.invoke(app, [*args, "--first", "2019-Q2", "--last", "2019-Q4", "-o", str(out)])
     assert result.exit_code == 0, result.output
     rows = list(read_jsonl(out / "examples.jsonl"))
     assert [(r["period"], r["answers"], r["split"]) for r in rows] == [
@@ -61,7 +61,7 @@ def test_build_lamatk_samples_whole_queries_then_drops_conflicts(tmp_path):
     result = runner.invoke(app, [*args, "--no-conflicts"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "wrote 3 statements (0.0% multi-answer)" in text
+    assert "3 statements (0.0% multi-answer)" in text
     assert (
         "sample: 4 whole queries, 5 of 6 statements (asked for 5), 40.0% multi-answer; "
         "2 multi-answer removed" in text
@@ -71,9 +71,10 @@ def test_build_lamatk_samples_whole_queries_then_drops_conflicts(tmp_path):
 
 
 def test_missing_kg_is_one_clear_line(tmp_path):
-    result = runner.invoke(app, ["build", "lamatk", str(tmp_path / "nope"), "-o", str(tmp_path)])
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["build", "lamatk", str(tmp_path / "nope"), "-o", str(out)])
     assert result.exit_code == 2
-    assert "no such KG directory" in result.output
+    assert "nope: no such file or directory (input 'kg')" in " ".join(result.output.split())
 
 
 def test_build_cronq_writes_questions_and_splits(tmp_path):

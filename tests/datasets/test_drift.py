@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from chronoprobe.datasets.drift import build_drift, periods_between, split_of
+from chronoprobe.datasets.drift import build_drift, split_of
 from chronoprobe.datasets.templama import read_templama
 from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.kg.io.problems import BadRecord, Problems
-from chronoprobe.time import Granularity, TimePoint
+from chronoprobe.time import Granularity, TimePoint, periods_between
 
 FIXTURES = __import__("pathlib").Path(__file__).parents[1] / "fixtures" / "templama"
 

@@ -135,12 +135,14 @@ def test_build_command_says_why_nothing_was_built(tmp_path):
 
     kg, source = kg_and_articles(tmp_path)
     kg.save(tmp_path / "kg")
-    args = ["build", "ecbd", str(tmp_path / "kg"), "--articles", str(source), "-o", str(tmp_path)]
+    out = tmp_path / "out"
+    args = ["build", "ecbd", str(tmp_path / "kg"), "--articles", str(source), "-o", str(out)]
     result = CliRunner().invoke(app, [*args, "--min-article-words", "5000"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output  # a build that writes nothing fails
     message = " ".join(result.output.split())
-    assert "no examples: 1 articles belong to entities with an origination date" in message
-    assert "shorter than --min-article-words 5000 (the longest has 766 words)" in message
+    assert "no ECBD examples: 1 articles belong to entities with an origination date" in message
+    assert "shorter than min_article_words 5000 (the longest has 766 words)" in message
+    assert not out.exists()
 
 
 def test_article_sources(tmp_path):

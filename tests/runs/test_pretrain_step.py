@@ -14,7 +14,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from chronoprobe.runs.engine import run_experiment
 from chronoprobe.runs.memorize_step import MemorizeParams, _init
-from chronoprobe.runs.pretrain_step import text_lines
+from chronoprobe.train.ops import text_lines
 
 
 def write_text(path: Path, texts: list[str | None], column: str = "text") -> None:

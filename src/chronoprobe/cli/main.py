@@ -8,7 +8,7 @@ import sys
 import typer
 
 from chronoprobe import __version__
-from chronoprobe.cli import build, kg, kgqa, tkg, train
+from chronoprobe.cli import kg, kgqa, tkg, train
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
 
@@ -21,7 +21,6 @@ app = typer.Typer(
     rich_markup_mode="markdown",
 )
 app.add_typer(kg.app, name="kg")
-app.add_typer(build.app, name="build")
 app.add_typer(train.app, name="train")
 app.add_typer(tkg.app, name="tkg")
 app.add_typer(kgqa.app, name="kgqa")
@@ -35,7 +34,7 @@ def _operations() -> None:
     from chronoprobe.cli.operations import add_commands
     from chronoprobe.runs.steps import STEP_KINDS
 
-    groups = {"kg": kg.app, "build": build.app, "train": train.app, "tkg": tkg.app}
+    groups = {"kg": kg.app, "train": train.app, "tkg": tkg.app}
     groups["kgqa"] = kgqa.app
     kinds = [STEP_KINDS.get(name) for name in STEP_KINDS.names()]
     add_commands(app, [k for k in kinds if k.command], groups)

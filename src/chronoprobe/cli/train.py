@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
-from chronoprobe.cli.train_series import series
 
 app = typer.Typer(
     help="Train masked LMs on temporal facts and test what they recall.", no_args_is_help=True
@@ -165,4 +164,3 @@ def _print_metrics(metrics: dict) -> None:
 
 app.command("recite")(user_errors(recite))
 app.command("eval", help="The same as `recite`.")(user_errors(recite))
-app.command("series")(series)

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
-from chronoprobe.time import Granularity, Period, TimePoint, period_range
+from chronoprobe.time import Period
 
 SPLITS = ("unchanged", "updated", "new", "deleted")
 
@@ -94,30 +94,6 @@ def _period_answers(
         ):
             out[(entity, relation)] = answers
     return out
-
-
-def periods_between(first: str, last: str, granularity: Granularity) -> list[Period]:
-    """Every period of ``granularity`` from the start of ``first`` to the end of ``last``.
-
-    ``first`` and ``last`` may be coarser than the granularity: 2010..2020 by quarter runs from
-    2010-Q1 to 2020-Q4.
-    """
-    a, b = Period.parse(first), Period.parse(last)
-    if a.granularity > granularity or b.granularity > granularity:
-        raise ValueError(
-            f"{first}..{last} is finer than the granularity {granularity.name.lower()}"
-        )
-    start = Period.containing(TimePoint(a.year, *_month_day(a, last=False)), granularity)
-    end = Period.containing(TimePoint(b.year, *_month_day(b, last=True)), granularity)
-    return period_range(start, end)
-
-
-def _month_day(period: Period, last: bool) -> tuple[int | None, int | None]:
-    """The first (or last) month of a period, as a TimePoint's month, day."""
-    first_month, last_month = period.months()
-    if period.granularity == Granularity.DAY:
-        return period.index, period.day
-    return (last_month if last else first_month), None
 
 
 def build_drift(

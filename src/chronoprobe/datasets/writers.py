@@ -36,7 +36,8 @@ def write_drift(
     on_period: Callable[[Any], None] | None = None,
 ) -> list[Stats]:
     """``examples.jsonl`` (one row per subject, relation and period) and per-period split counts."""
-    from chronoprobe.datasets.drift import build_drift, drift_statistics, periods_between
+    from chronoprobe.datasets.drift import build_drift, drift_statistics
+    from chronoprobe.time import periods_between
 
     periods = periods_between(first, last, granularity)
     rows = [
@@ -145,6 +146,8 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
     rows = build_ecbd(
         kg, iter_articles(articles), config, nlp=load_spacy(spacy_model), articles_seen=seen
     )
+    if not rows:
+        raise ValueError(f"{articles}: no ECBD examples: {_why_no_examples(seen, config)}")
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     groups = Counter(str(row["year"]) for row in rows)
@@ -155,3 +158,17 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
     }
     _write_stats(out, stats)
     return stats
+
+
+def _why_no_examples(seen: Counter, config: Any) -> str:
+    """Which of the builder's rules left it with nothing, for the user to change."""
+    if not seen["matched"]:
+        return "no article's title or id matches an entity of the KG with an origination date"
+    why = (
+        f"{seen['too short']:,} of them are shorter than min_article_words "
+        f"{config.min_article_words} (the longest has {seen['longest']:,} words): lower it"
+        if seen["too short"]
+        else "no sentence of them mentions its entity with a span after the mention"
+    )
+    matched = f"{seen['matched']:,} articles belong to entities with an origination date"
+    return f"{matched} (or popular ones); {why}"

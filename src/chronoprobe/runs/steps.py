@@ -99,10 +99,10 @@ STEP_KINDS: Registry[StepKind] = Registry(
     {
         "kg": "chronoprobe.runs.kg_step",
         "memorize": "chronoprobe.runs.memorize_step",
-        "pretrain": "chronoprobe.runs.pretrain_step",
-        "build": "chronoprobe.runs.build_step",
+        "pretrain": "chronoprobe.train.ops",
+        "build": "chronoprobe.datasets.ops",
         "report": "chronoprobe.runs.report_step",
-        "series": "chronoprobe.runs.series_step",
+        "series": "chronoprobe.train.ops",
         "probe": "chronoprobe.probes.ops",
         "tkg": "chronoprobe.runs.tkg_step",
         "kgqa": "chronoprobe.runs.kgqa_step",

