@@ -184,7 +184,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from chronoprobe.jsonl import read_jsonl, write_jsonl
-    from chronoprobe.probes import ViewOptions, run_probe
+    from chronoprobe.probes import run_probe
+    from chronoprobe.probes.span_ppl import SpanPplParams
 
     tok = make_tokenizer(args.tokenizer)
     adapter = make_adapter(tok, args.shape, args.device, args.batch_size)
@@ -196,7 +197,7 @@ def main() -> None:
         data, warm = Path(tmp) / "examples.jsonl", Path(tmp) / "warm.jsonl"
         write_jsonl(data, rows)
         write_jsonl(warm, rows[: args.batch_size])
-        options = ViewOptions(conditions=("definition",))
+        options = SpanPplParams(conditions=["definition"])
         run_probe(warm, adapter, "span-ppl", Path(tmp) / "warm", options)
         _sync()
         began = time.perf_counter()

@@ -191,12 +191,12 @@ def naive_multi(model, tok, rows, max_tokens=5):
 
 def ours(adapter, rows, view, tmp: Path) -> float:
     from chronoprobe.jsonl import write_jsonl
-    from chronoprobe.probes import ViewOptions, run_probe
+    from chronoprobe.probes import VIEWS, run_probe
 
     data = tmp / "queries.jsonl"
     write_jsonl(data, rows)
     out = tmp / f"out-{view}"
-    return timed(lambda: run_probe(data, adapter, view, out, ViewOptions(top_k=10)), len(rows))
+    return timed(lambda: run_probe(data, adapter, view, out, VIEWS[view].params()), len(rows))
 
 
 def main() -> None:
