@@ -10,6 +10,17 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _private_step_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own step cache: commands and runs cache their steps, and a test
+    must neither see another test's entries nor the user's. Converted model weights (tens of
+    seconds each) stay where they are shared."""
+    from chronoprobe.models.spec import models_dir
+
+    monkeypatch.setenv("CHRONOPROBE_MODELS", str(models_dir()))
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread():
     import torch

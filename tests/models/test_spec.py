@@ -58,6 +58,7 @@ def test_family_from_config():
 @pytest.mark.slow  # de-quantizing the GGUF weights takes ~40 s on 2 cores
 def test_smollm2_gguf_loads_and_knows_a_capital(tmp_path, monkeypatch):
     monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path))
+    monkeypatch.delenv("CHRONOPROBE_MODELS")  # convert afresh, into this cache
     model = load_model("package:smollm2", device="cpu", batch_size=8)
     assert isinstance(model, CausalLM)
     assert list((tmp_path / "models").iterdir()), "the converted weights are cached"

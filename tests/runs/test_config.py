@@ -47,12 +47,14 @@ def test_good_config_fills_defaults(write_config):
 
 def test_unknown_top_level_key(write_config):
     path = write_config(GOOD.replace("seed: 3", "seed: 3\nseeds: 4"))
-    assert problems(path) == ["exp.yaml:3: seeds: unknown key"]
+    assert problems(path) == ["exp.yaml:3: seeds: unknown key (did you mean 'seed'?)"]
 
 
 def test_unknown_param_key(write_config):
     path = write_config(GOOD.replace("shards: 4", "shards: 4\n      shard: 5"))
-    assert problems(path) == ["exp.yaml:11: steps[1].params.shard: unknown key"]
+    assert problems(path) == [
+        "exp.yaml:11: steps[1].params.shard: unknown key (did you mean 'shards'?)"
+    ]
 
 
 def test_wrong_type_in_params(write_config):
@@ -152,11 +154,11 @@ def test_kg_convert_input_file_must_exist(write_config, tmp_path):
 def test_kg_params_errors_skip_the_source_tag(write_config):
     path = write_config(KG_CONVERT.replace("format: jsonl", "format: csv\n      fact: 1"))
     assert problems(path) == [
-        "exp.yaml:7: steps[0].params.format: Input should be 'wikidata-json', "
-        "'wikidata-sparql', 'cronquestions' or 'jsonl'",
         f"exp.yaml:9: steps[0].params.paths[0]: no such file or directory: "
         f"{path.parent / 'data/facts.jsonl'}",
-        "exp.yaml:8: steps[0].params.fact: unknown key",
+        "exp.yaml:7: steps[0].params.format: unknown source format 'csv'; choose one of: "
+        "cronquestions, jsonl, wikidata-json, wikidata-sparql",
+        "exp.yaml:8: steps[0].params.fact: unknown key (did you mean 'format'?)",
     ]
 
 

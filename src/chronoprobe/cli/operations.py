@@ -172,8 +172,8 @@ def validate(model: type[BaseModel], values: dict[str, Any]) -> BaseModel:
         lines = []
         for error in err.errors(include_url=False):
             loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
-            where = "--" + loc[0].replace("_", "-") if loc else "options"
-            lines.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+            message = error["msg"].removeprefix("Value error, ")
+            lines.append(f"--{loc[0].replace('_', '-')}: {message}" if loc else message)
         raise ValueError("; ".join(lines)) from None
 
 
@@ -192,6 +192,7 @@ def make_command(
     parameters = inputs + fields + _fixed_parameters()
     input_names = {p.name for p in inputs}
     dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]
+    commas = [n for n, f in model.model_fields.items() if n not in fixed and _cli(f).commas]
 
     def command(**values: Any) -> None:
         from chronoprobe.runs.single import run_operation
@@ -202,6 +203,11 @@ def make_command(
         for name in dicts:
             if name in raw:
                 raw[name] = _as_dict(name, raw[name])
+        for name in commas:
+            if name in raw:
+                raw[name] = [
+                    part.strip() for v in raw[name] for part in v.split(",") if part.strip()
+                ]
         paths = {name: Path(path) for name, path in given.items() if path is not None}
         for declared in kind.inputs or ():
             path = paths.get(declared.name)
@@ -212,7 +218,12 @@ def make_command(
         problems = kind.problems(params, paths)
         if problems:
             raise ValueError("; ".join(problems))
-        run_operation(kind, params, paths, out, step_id, use_cache=not no_cache, console=console)
+        try:
+            run_operation(
+                kind, params, paths, out, step_id, use_cache=not no_cache, console=console
+            )
+        except ValueError as err:  # the step computes aside: --out is untouched
+            raise ValueError(f"{err}; nothing written to {out}") from err
         console.print(f"[green]wrote[/] {out}", highlight=False, soft_wrap=True)
         if kind.show is not None:
             shown = kind.show(out)

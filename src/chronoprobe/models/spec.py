@@ -71,8 +71,13 @@ def resolve_spec(spec: str) -> ModelSource:
     return ModelSource(spec)
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("CHRONOPROBE_CACHE", Path.home() / ".cache" / "chronoprobe"))
+def models_dir() -> Path:
+    """Where converted GGUF weights are kept: ``CHRONOPROBE_MODELS``, else the cache's models/."""
+    if os.environ.get("CHRONOPROBE_MODELS"):
+        return Path(os.environ["CHRONOPROBE_MODELS"])
+    from chronoprobe.runs.cache import default_cache_dir
+
+    return default_cache_dir() / "models"
 
 
 def _converted_gguf(source: ModelSource) -> ModelSource:
@@ -82,7 +87,7 @@ def _converted_gguf(source: ModelSource) -> ModelSource:
     gguf = Path(source.location) / str(source.gguf_file)
     stat = gguf.stat()
     key = hashlib.sha256(f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
-    target = cache_root() / "models" / f"{gguf.stem}-{key[:12]}"
+    target = models_dir() / f"{gguf.stem}-{key[:12]}"
     if (target / "config.json").is_file():
         return ModelSource(str(target))
     staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")

@@ -24,6 +24,7 @@ from pydantic import (
     field_validator,
 )
 
+from chronoprobe.registry import nearest
 from chronoprobe.runs.steps import StepKind, get_kind
 
 Loc = tuple[str | int, ...]
@@ -288,14 +289,32 @@ def _tag_free(loc: Loc, data: Any) -> Loc:
 _MESSAGES = {"extra_forbidden": "unknown key", "missing": "required key is missing"}
 
 
-def _describe(err: ValidationError, prefix: Loc, data: Any, lines: _Lines) -> list[str]:
+def _describe(
+    err: ValidationError, prefix: Loc, data: Any, lines: _Lines, known: Iterable[str] = ()
+) -> list[str]:
+    """One ``file:line: key.path: reason`` per error; an unknown key among ``known`` keys
+    (those of the mapping it sits in) names the nearest one."""
     problems = []
     for e in err.errors(include_url=False):
         loc = (*prefix, *_tag_free(tuple(e["loc"]), data))
         message = _MESSAGES.get(e["type"], e["msg"])
         message = re.sub(r"^Value error, ", "", message)
+        if e["type"] == "extra_forbidden" and len(loc) == len(prefix) + 1:
+            message += nearest(str(loc[-1]), known)
         problems.append(f"{lines.locate(loc)}: {format_loc(loc) or '(top level)'}: {message}")
     return problems
+
+
+def _keys(kind: StepKind, raw: Any) -> list[str]:
+    """The params keys a step of ``kind`` takes (of the variant ``raw`` names, for a family)."""
+    model = kind.params
+    if kind.variants is not None and isinstance(raw, dict):
+        try:
+            model = kind.variants.get(raw.get(kind.variants.key)).params
+        except KeyError:
+            return [kind.variants.key]
+        return [kind.variants.key, *model.model_fields]
+    return list(model.model_fields)
 
 
 def _import_plugins(config: ExperimentConfig, lines: _Lines) -> list[str]:
@@ -341,7 +360,7 @@ def _check_steps(
             params[step.id] = kind.params.model_validate(raw, context={"base_dir": base_dir})
             kinds[step.id] = kind
         except ValidationError as err:
-            problems += _describe(err, (*here, "params"), raw, lines)
+            problems += _describe(err, (*here, "params"), raw, lines, _keys(kind, raw))
             continue
         for problem in kind.problems(params[step.id], step.inputs):
             key = problem.split(": ", 1)[0]
@@ -362,7 +381,7 @@ def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experime
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(_describe(err, (), data, lines)) from None
+        raise ConfigError(_describe(err, (), data, lines, ExperimentConfig.model_fields)) from None
     problems = _import_plugins(config, lines)
     params, kinds, step_problems = _check_steps(config, data, path.parent, lines)
     if problems or step_problems:

@@ -97,7 +97,7 @@ class StepKind:
 STEP_KINDS: Registry[StepKind] = Registry(
     "step kind",
     {
-        "kg": "chronoprobe.runs.kg_step",
+        "kg": "chronoprobe.kg.ops",
         "memorize": "chronoprobe.runs.memorize_step",
         "pretrain": "chronoprobe.train.ops",
         "build": "chronoprobe.datasets.ops",

@@ -160,7 +160,7 @@ def test_a_conversion_without_facts_fails_and_writes_nothing(tmp_path):
     out = tmp_path / "kg"
     result = convert(str(empty), "-f", "wikidata-json", "-o", str(out))
     assert result.exit_code == 2
-    assert f"error: no facts in {empty}; nothing written to {out} (no records)" in " ".join(
+    assert f"error: no facts in {empty} (no records); nothing written to {out}" in " ".join(
         result.output.split()
     )
     result = convert(str(timeless), "-f", "wikidata-json", "-o", str(out))

@@ -334,7 +334,7 @@ def test_results_lacking_roles_fail_listing_variables_and_roles_and_write_nothin
         (["--constant", "relation=position held"], "constant relation='position held' must be a"),
         (["--constant", "start=2001"], "start cannot be a constant; constants may fix: subject,"),
         (["--var", "item=subject", "--constant", "subject=Q1"], "subject is given both by ?item"),
-        (["--var", "item"], "--var 'item': expected NAME=VALUE"),
+        (["--var", "item"], "var 'item': expected NAME=VALUE"),
     ],
 )
 def test_bad_mappings_are_refused_before_reading(tmp_path, args, message):
@@ -349,7 +349,7 @@ def test_mapping_options_belong_to_sparql_results(tmp_path):
     args = ["kg", "convert", str(HEADS), "-f", "jsonl", "-o", str(out), "--var", "a=subject"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
-    assert "--var, --constant and --mapping apply to --format wikidata-sparql only" in result.output
+    assert "var, constant and mapping apply to format wikidata-sparql only" in result.output
 
 
 def test_a_byte_order_mark_before_the_results_is_no_problem(tmp_path):

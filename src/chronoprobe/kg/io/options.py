@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.kg.io.problems import Problems
+from chronoprobe.registry import Registry
 
 if TYPE_CHECKING:
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.kg.io.problems import Problems
     from chronoprobe.kg.io.sparql_mapping import VariableMapping
 
 
@@ -24,19 +24,22 @@ class LoadOptions:
     sparql: VariableMapping | None = None  # SPARQL variables -> roles (None: the defaults)
 
 
-Loader = Callable[[Sequence[Path], LoadOptions, Problems], TemporalKG]
+Loader = Callable[[Sequence[Path], LoadOptions, "Problems"], "TemporalKG"]
 
-# format name -> "module:function"; modules are imported only when their format is used.
-FORMATS: dict[str, str] = {
-    "wikidata-json": "chronoprobe.kg.io.wikidata_dump:load",
-    "wikidata-sparql": "chronoprobe.kg.io.wikidata_sparql:load",
-    "cronquestions": "chronoprobe.kg.io.cronquestions:load",
-    "jsonl": "chronoprobe.kg.io.jsonl:load",
-}
+# source format -> its loader; modules are imported only when their format is used
+LOADERS: Registry[Loader] = Registry(
+    "source format",
+    {
+        "wikidata-json": "chronoprobe.kg.io.wikidata_dump:load",
+        "wikidata-sparql": "chronoprobe.kg.io.wikidata_sparql:load",
+        "cronquestions": "chronoprobe.kg.io.cronquestions:load",
+        "jsonl": "chronoprobe.kg.io.jsonl:load",
+    },
+)
 
 
 def get_loader(name: str) -> Loader:
-    if name not in FORMATS:
-        raise ValueError(f"unknown format {name!r}; choose one of: {', '.join(FORMATS)}")
-    module, function = FORMATS[name].split(":")
-    return getattr(importlib.import_module(module), function)
+    try:
+        return LOADERS.get(name)
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None

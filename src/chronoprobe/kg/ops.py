@@ -1,0 +1,248 @@
+"""The ``kg`` operation: a temporal KG directory from the synthetic world, the real sample, or
+source files (``chronoprobe kg synth|sample|convert`` and a step ``{kind: kg, params: {source:
+synth|sample|convert, ...}}``, the same operation). Each source is one entry of
+:data:`KG_SOURCES`; the output is a KG directory (``TemporalKG.load`` reads it), plus the
+synthetic world's articles and snippets, and ``metrics.json`` with the KG's headline statistics.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.kg.io.options import LOADERS
+from chronoprobe.params import Cli, Params, choice_of
+from chronoprobe.registry import Registry
+from chronoprobe.runs.config import ExistingPath
+from chronoprobe.runs.steps import StepContext, Variant, variant_kind
+
+KG_SOURCES: Registry[Variant] = Registry("KG source")
+
+
+class SynthParams(Params):
+    facts: int | None = Field(
+        None, ge=1, description="Approximate number of facts (default: about 20,000)."
+    )
+    people: int | None = Field(None, ge=1, description="Number of people, instead of facts.")
+    seed: int | None = Field(
+        None,
+        description="Seed of the world: the same seed gives the same world (default: the "
+        "run's seed; 0 on the command line).",
+    )
+    start_year: int = Field(1950, description="First year of the world's history.")
+    end_year: int = Field(2024, description="Last year of the world's history.")
+    text: bool = Field(True, description="Also write articles and dated snippets.")
+
+    @model_validator(mode="after")
+    def _valid_world(self) -> SynthParams:
+        self.synth_config(0)  # the generator's own checks, when the config loads
+        return self
+
+    def synth_config(self, seed: int):
+        from chronoprobe.kg.synth import SynthConfig
+
+        facts = 20_000 if self.facts is None and self.people is None else self.facts
+        return SynthConfig(
+            seed=seed if self.seed is None else self.seed,
+            facts=facts,
+            people=self.people,
+            start_year=self.start_year,
+            end_year=self.end_year,
+            text=self.text,
+        )
+
+
+def synth(ctx: StepContext, params: SynthParams, inputs: dict[str, Path]) -> None:
+    """Generate the synthetic world: a seeded KG with real-world structure, plus its texts.
+
+    People, teams, companies, universities, offices, awards, countries and events, with
+    careers, conflicts, repeated terms and Zipfian popularity. Writes the KG and, with text,
+    articles.parquet and snippets.parquet (dated text about the facts of each period).
+    """
+    from chronoprobe.kg.synth import synthesize
+
+    world = synthesize(params.synth_config(ctx.seed))
+    world.kg.name = "synth"
+    world.save(ctx.out_dir)
+    _finish(ctx, world.kg)
+
+
+class SampleParams(Params):
+    pass
+
+
+def sample(ctx: StepContext, params: SampleParams, inputs: dict[str, Path]) -> None:
+    """Write the small real sample KG shipped with chronoprobe (hand-curated Wikidata facts).
+
+    A stand-in to try things offline: replace it with real dumps via `kg convert`.
+    """
+    from chronoprobe.kg.samples import load_sample
+
+    kg = load_sample()
+    kg.name = "sample"
+    kg.save(ctx.out_dir)
+    _finish(ctx, kg)
+
+
+class ConvertParams(Params):
+    paths: Annotated[list[ExistingPath], Cli(argument=True)] = Field(
+        min_length=1,
+        description="Source files (.json[.gz|.bz2], .txt, .jsonl), or a CronQuestions kg "
+        "directory.",
+    )
+    format: Annotated[choice_of(LOADERS), Cli(short="-f")] = Field(
+        description="Format of the inputs."
+    )
+    relations: Annotated[list[str] | None, Cli(commas=True)] = Field(
+        None, description="Relation ids to keep, e.g. P39,P54 (default: all)."
+    )
+    lang: str = Field("en", description="Language of labels, aliases and descriptions.")
+    strict: bool = Field(
+        False, description="Stop at the first bad record instead of skipping and counting."
+    )
+    processes: int = Field(1, ge=1, description="Worker processes (Wikidata dumps).")
+    var: list[str] = Field(
+        default_factory=list,
+        description="SPARQL results: the variable NAME plays ROLE, as NAME=ROLE; roles: "
+        "subject, relation, object, start, end, start_precision, end_precision, "
+        "subject_label, relation_label, object_label, statement.",
+    )
+    constant: list[str] = Field(
+        default_factory=list,
+        description="SPARQL results: a role the query fixed in its text, as ROLE=VALUE, e.g. "
+        "relation=P39, object=Q11696, start_precision=9.",
+    )
+    mapping: ExistingPath | None = Field(
+        None,
+        description="SPARQL results: a YAML file of 'variables: {NAME: ROLE}' and "
+        "'constants: {ROLE: VALUE}'; var and constant override it.",
+    )
+
+    @model_validator(mode="after")
+    def _mapping_is_for_sparql(self) -> ConvertParams:
+        if (self.var or self.constant or self.mapping) and self.format != "wikidata-sparql":
+            raise ValueError("var, constant and mapping apply to format wikidata-sparql only")
+        self.sparql_mapping()  # its own checks, when the config loads
+        return self
+
+    def sparql_mapping(self):
+        """The SPARQL variable mapping these options give; None for the defaults."""
+        from chronoprobe.kg.io.sparql_mapping import VariableMapping, parse_pairs
+
+        if not (self.var or self.constant or self.mapping):
+            return None
+        variables = parse_pairs(self.var, "var")
+        constants = parse_pairs(self.constant, "constant")
+        if self.mapping is not None:
+            return VariableMapping.from_file(self.mapping, variables, constants)
+        return VariableMapping.build(variables, constants)
+
+
+def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) -> None:
+    """Convert source files into a KG directory.
+
+    Bad records are reported as FILE:LINE: REASON. By default they are skipped and counted by
+    reason; with strict the first one stops the conversion. A conversion that gives no fact
+    writes nothing and fails, saying why.
+
+    Example: chronoprobe kg convert latest-all.json.bz2 -f wikidata-json --relations P39,P54 -o kg/
+    """
+    from chronoprobe.kg.io.options import LoadOptions
+    from chronoprobe.kg.io.problems import Problems
+
+    problems = Problems(strict=params.strict)
+    options = LoadOptions(
+        relations=frozenset(params.relations) if params.relations else None,
+        lang=params.lang,
+        processes=params.processes,
+        sparql=params.sparql_mapping(),
+    )
+    kg = LOADERS.get(params.format)(params.paths, options, problems)
+    for warning in problems.warnings:
+        ctx.log.warning(f"warning: {warning}")
+    for line in problems.summary():
+        ctx.log.warning(f"skipped: {line.strip()}")
+    skipped = kg.meta.get("skipped") or {}
+    not_facts = ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v)
+    if not len(kg):
+        why = [f"{problems.total:,} bad records (above)"] if problems.total else []
+        why += [f"records that are no time-scoped facts: {not_facts}"] if not_facts else []
+        raise ValueError(
+            f"no facts in {', '.join(map(str, params.paths))}"
+            + (f" ({'; '.join(why)})" if why else " (no records)")
+        )
+    if not_facts:  # valid records that are not facts (no time, deprecated, ...)
+        ctx.log.info(f"not facts: {not_facts}")
+    kg.meta.setdefault(
+        "source", {"format": params.format, "inputs": [str(p) for p in params.paths]}
+    )
+    kg.meta["problems"] = dict(problems.counts)
+    if problems.warnings:
+        kg.meta["warnings"] = problems.warnings
+    kg.name = params.paths[0].name
+    kg.save(ctx.out_dir)
+    _finish(ctx, kg)
+
+
+def _finish(ctx: StepContext, kg) -> None:
+    from chronoprobe.kg.stats import kg_statistics
+
+    stats = kg_statistics(kg, top=0)
+    first, last = stats["year_range"]
+    metrics = {
+        "entities": stats["entities"],
+        "relations": stats["relations"],
+        "facts": stats["facts"],
+        "first_year": first,
+        "last_year": last,
+        "multi_answer_share": stats["multi_answer_share"],
+        "open_ended_facts": stats["open_ended_facts"],
+        "unknown_start_facts": stats["unknown_start_facts"],
+        "relation_share": {rel: row["share"] for rel, row in stats["relation_shares"].items()},
+        "problems": kg.meta.get("problems", {}),
+    }
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    ctx.log.info(f"{len(kg):,} facts, {kg.entities.num_rows:,} entities")
+
+
+def _files_fingerprint(params) -> list | None:
+    """Source files change without their names changing: key on size and mtime too."""
+    paths = [*getattr(params, "paths", []), *filter(None, [getattr(params, "mapping", None)])]
+    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in paths] or None
+
+
+def show(out: Path) -> str:
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    text = (
+        f"{metrics['facts']:,} facts, {metrics['entities']:,} entities, "
+        f"{metrics['relations']:,} relations, years {metrics['first_year']} to "
+        f"{metrics['last_year']}"
+    )
+    problems = metrics.get("problems") or {}
+    if problems:
+        kinds = ", ".join(f"{n:,} {kind}" for kind, n in problems.items())
+        text += f"; skipped {sum(problems.values()):,} bad records: {kinds}"
+    return text
+
+
+for _name, _params, _run in (
+    ("synth", SynthParams, synth),
+    ("sample", SampleParams, sample),
+    ("convert", ConvertParams, convert),
+):
+    KG_SOURCES.add(_name, Variant(_name, _params, _run))
+
+variant_kind(
+    "kg",
+    "source",
+    KG_SOURCES,
+    inputs=(),
+    fingerprint=_files_fingerprint,
+    command=("kg",),
+    show=show,
+    help="Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
+)
