@@ -83,15 +83,15 @@ def main() -> None:
     from chronoprobe.kgqa.encoder import build_encoder
     from chronoprobe.kgqa.evaluate import predict
     from chronoprobe.kgqa.models import build_qa_model
-    from chronoprobe.kgqa.train import TrainConfig
+    from chronoprobe.kgqa.train import input_for
 
     device = torch.device(args.device)
     with tempfile.TemporaryDirectory() as tmp:
         began = time.perf_counter()
         cronq, vocab, entity, time_table = _world(args.facts, args.rank, Path(tmp))
-        source = TrainConfig(
-            encoder=args.encoder, question_input=args.question_input
-        ).question_input
+        source = args.question_input
+        if source == "auto":
+            source = input_for(args.encoder)
         texts = [row[source] for row in read_rows(cronq / "train.jsonl", source)]
         encoder = build_encoder(args.encoder, texts)
         setup = time.perf_counter() - began

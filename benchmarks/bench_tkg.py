@@ -128,8 +128,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
+    from chronoprobe.core.devices import resolve_device
     from chronoprobe.tkg.evaluate import entity_ranks
-    from chronoprobe.tkg.train import resolve_device
 
     device = resolve_device(args.device)
     data, synth_s = _data(args.facts, args.seed, args.test_queries)

@@ -43,7 +43,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     from chronoprobe.datasets.writers import write_cronq
     from chronoprobe.kg.synth import SynthConfig, synthesize
     from chronoprobe.tkg.data import split_kg
-    from chronoprobe.tkg.train import TrainConfig, train
+    from chronoprobe.tkg.ops import TKGTrainParams
+    from chronoprobe.tkg.train import train
 
     root = tmp_path_factory.mktemp("kgqa")
     threads = torch.get_num_threads()
@@ -53,7 +54,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     data = split_kg(kg, seed=0)
     dirs = {}
     for name, epochs in (("tcomplex", 8), ("complex", 2)):
-        config = TrainConfig(model=name, rank=32, epochs=epochs, batch_size=500, device="cpu")
+        config = TKGTrainParams(model=name, rank=32, epochs=epochs, batch_size=500, device="cpu")
         train(data, config, root / name, progress=False)
         dirs[name] = root / name
     write_cronq(kg, root / "cronq", max_per_template=150, seed=0)
@@ -66,12 +67,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
 @pytest.fixture(scope="session")
 def trained(world: SimpleNamespace, tmp_path_factory: pytest.TempPathFactory):
     """CronKGQA over the TComplEx embeddings, trained briefly; (result, checkpoint dir)."""
-    from chronoprobe.kgqa.train import TrainConfig, train
+    from chronoprobe.kgqa.ops import KGQATrainParams
+    from chronoprobe.kgqa.train import train
 
     out = tmp_path_factory.mktemp("qa") / "cronkgqa"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    config = TrainConfig(model="cronkgqa", epochs=10, batch_size=32, device="cpu")
+    config = KGQATrainParams(model="cronkgqa", epochs=10, batch_size=32, device="cpu")
     result = train(world.cronq, world.tcomplex, config, out, progress=False)
     torch.set_num_threads(threads)
     return result, out

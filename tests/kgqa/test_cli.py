@@ -24,11 +24,12 @@ def test_train_then_eval(world, tmp_path):
     }
     trained = json.loads((out / "metrics.json").read_text())
 
-    predictions = tmp_path / "valid.parquet"
+    evaluated = tmp_path / "eval"
     args = ["kgqa", "eval", str(out), str(world.cronq), "--split", "test", "--json"]
-    result = runner.invoke(app, [*args, "--predictions", str(predictions)])
+    result = runner.invoke(app, [*args, "-o", str(evaluated)])
     assert result.exit_code == 0, result.output
-    printed = json.loads(result.stdout.strip().splitlines()[-1])
+    printed = json.loads(result.stdout)
+    predictions = evaluated / "predictions.parquet"
     assert printed["model"] == "lm" and printed["split"] == "test"
     assert printed["hits@1"] == trained["hits@1"]
     assert printed["types"] == trained["types"]
@@ -42,7 +43,7 @@ def test_train_then_eval(world, tmp_path):
     args += ["--oracle-relation", "--answer-type-given"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    printed = json.loads(result.stdout.strip().splitlines()[-1])
+    printed = json.loads(result.stdout)
     assert printed["answer_type_given"] is True
     oracle = printed["oracle_relation"]
     assert oracle["questions"] == trained["simple"]["questions"]
@@ -58,10 +59,13 @@ def test_errors_are_one_line_messages(world, tmp_path):
     result = runner.invoke(app, ["kgqa", "eval", str(tmp_path), str(world.cronq)])
     assert result.exit_code == 2
     assert "not a KGQA checkpoint" in result.output
-    args = ["kgqa", "train", str(tmp_path), "--tkg", str(world.tcomplex), "--out", str(tmp_path)]
+    out = tmp_path / "out"
+    args = ["kgqa", "train", str(tmp_path), "--tkg", str(world.tcomplex), "--out", str(out)]
     result = runner.invoke(app, [*args, "--epochs", "1"])
     assert result.exit_code == 2
-    assert "train.jsonl: no such question file" in result.output
+    assert "no train.jsonl; input `questions` must be a question directory" in " ".join(
+        result.output.split()
+    )
 
 
 def test_help_teaches_the_commands():

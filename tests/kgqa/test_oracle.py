@@ -14,7 +14,8 @@ from chronoprobe.kgqa.oracle import MISS, load_tkg, oracle_ranks
 from chronoprobe.time import TimePoint
 from chronoprobe.tkg.data import split_kg
 from chronoprobe.tkg.evaluate import entity_ranks, time_ranks
-from chronoprobe.tkg.train import TrainConfig, train
+from chronoprobe.tkg.ops import TKGTrainParams
+from chronoprobe.tkg.train import train
 
 SPELLS = [  # (subject, relation, object, first year, last year)
     ("P1", "P39", "O1", 2000, 2003),
@@ -38,7 +39,7 @@ def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("oracle") / "tcomplex"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    config = TrainConfig(model="tcomplex", rank=4, epochs=3, batch_size=8, device="cpu")
+    config = TKGTrainParams(model="tcomplex", rank=4, epochs=3, batch_size=8, device="cpu")
     train(data, config, out, progress=False)
     torch.set_num_threads(threads)
     vocab = AnswerVocab(data.vocab.entities, tuple(data.vocab.years))

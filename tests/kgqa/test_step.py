@@ -92,14 +92,14 @@ def test_kgqa_step_needs_a_cronq_build(tmp_path):
 
     import pytest
 
-    from chronoprobe.runs.kgqa_step import KGQAParams, run_kgqa
-    from chronoprobe.runs.steps import StepContext
+    from chronoprobe.kgqa.ops import KGQATrainParams, run_kgqa
+    from chronoprobe.runs.steps import StepContext, get_kind
 
     ctx = StepContext("qa", tmp_path, tmp_path, 0, logging.getLogger("t"))
-    with pytest.raises(ValueError, match="two inputs"):
-        run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path})
-    with pytest.raises(ValueError, match="family: cronq"):
-        run_kgqa(ctx, KGQAParams(), {"tkg": tmp_path, "questions": tmp_path})
+    [problem] = get_kind("kgqa").problems(KGQATrainParams(), ["tkg"])
+    assert problem.startswith("inputs.questions: required: A question directory")
+    with pytest.raises(ValueError, match="must be a question directory"):
+        run_kgqa(ctx, KGQATrainParams(), {"tkg": tmp_path, "questions": tmp_path})
 
 
 def test_metrics_from_before_the_protocol_option_read_as_answer_type_given():

@@ -12,7 +12,8 @@ import torch
 from chronoprobe.kgqa import checkpoint
 from chronoprobe.kgqa.data import load_split
 from chronoprobe.kgqa.evaluate import evaluate
-from chronoprobe.kgqa.train import TrainConfig, soft_cross_entropy, train
+from chronoprobe.kgqa.ops import KGQATrainParams
+from chronoprobe.kgqa.train import input_for, soft_cross_entropy, train
 
 
 def test_soft_cross_entropy_spreads_over_the_answers_and_ignores_masked_candidates():
@@ -44,11 +45,11 @@ def test_cronkgqa_answers_simple_questions_far_above_chance(trained, world):
 def test_in_tool_encoders_read_templates_and_learn_no_entity_names(trained, world):
     """The tiny encoder's vocabulary comes from the training templates: it cannot memorise the
     training questions' names (0.98 Hits@1 on them against 0.68 on test, when it did)."""
-    assert TrainConfig(encoder="tiny").question_input == "template"
-    assert TrainConfig(encoder="bert-base-uncased").question_input == "question"
-    assert TrainConfig(question_input="question").question_input == "question"
-    with pytest.raises(ValueError, match="question input must be one of auto, template"):
-        TrainConfig(question_input="names")
+    assert input_for("tiny") == "template"  # what the default question_input, auto, means
+    assert input_for("bert-base-uncased") == "question"
+    assert KGQATrainParams(question_input="question").question_input == "question"
+    with pytest.raises(ValueError, match="question_input\n  Input should be 'auto', 'template'"):
+        KGQATrainParams(question_input="names")
     result, out = trained
     words = set()
     for line in (world.cronq / "train.jsonl").open():
@@ -116,7 +117,7 @@ def test_an_early_best_epoch_is_tested_evaluated_and_resumed_past(world, tmp_pat
 
     monkeypatch.setattr(train_module, "evaluate", scripted)
     monkeypatch.setattr(checkpoint, "save", keep)
-    config = TrainConfig(epochs=3, batch_size=64, device="cpu")
+    config = KGQATrainParams(epochs=3, batch_size=64, device="cpu")
     result = train(world.cronq, world.tcomplex, config, tmp_path / "qa", progress=False)
     assert result.epoch == 2
     assert [row["valid"]["hits@1"] for row in result.history] == [0.2, 0.5, 0.4]
@@ -139,29 +140,37 @@ def test_the_tested_model_is_the_best_epoch_on_valid(trained, world, tmp_path):
     last = train(
         world.cronq,
         world.tcomplex,
-        TrainConfig(epochs=3, select="last", batch_size=64, device="cpu"),
+        KGQATrainParams(epochs=3, select="last", batch_size=64, device="cpu"),
         tmp_path / "last",
         progress=False,
     )
     assert last.epoch == 3
     assert checkpoint.selected_epoch(checkpoint.load(tmp_path / "last").config) == 3
-    with pytest.raises(ValueError, match="select must be one of best-valid, last"):
-        TrainConfig(select="first")
+    with pytest.raises(ValueError, match="select\\n  Input should be 'best-valid' or 'last'"):
+        KGQATrainParams(select="first")
 
 
 def test_resume_after_an_interruption_equals_an_uninterrupted_run(world, tmp_path):
     config = dict(model="embedkgqa", batch_size=128, device="cpu")
     straight = train(
-        world.cronq, world.complex, TrainConfig(epochs=2, **config), tmp_path / "a", progress=False
+        world.cronq,
+        world.complex,
+        KGQATrainParams(epochs=2, **config),
+        tmp_path / "a",
+        progress=False,
     )
     train(
-        world.cronq, world.complex, TrainConfig(epochs=1, **config), tmp_path / "b", progress=False
+        world.cronq,
+        world.complex,
+        KGQATrainParams(epochs=1, **config),
+        tmp_path / "b",
+        progress=False,
     )
     messages: list[str] = []
     resumed = train(
         world.cronq,
         world.complex,
-        TrainConfig(epochs=2, **config),
+        KGQATrainParams(epochs=2, **config),
         tmp_path / "b",
         progress=False,
         log=messages.append,
@@ -177,7 +186,9 @@ def test_resume_after_an_interruption_equals_an_uninterrupted_run(world, tmp_pat
 def test_resume_refuses_another_model(world, trained):
     _, out = trained
     with pytest.raises(ValueError, match="--no-resume"):
-        train(world.cronq, world.tcomplex, TrainConfig(model="lm", epochs=11), out, progress=False)
+        train(
+            world.cronq, world.tcomplex, KGQATrainParams(model="lm", epochs=11), out, progress=False
+        )
 
 
 def test_interrupted_save_is_detected(trained, tmp_path):

@@ -44,7 +44,7 @@ def test_tkg_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch)
     assert {"mrr", "hits@1", "hits@3", "hits@10", "time_accuracy"} <= set(metrics)
     assert "time_accuracy" not in json.loads((steps / "static" / "metrics.json").read_text())
     saved = checkpoint.load(steps / "temporal")
-    assert saved.epoch == 2 and saved.config["data"]["seed"] == 1  # the experiment's seed
+    assert saved.epoch == 2 and saved.config["train"]["seed"] == 1  # the experiment's seed
     assert not (steps / "temporal" / ".shards").exists()
 
     record = json.loads((steps / "temporal" / "step.json").read_text())

@@ -10,7 +10,8 @@ from safetensors.torch import load_file, save_file
 from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import TimeMode, split_kg
 from chronoprobe.tkg.evaluate import evaluate_split
-from chronoprobe.tkg.train import TrainConfig, full_softmax_cross_entropy, train
+from chronoprobe.tkg.ops import TKGTrainParams
+from chronoprobe.tkg.train import full_softmax_cross_entropy, train
 
 
 def test_full_softmax_matches_cross_entropy_value_and_gradients():
@@ -34,9 +35,9 @@ def data(synth_kg):
     return split_kg(synth_kg, valid_fraction=0.05, test_fraction=0.05, seed=0)
 
 
-def _config(**changes) -> TrainConfig:
+def _config(**changes) -> TKGTrainParams:
     base = {"model": "tcomplex", "rank": 16, "epochs": 3, "batch_size": 500, "device": "cpu"}
-    return TrainConfig(**(base | changes))
+    return TKGTrainParams(**(base | changes))
 
 
 @pytest.mark.parametrize("model", ["tcomplex", "complex"])

@@ -12,8 +12,10 @@ nothing is declared twice.
 from __future__ import annotations
 
 import inspect
+import tempfile
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -30,7 +32,7 @@ from chronoprobe.runs.steps import StepKind, Variant
 console = Console(stderr=True)
 
 # options every command adds; a params field may not take these names
-OUT, NO_CACHE = "out", "no_cache"
+OUT, NO_CACHE, JSON = "out", "no_cache", "as_json"
 
 
 def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
@@ -147,10 +149,15 @@ def _input_parameter(kind: StepKind, index: int) -> inspect.Parameter:
     )
 
 
-def _fixed_parameters() -> list[inspect.Parameter]:
+def _fixed_parameters(out_optional: bool) -> list[inspect.Parameter]:
     out = typer.Option(
-        ..., "--out", "-o", help="Directory to write the outputs into (new, or an earlier output)."
+        None if out_optional else ...,
+        "--out",
+        "-o",
+        help="Directory to write the outputs into (new, or an earlier output)"
+        + ("; without it, the results are printed only." if out_optional else "."),
     )
+    as_json = typer.Option(False, "--json", help="Also print metrics.json on stdout.")
     no_cache = typer.Option(
         False,
         "--no-cache",
@@ -159,9 +166,20 @@ def _fixed_parameters() -> list[inspect.Parameter]:
     )
     keyword = inspect.Parameter.KEYWORD_ONLY
     return [
-        inspect.Parameter(OUT, keyword, default=out, annotation=Path),
+        inspect.Parameter(OUT, keyword, default=out, annotation=Path | None),
         inspect.Parameter(NO_CACHE, keyword, default=no_cache, annotation=bool),
+        inspect.Parameter(JSON, keyword, default=as_json, annotation=bool),
     ]
+
+
+@contextmanager
+def _output(out: Path | None) -> Iterator[Path]:
+    """``--out``, or a temporary folder removed afterwards when a command may go without."""
+    if out is not None:
+        yield out
+        return
+    with tempfile.TemporaryDirectory(prefix="chronoprobe-") as folder:
+        yield Path(folder) / "out"
 
 
 def validate(model: type[BaseModel], values: dict[str, Any]) -> BaseModel:
@@ -189,7 +207,7 @@ def make_command(
     step_id = name or " ".join(kind.command or (kind.name,))
     inputs = [_input_parameter(kind, i) for i in range(len(kind.inputs or ()))]
     fields = [_field_parameter(n, f) for n, f in model.model_fields.items() if n not in fixed]
-    parameters = inputs + fields + _fixed_parameters()
+    parameters = inputs + fields + _fixed_parameters(kind.out_optional)
     input_names = {p.name for p in inputs}
     dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]
     commas = [n for n, f in model.model_fields.items() if n not in fixed and _cli(f).commas]
@@ -198,7 +216,7 @@ def make_command(
         from chronoprobe.runs.single import run_operation
 
         given = {name: values.pop(name) for name in input_names}
-        out, no_cache = values.pop(OUT), values.pop(NO_CACHE)
+        out, no_cache, as_json = values.pop(OUT), values.pop(NO_CACHE), values.pop(JSON)
         raw = {k: v for k, v in values.items() if v is not None and v != []}
         for name in dicts:
             if name in raw:
@@ -218,17 +236,21 @@ def make_command(
         problems = kind.problems(params, paths)
         if problems:
             raise ValueError("; ".join(problems))
-        try:
-            run_operation(
-                kind, params, paths, out, step_id, use_cache=not no_cache, console=console
-            )
-        except ValueError as err:  # the step computes aside: --out is untouched
-            raise ValueError(f"{err}; nothing written to {out}") from err
-        console.print(f"[green]wrote[/] {out}", highlight=False, soft_wrap=True)
-        if kind.show is not None:
-            shown = kind.show(out)
-            if shown is not None:
-                Console().print(shown)
+        with _output(out) as target:
+            try:
+                run_operation(
+                    kind, params, paths, target, step_id, use_cache=not no_cache, console=console
+                )
+            except ValueError as err:  # the step computes aside: --out is untouched
+                raise ValueError(f"{err}; nothing written to {target}") from err
+            if out is not None:
+                console.print(f"[green]wrote[/] {out}", highlight=False, soft_wrap=True)
+            if kind.show is not None:
+                shown = kind.show(target)
+                if shown is not None:
+                    Console(stderr=as_json).print(shown)
+            if as_json and (target / "metrics.json").is_file():
+                typer.echo((target / "metrics.json").read_text(encoding="utf-8").strip())
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in parameters}
@@ -240,20 +262,30 @@ def _help(function: Callable[..., Any]) -> str:
     return inspect.getdoc(function) or ""
 
 
-def add_commands(app: typer.Typer, kinds: list[StepKind], groups: dict[str, typer.Typer]) -> None:
-    """Add every kind's command(s) to ``app`` (commands under ``groups[name]`` for groups)."""
+def add_commands(
+    app: typer.Typer,
+    kinds: list[StepKind],
+    groups: dict[str, typer.Typer],
+    helps: dict[str, str] | None = None,
+) -> None:
+    """Add every kind's command(s) to ``app``; command groups are made as needed (with the help
+    a kind with variants gives, or ``helps[group]``)."""
+
+    def group(name: str, help_text: str) -> typer.Typer:
+        if name not in groups:
+            groups[name] = typer.Typer(help=help_text, no_args_is_help=True)
+            app.add_typer(groups[name], name=name)
+        return groups[name]
+
     for kind in kinds:
         if kind.command is None:
             continue
-        *group_path, name = kind.command
-        parent = groups[group_path[0]] if group_path else app
+        *path, name = kind.command
+        parent = group(path[0], (helps or {}).get(path[0], "")) if path else app
         if kind.variants is not None:
-            if name not in groups:
-                groups[name] = typer.Typer(help=kind.help, no_args_is_help=True)
-                parent.add_typer(groups[name], name=name)
-            group = groups[name]
+            target = group(name, kind.help)
             for variant in kind.variants.members():
-                group.command(variant.name)(_variant_command(kind, variant))
+                target.command(variant.name)(_variant_command(kind, variant))
         else:
             parent.command(name)(make_command(kind, kind.params, _help(kind.run)))
 

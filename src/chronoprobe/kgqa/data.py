@@ -227,9 +227,14 @@ def _head_role(row: dict) -> str | None:
 
 
 def load_split(
-    cronq_dir: Path, split: str, vocab: AnswerVocab, question_input: str = "question"
+    cronq_dir: Path,
+    split: str,
+    vocab: AnswerVocab,
+    question_input: str = "question",
+    limit: int | None = None,
 ) -> Questions:
-    rows = read_rows(Path(cronq_dir) / f"{split}.jsonl", question_input)
+    """A split's questions (its first ``limit`` ones, for a quick look) over ``vocab``."""
+    rows = read_rows(Path(cronq_dir) / f"{split}.jsonl", question_input)[:limit]
     return encode(rows, vocab, question_input)
 
 

@@ -170,9 +170,6 @@ class LMBaseline(QAModel):
         return self.classifier(self.dropout(q))
 
 
-QA_MODELS: dict[str, type[QAModel]] = {m.name: m for m in (CronKGQA, EmbedKGQA, LMBaseline)}
-
-
 def build_qa_model(
     name: str,
     encoder: QuestionEncoder,
@@ -181,6 +178,10 @@ def build_qa_model(
     n_times: int,
     dropout: float = 0.1,
 ) -> QAModel:
-    if name not in QA_MODELS:
-        raise ValueError(f"unknown QA model {name!r}; choose one of: {', '.join(QA_MODELS)}")
-    return QA_MODELS[name](encoder, entity, time, n_times, dropout)
+    from chronoprobe.kgqa.ops import QA_MODELS
+
+    try:
+        cls = QA_MODELS.get(name)
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
+    return cls(encoder, entity, time, n_times, dropout)

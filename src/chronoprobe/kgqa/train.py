@@ -11,7 +11,6 @@ resumed from its last checkpoint ends where an uninterrupted one does.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -25,55 +24,17 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from torch import Tensor
 
 from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.core.devices import resolve_device
 from chronoprobe.kgqa import checkpoint
-from chronoprobe.kgqa.data import QUESTION_INPUTS, AnswerVocab, Questions, load_split, read_rows
+from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, read_rows
 from chronoprobe.kgqa.encoder import TINY, build_encoder
 from chronoprobe.kgqa.evaluate import evaluate, model_inputs
-from chronoprobe.kgqa.models import QA_MODELS, QAModel, build_qa_model
+from chronoprobe.kgqa.models import QAModel, build_qa_model
+from chronoprobe.kgqa.ops import KGQATrainParams
 from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
 from chronoprobe.tkg import checkpoint as tkg_checkpoint
-from chronoprobe.tkg.train import resolve_device
 
-SELECT = ("best-valid", "last")
 AUTO = "auto"  # question input: the template for in-tool encoders, the question text otherwise
-
-
-@dataclass
-class TrainConfig:
-    model: str = "cronkgqa"
-    encoder: str = TINY
-    epochs: int = 10
-    batch_size: int = 128
-    learning_rate: float = 1e-3
-    dropout: float = 0.1
-    seed: int = 0
-    device: str = "auto"
-    eval_batch_size: int = 256
-    select: str = "best-valid"  # the model tested: the best epoch on the valid split, or "last"
-    answer_type_given: bool = False  # True: mask the other answer type (not the paper's protocol)
-    question_input: str = AUTO  # template | question | auto (resolved here, see input_for)
-
-    def __post_init__(self) -> None:
-        if self.question_input == AUTO:
-            self.question_input = input_for(self.encoder)
-        if self.question_input not in QUESTION_INPUTS:
-            choices = ", ".join((AUTO, *QUESTION_INPUTS))
-            raise ValueError(
-                f"question input must be one of {choices}, not {self.question_input!r}"
-            )
-        if self.select not in SELECT:
-            raise ValueError(f"select must be one of {', '.join(SELECT)}, not {self.select!r}")
-        if self.model not in QA_MODELS:
-            raise ValueError(
-                f"unknown QA model {self.model!r}; choose one of: {', '.join(QA_MODELS)}"
-            )
-        if self.epochs < 0:
-            raise ValueError(f"epochs must be at least 0 (evaluate only), not {self.epochs}")
-        for name in ("batch_size", "eval_batch_size"):
-            if getattr(self, name) < 2:
-                raise ValueError(
-                    f"{name} must be at least 2 (batch norm), not {getattr(self, name)}"
-                )
 
 
 @dataclass
@@ -128,7 +89,7 @@ def _epoch(
     model: QAModel,
     optimizer: torch.optim.Optimizer,
     questions: Questions,
-    config: TrainConfig,
+    config: KGQATrainParams,
     epoch: int,
     device: torch.device,
     bar: Progress | None,
@@ -168,7 +129,7 @@ def _epoch(
 def train(
     cronq_dir: Path,
     tkg_dir: Path,
-    config: TrainConfig,
+    config: KGQATrainParams,
     out: Path,
     *,
     progress: Progress | bool = True,
@@ -178,6 +139,10 @@ def train(
     """Train (or resume) in ``out``, checkpointing every epoch; then rank the test split and
     write ``metrics.json`` and ``predictions.parquet`` there."""
     say = log or (lambda _message: None)
+    if config.question_input == AUTO:
+        config = config.model_copy(update={"question_input": input_for(config.encoder)})
+    if config.seed is None:
+        config = config.model_copy(update={"seed": 0})
     device = resolve_device(config.device)
     cronq_dir, out = Path(cronq_dir), Path(out)
     if resume and checkpoint.exists(out):
@@ -236,14 +201,19 @@ def train(
                 checkpoint.save_best(out, model, epoch)  # before config.json names it
             body = {
                 "epoch": epoch,
-                "train": dataclasses.asdict(config),
+                "train": config.model_dump(mode="json"),
                 "data": data,
                 "history": history,
                 "best_epoch": best,
             }
             checkpoint.save(out, model, optimizer, vocab, body)
         if not history:  # --epochs 0: keep the untrained model evaluable
-            body = {"epoch": 0, "train": dataclasses.asdict(config), "data": data, "history": []}
+            body = {
+                "epoch": 0,
+                "train": config.model_dump(mode="json"),
+                "data": data,
+                "history": [],
+            }
             checkpoint.save(out, model, optimizer, vocab, body)
         tested = len(history)
         if config.select == "best-valid" and best is not None and best != tested:
@@ -263,7 +233,7 @@ def train(
         tkg, relations = load_tkg(tkg_dir, vocab, device)
         ranked = oracle_ranks(tkg, relations, splits["test"], device=device)
         metrics["oracle_relation"] = ranked.metrics(splits["test"])
-    metrics = {**protocol_of(dataclasses.asdict(config)), **metrics}
+    metrics = {**protocol_of(config.model_dump(mode="json")), **metrics}
     header = {"model": config.model, "embeddings": embeddings, "split": "test", "epoch": tested}
     write_results(out, {**header, **metrics}, predictions)
     say(f"test: {describe_metrics(metrics)}")
@@ -293,7 +263,7 @@ def _trainable(model: QAModel) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
-def _check_compatible(saved: checkpoint.Checkpoint, config: TrainConfig, out: Path) -> None:
+def _check_compatible(saved: checkpoint.Checkpoint, config: KGQATrainParams, out: Path) -> None:
     before = {**saved.config.get("train", {}), **protocol_of(saved.config.get("train", {}))}
     keys = ("model", "encoder", "answer_type_given", "question_input")
     differ = [k for k in keys if before.get(k) != getattr(config, k)]

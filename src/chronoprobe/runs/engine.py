@@ -35,7 +35,7 @@ from chronoprobe.runs.cache import (
 from chronoprobe.runs.config import Experiment, load_experiment
 from chronoprobe.runs.environment import environment
 from chronoprobe.runs.run_directory import check_run_dir, claimed, tidy
-from chronoprobe.runs.steps import StepContext, StepKind
+from chronoprobe.runs.steps import SHARDS_DIR, StepContext, StepKind
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,8 @@ class StepExecutor:
             _say(self.log, f"[bold]…[/] {label} running")
         if kind.cacheable:
             if not cached:
-                cached = self._compute_into_cache(step_id, kind, key, params, inputs, label)
+                origin = {"params": params.model_dump(mode="json"), "inputs": input_keys}
+                cached = self._compute_into_cache(step_id, kind, key, params, inputs, label, origin)
             entry = self.cache.entry(kind.name, key)
             computed = json.loads((entry / STEP_RECORD).read_text(encoding="utf-8"))
             outputs = link_tree(entry, target, skip=(STEP_RECORD,))
@@ -195,21 +196,48 @@ class StepExecutor:
         params: BaseModel,
         inputs: dict[str, Path],
         label: str,
+        origin: dict,
     ) -> bool:
-        """Compute the step into its cache entry; True when another run finished it meanwhile."""
+        """Compute the step into its cache entry; True when another run finished it meanwhile.
+
+        ``origin`` (params and input keys) is recorded with the entry, so that a later run of
+        a kind that can continue (more epochs) starts from the furthest finished one."""
         with self.cache.lock(kind.name, key) as free:
             if not free:
                 _say(self.log, f"  {label} was being computed by another run; waited for it")
             if self.use_cache and self.cache.has(kind.name, key):
                 return True
             work = self.cache.work_dir(kind.name, key, fresh=not self.use_cache)
+            if kind.continues is not None and self.use_cache and not (work / SHARDS_DIR).exists():
+                self._continue(kind, origin, work, label)
             began, started = time.perf_counter(), _now()
             kind.run(self.context(step_id, work), params, inputs)
             record = {"id": step_id, "kind": kind.name, "key": key, "started": started}
+            record.update(origin, seed=self.seed)
             record["seconds"] = round(time.perf_counter() - began, 3)
             atomic_write_text(work / STEP_RECORD, json.dumps(record, indent=2) + "\n")
             self.cache.commit(work, kind.name, key)
         return False
+
+    def _continue(self, kind: StepKind, origin: dict, work: Path, label: str) -> None:
+        """Seed a fresh work directory with the furthest finished run of the same step that
+        differs only in ``kind.continues``' field (fewer epochs), so training goes on from it."""
+        field, copy = kind.continues  # type: ignore[misc]
+        want = {k: v for k, v in origin["params"].items() if k != field}
+        best, best_value = None, None
+        for record_path in (self.cache.root / kind.name).glob(f"*/{STEP_RECORD}"):
+            try:
+                record = json.loads(record_path.read_text(encoding="utf-8"))
+                value = record["params"][field]
+                same = {k: v for k, v in record["params"].items() if k != field} == want
+                same = same and record["inputs"] == origin["inputs"] and record["seed"] == self.seed
+            except (KeyError, TypeError, json.JSONDecodeError):
+                continue
+            if same and value < origin["params"][field] and (best is None or value > best_value):
+                best, best_value = record_path.parent, value
+        if best is not None:
+            copy(best, work)
+            _say(self.log, f"  {label} continues from a finished run of {field} {best_value}")
 
 
 def _summary(results: Sequence[StepResult]) -> Table:

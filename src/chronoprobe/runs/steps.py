@@ -64,6 +64,10 @@ class StepKind:
     # what the command line prints of a finished step's output directory
     show: Callable[[Path], Any] | None = None
     help: str = ""  # a kind with variants: its command group's help (else the run's docstring)
+    out_optional: bool = False  # the command may run without --out (evaluations: it prints)
+    # (field, copy): a run with a larger ``field`` (epochs) goes on from a finished run of the
+    # same step with a smaller one; ``copy(finished_entry, work_dir)`` puts its state in place
+    continues: tuple[str, Callable[[Path, Path], None]] | None = None
 
     @property
     def params(self) -> type[BaseModel]:
@@ -104,8 +108,10 @@ STEP_KINDS: Registry[StepKind] = Registry(
         "report": "chronoprobe.runs.report_step",
         "series": "chronoprobe.train.ops",
         "probe": "chronoprobe.probes.ops",
-        "tkg": "chronoprobe.runs.tkg_step",
-        "kgqa": "chronoprobe.runs.kgqa_step",
+        "tkg": "chronoprobe.tkg.ops",
+        "tkg-eval": "chronoprobe.tkg.ops",
+        "kgqa": "chronoprobe.kgqa.ops",
+        "kgqa-eval": "chronoprobe.kgqa.ops",
     },
 )
 
@@ -122,6 +128,8 @@ def step_kind(
     variants: Variants | None = None,
     show: Callable[[Path], Any] | None = None,
     help: str = "",
+    out_optional: bool = False,
+    continues: tuple[str, Callable[[Path, Path], None]] | None = None,
 ) -> Callable[[StepFunction], StepFunction]:
     """Register ``run(ctx, params, inputs)`` as the step kind ``name``."""
 
@@ -138,6 +146,8 @@ def step_kind(
             variants,
             show,
             help,
+            out_optional,
+            continues,
         )
         STEP_KINDS.add(name, kind)
         return function
@@ -210,6 +220,21 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
         **options,
     )(run)
     return STEP_KINDS.get(name)
+
+
+def checkpoint_continuation(entry: Path, work: Path) -> None:
+    """For trainers that resume from a checkpoint in ``work/.shards/checkpoint``: put a
+    finished run's checkpoint there (every file but its step record, metrics and
+    predictions), optimizer state included."""
+    target = work / SHARDS_DIR / "checkpoint"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in entry.iterdir():
+        if path.name in ("step.json", "metrics.json", "predictions.parquet"):
+            continue
+        if path.is_dir():
+            shutil.copytree(path, target / path.name)
+        else:
+            shutil.copy2(path, target / path.name)
 
 
 def get_kind(name: str) -> StepKind:

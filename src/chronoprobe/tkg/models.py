@@ -233,13 +233,14 @@ class TimePlex(TKGModel):
         return {**super().config(), "weights": list(self.weights)}
 
 
-MODELS: dict[str, type[TKGModel]] = {m.name: m for m in (ComplEx, TComplEx, TNTComplEx, TimePlex)}
-
-
 def build_model(config: dict, init_scale: float = 1e-2, seed: int = 0) -> TKGModel:
-    """A model from :meth:`TKGModel.config` (names: complex, tcomplex, tntcomplex, timeplex)."""
+    """A model from :meth:`TKGModel.config`, by its name in ``TKG_MODELS``."""
+    from chronoprobe.tkg.ops import TKG_MODELS
+
     options = dict(config)
     name = options.pop("model")
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}")
-    return MODELS[name](**options, init_scale=init_scale, seed=seed)
+    try:
+        cls = TKG_MODELS.get(name)
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
+    return cls(**options, init_scale=init_scale, seed=seed)

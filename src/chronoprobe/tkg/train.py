@@ -9,7 +9,6 @@ more than once per chunk and nothing is recomputed in the backward pass.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -23,10 +22,12 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from torch import Tensor
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.core.devices import resolve_device
 from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, with_reciprocals
 from chronoprobe.tkg.evaluate import evaluate_split
-from chronoprobe.tkg.models import MODELS, TKGModel, build_model
+from chronoprobe.tkg.models import TKGModel, build_model
+from chronoprobe.tkg.ops import TKGTrainParams
 from chronoprobe.tkg.regularizers import penalty
 
 # Logit chunk size in bytes: small enough to stay in a CPU's last-level cache between the
@@ -39,43 +40,11 @@ _MIN_CHUNK_ROWS = 256
 
 
 @dataclass
-class TrainConfig:
-    model: str = "tcomplex"
-    rank: int = 64
-    epochs: int = 10
-    batch_size: int = 1000
-    learning_rate: float = 0.1
-    n3: float = 1e-2
-    smoothness: float = 1e-2
-    time_loss: float = 0.0  # weight of a softmax over years of (s, r, o, ?); 0 = tkbc's loss
-    init_scale: float = 1e-2
-    seed: int = 0
-    device: str = "auto"  # auto | cpu | cuda | cuda:N | mps
-    eval_every: int = 0  # evaluate on the valid split after every N epochs (0: never)
-    eval_batch_size: int = 1000
-
-    def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}; choose one of: {', '.join(MODELS)}")
-        for name in ("rank", "batch_size", "eval_batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
-        if self.epochs < 0:
-            raise ValueError(f"epochs must be at least 0 (evaluate only), not {self.epochs}")
-
-
-@dataclass
 class TrainResult:
     model: TKGModel
     history: list[dict] = field(default_factory=list)  # one row per epoch, resumed ones included
     metrics: dict[str, float] = field(default_factory=dict)  # on the test split, after training
     started_at_epoch: int = 0  # epochs already done when this call began (resume)
-
-
-def resolve_device(device: str) -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
 
 
 class _FullSoftmaxCrossEntropy(torch.autograd.Function):
@@ -139,10 +108,9 @@ def _progress() -> Progress:
 
 def train(
     data: TKGData,
-    config: TrainConfig,
+    config: TKGTrainParams,
     out: Path | None = None,
     *,
-    data_options: dict | None = None,
     progress: Progress | bool = True,
     resume: bool = True,
     log: Callable[[str], None] | None = None,
@@ -154,6 +122,8 @@ def train(
     sampled years) depends only on the seed and the epoch number, so 2 epochs then 1 resumed
     equal 3 straight. ``progress`` may be a live rich Progress to draw into (a run's).
     """
+    if config.seed is None:
+        config = config.model_copy(update={"seed": 0})
     device = resolve_device(config.device)
     n_relations = len(data.vocab.relations)
     shape = {
@@ -179,8 +149,7 @@ def train(
     def save(epoch: int) -> None:
         body = {
             "epoch": epoch,
-            "train": dataclasses.asdict(config),
-            "data": data_options or {},
+            "train": config.model_dump(mode="json"),
             "history": history,
         }
         checkpoint.save(out, model, optimizer, data, body)
@@ -217,7 +186,7 @@ def _epoch(
     model: TKGModel,
     optimizer: torch.optim.Optimizer,
     examples: Tensor,
-    config: TrainConfig,
+    config: TKGTrainParams,
     epoch: int,
     chunk: int,
     bar: Progress | None,

@@ -1,0 +1,220 @@
+"""The ``kgqa`` and ``kgqa-eval`` operations: a QA model trained on CronQuestions-style questions
+with a TKG checkpoint's embeddings, and a trained model answering a split's questions.
+
+``chronoprobe kgqa train QUESTIONS --tkg TKG -o OUT`` and a step ``{kind: kgqa, inputs:
+{questions: <build step>, tkg: <tkg step>}}`` are the same operation; its output is a KGQA
+checkpoint with ``metrics.json`` (Hits@1/10 as Saxena et al., Question Answering Over Temporal
+Knowledge Graphs, ACL 2021, report them: simple vs complex, per reasoning and answer type, and
+the oracle-relation ceiling of the embeddings) and ``predictions.parquet``. Models are entries
+of :data:`QA_MODELS`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from chronoprobe.params import Params, choice_of
+from chronoprobe.registry import Registry
+from chronoprobe.runs.steps import (
+    SHARDS_DIR,
+    Input,
+    StepContext,
+    checkpoint_continuation,
+    step_kind,
+)
+
+QA_MODELS: Registry[type] = Registry(
+    "QA model",
+    {
+        "cronkgqa": "chronoprobe.kgqa.models:CronKGQA",
+        "embedkgqa": "chronoprobe.kgqa.models:EmbedKGQA",
+        "lm": "chronoprobe.kgqa.models:LMBaseline",
+    },
+)
+DEVICE_HELP = "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
+QUESTIONS = Input(
+    "questions", "A question directory with train/valid/test.jsonl (`build cronq`, `import`)."
+)
+
+
+class KGQATrainParams(Params):
+    model: choice_of(QA_MODELS) = Field(
+        "cronkgqa",
+        description="cronkgqa: TComplEx scoring with the question as relation; embedkgqa: "
+        "ComplEx scoring, learned years; lm: the encoder and a classifier, no KG embeddings.",
+    )
+    encoder: str = Field(
+        "tiny",
+        description="Question encoder: a Hugging Face id or local path (bert-base-uncased, "
+        "distilbert-base-uncased, roberta-base), or tiny: a 2-layer BERT built here, with a "
+        "WordPiece tokenizer trained on the training questions (offline).",
+    )
+    epochs: int = Field(10, ge=0, description="Epochs in total, resumed ones included.")
+    batch_size: int = Field(128, ge=2, description="Questions per training step.")
+    learning_rate: float = Field(
+        1e-3,
+        gt=0,
+        description="Adam learning rate (1e-3 suits tiny; 2e-5 to 2e-4 for pretrained encoders).",
+    )
+    dropout: float = Field(0.1, ge=0, le=1, description="Dropout on the question vector.")
+    eval_batch_size: int = Field(256, ge=2, description="Questions scored at once.")
+    select: Literal["best-valid", "last"] = Field(
+        "best-valid",
+        description="Which epoch's model is tested (and `kgqa eval` uses): the best on the "
+        "valid split by Hits@1, as the CronKGQA code keeps it, or the last.",
+    )
+    answer_type_given: bool = Field(
+        False,
+        description="Not the paper's protocol: give the model the gold answer type (a softmax "
+        "over that type only), in training and test. Off: one softmax over every entity and "
+        "year, as the paper.",
+    )
+    question_input: Literal["auto", "template", "question"] = Field(
+        "auto",
+        description="What the encoder reads: the question's template (its wording with {head}, "
+        "{tail}, {time}... placeholders) or the question text with names. auto: the template "
+        "for tiny, whose vocabulary would otherwise learn the training questions' names; the "
+        "text for a pretrained encoder.",
+    )
+    seed: int | None = Field(
+        None,
+        description="Seed of the initialisation, shuffles and dropout (default: the run's "
+        "seed; 0 on the command line).",
+    )
+    device: str = Field("auto", description=DEVICE_HELP)
+
+
+def show(out: Path):
+    from chronoprobe.kgqa.report import metrics_table
+
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    return metrics_table(
+        metrics, f"{metrics['model']}, {metrics['split']} split, epoch {metrics['epoch']}"
+    )
+
+
+@step_kind(
+    "kgqa",
+    KGQATrainParams,
+    inputs=(QUESTIONS, Input("tkg", "A TKG checkpoint of the same KG (`tkg train`).", option=True)),
+    command=("kgqa", "train"),
+    show=show,
+    continues=("epochs", checkpoint_continuation),
+)
+def run_kgqa(ctx: StepContext, params: KGQATrainParams, inputs: dict[str, Path]) -> None:
+    """Train a QA model, checkpoint it every epoch, and rank the test questions' answers.
+
+    Entity linking is perfect, as in the paper: each question's annotated entities and time
+    give the head, tail and time the model scores with, and one softmax runs over every entity
+    and year. The TKG tables stay frozen. The output holds the checkpoint, metrics.json (with
+    the oracle-relation ceiling of the TKG on the simple questions) and predictions.parquet
+    (top 10 per test question). An interrupted run continues after its last finished epoch.
+    """
+    from chronoprobe.kgqa.train import train
+
+    if not (inputs["questions"] / "train.jsonl").is_file():
+        raise ValueError(
+            f"{inputs['questions']}: no train.jsonl; input `questions` must be a question "
+            "directory (`build cronq`)"
+        )
+    if params.seed is None:
+        params = params.model_copy(update={"seed": ctx.seed})
+    work = ctx.out_dir / SHARDS_DIR / "checkpoint"
+    train(
+        inputs["questions"],
+        inputs["tkg"],
+        params,
+        work,
+        progress=ctx.progress or False,
+        log=ctx.log.info,
+    )
+    for path in work.iterdir():
+        os.replace(path, ctx.out_dir / path.name)
+
+
+class KGQAEvalParams(Params):
+    split: Literal["train", "valid", "test"] = Field("test", description="Which questions.")
+    batch_size: int = Field(256, ge=1, description="Questions scored at once.")
+    limit: int | None = Field(None, ge=1, description="Answer only the first N questions.")
+    answer_type_given: bool | None = Field(
+        None,
+        description="Give the model the gold answer type (softmax over that type only), or "
+        "not (one softmax over entities and years, the paper's protocol). Default: as it was "
+        "trained.",
+    )
+    oracle_relation: bool = Field(
+        False,
+        description="Also score the simple questions with the true relation in the question "
+        "vector's place, using the TKG checkpoint's own tables: the embeddings' link-prediction "
+        "ceiling through the same data path.",
+    )
+    device: str = Field("auto", description=DEVICE_HELP)
+
+
+@step_kind(
+    "kgqa-eval",
+    KGQAEvalParams,
+    inputs=(
+        Input("checkpoint", "A KGQA checkpoint directory (`kgqa train`)."),
+        QUESTIONS,
+        Input(
+            "tkg",
+            "The TKG checkpoint for the oracle relation (default: the one the model was trained "
+            "over, as its config.json records it).",
+            required=False,
+            option=True,
+        ),
+    ),
+    command=("kgqa", "eval"),
+    show=show,
+    out_optional=True,
+)
+def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Path]) -> None:
+    """Answer a split's questions with a trained model: Hits@1/10 and MRR, overall, simple
+    (simple_entity, simple_time) vs complex (before_after, first_last, time_join), per type and
+    per answer type. A question counts as hit when any of its answers is in the top k. Writes
+    metrics.json and predictions.parquet (each question's top 10 answers and rank).
+    """
+    from chronoprobe.core.devices import resolve_device
+    from chronoprobe.kgqa import checkpoint
+    from chronoprobe.kgqa.data import load_split
+    from chronoprobe.kgqa.evaluate import evaluate
+    from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
+    from chronoprobe.kgqa.train import protocol_of, write_results
+
+    device = resolve_device(params.device)
+    saved = checkpoint.load(inputs["checkpoint"], device, selected=True)
+    protocol = protocol_of(saved.config.get("train", {}))
+    if params.answer_type_given is not None:
+        protocol["answer_type_given"] = params.answer_type_given
+    questions = load_split(
+        inputs["questions"], params.split, saved.vocab, protocol["question_input"], params.limit
+    )
+    ctx.log.info(f"{params.split}: {questions.summary()}")
+    metrics, table = evaluate(
+        saved.model,
+        questions,
+        saved.vocab,
+        params.batch_size,
+        device,
+        answer_type_given=protocol["answer_type_given"],
+    )
+    if params.oracle_relation:
+        tkg_dir = inputs.get("tkg") or saved.config.get("data", {}).get("tkg")
+        if tkg_dir is None:
+            raise ValueError(f"{inputs['checkpoint']}: records no TKG checkpoint; give `tkg`")
+        model, relations = load_tkg(Path(tkg_dir), saved.vocab, device)
+        ranked = oracle_ranks(model, relations, questions, params.batch_size, device)
+        metrics["oracle_relation"] = ranked.metrics(questions)
+    header = {
+        "model": saved.model.name,
+        "embeddings": saved.config.get("data", {}).get("embeddings"),
+        "split": params.split,
+        "epoch": checkpoint.selected_epoch(saved.config),
+    }
+    write_results(ctx.out_dir, {**header, **protocol, **metrics}, table)

@@ -1,0 +1,162 @@
+"""The ``tkg`` and ``tkg-eval`` operations: temporal KG embeddings trained by link prediction
+on a KG directory, and a trained checkpoint ranking a split's facts.
+
+``chronoprobe tkg train KG -o OUT`` and a step ``{kind: tkg, inputs: {kg: <kg step>}}`` are the
+same operation; its output is a checkpoint directory (safetensors and JSON, see
+:mod:`chronoprobe.tkg.checkpoint`) plus ``metrics.json`` with the test split's filtered ranking.
+While training, the checkpoint lives in the step's work area, so a killed run resumes at the
+last finished epoch. Models are entries of :data:`TKG_MODELS`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from chronoprobe.params import Params, choice_of
+from chronoprobe.registry import Registry
+from chronoprobe.runs.steps import (
+    SHARDS_DIR,
+    Input,
+    StepContext,
+    checkpoint_continuation,
+    step_kind,
+)
+
+TKG_MODELS: Registry[type] = Registry(
+    "TKG model",
+    {
+        "complex": "chronoprobe.tkg.models:ComplEx",
+        "tcomplex": "chronoprobe.tkg.models:TComplEx",
+        "tntcomplex": "chronoprobe.tkg.models:TNTComplEx",
+        "timeplex": "chronoprobe.tkg.models:TimePlex",
+    },
+)
+DEVICE_HELP = "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
+
+
+class TKGTrainParams(Params):
+    model: choice_of(TKG_MODELS) = Field("tcomplex", description="Embedding model.")
+    rank: int = Field(64, ge=1, description="Complex dimensions (tables are 2 x rank wide).")
+    epochs: int = Field(10, ge=0, description="Epochs in total, resumed ones included.")
+    batch_size: int = Field(1000, ge=1, description="Training examples per step.")
+    learning_rate: float = Field(0.1, gt=0, description="Adagrad learning rate.")
+    n3: float = Field(1e-2, ge=0, description="Weight of the N3 penalty.")
+    smoothness: float = Field(1e-2, ge=0, description="Weight of the temporal smoothness penalty.")
+    time_loss: float = Field(
+        0.0,
+        ge=0,
+        description="Weight of a softmax over years of (s, r, o, ?) added to the loss (0: off, "
+        "as tkbc trains).",
+    )
+    time_mode: Literal["every-year", "start", "sampled"] = Field(
+        "every-year",
+        description="Training quadruples per fact: one per year it holds, its start year only, "
+        "or one year sampled anew each epoch.",
+    )
+    valid_fraction: float = Field(0.05, ge=0, lt=1, description="Share of facts for validation.")
+    test_fraction: float = Field(
+        0.05, gt=0, lt=1, description="Share of facts held out for testing."
+    )
+    init_scale: float = Field(1e-2, gt=0, description="Scale of the initial embeddings.")
+    eval_every: int = Field(0, ge=0, description="Rank the valid split every N epochs (0: off).")
+    eval_batch_size: int = Field(1000, ge=1, description="Queries ranked at once.")
+    seed: int | None = Field(
+        None,
+        description="Seed of the split, the initialisation and the shuffles (default: the "
+        "run's seed; 0 on the command line).",
+    )
+    device: str = Field("auto", description=DEVICE_HELP)
+
+
+def _metrics_table(metrics: dict, title: str):
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in metrics.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            table.add_row(key, f"{value:,}" if isinstance(value, int) else f"{value:.4f}")
+    return table
+
+
+def show(out: Path):
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    return _metrics_table(metrics, f"{metrics['model']}, {metrics['split']} split")
+
+
+@step_kind(
+    "tkg",
+    TKGTrainParams,
+    inputs=(Input("kg", "The KG directory to train on (`kg synth`, `kg convert`, ...)."),),
+    command=("tkg", "train"),
+    show=show,
+    continues=("epochs", checkpoint_continuation),
+)
+def run_tkg(ctx: StepContext, params: TKGTrainParams, inputs: dict[str, Path]) -> None:
+    """Train embeddings on a KG directory and rank its test facts.
+
+    The distinct facts are shuffled with the seed and split into test, valid and train (the
+    shares given); all years of a fact stay on one side. Training scores every entity for each
+    (s, r, ?, t) and (o, r⁻¹, ?, t) with a full softmax, Adagrad, N3 and temporal smoothness
+    (Lacroix et al., Tensor Decompositions for Temporal Knowledge Base Completion, ICLR 2020);
+    after each epoch the checkpoint is replaced atomically, so an interrupted run picks up at the
+    last finished epoch.
+    """
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.tkg.data import TimeMode, split_kg
+    from chronoprobe.tkg.train import train
+
+    if params.seed is None:
+        params = params.model_copy(update={"seed": ctx.seed})
+    data = split_kg(
+        TemporalKG.load(inputs["kg"]),
+        valid_fraction=params.valid_fraction,
+        test_fraction=params.test_fraction,
+        seed=params.seed,
+        mode=TimeMode(params.time_mode),
+    )
+    ctx.log.info(data.summary())
+    work = ctx.out_dir / SHARDS_DIR / "checkpoint"
+    train(data, params, work, progress=ctx.progress or False, log=ctx.log.info)
+    for path in work.iterdir():
+        os.replace(path, ctx.out_dir / path.name)
+
+
+class TKGEvalParams(Params):
+    split: Literal["train", "valid", "test"] = Field("test", description="Which facts to rank.")
+    batch_size: int = Field(1000, ge=1, description="Queries ranked at once.")
+    device: str = Field("auto", description=DEVICE_HELP)
+
+
+@step_kind(
+    "tkg-eval",
+    TKGEvalParams,
+    inputs=(Input("checkpoint", "A checkpoint directory from `tkg train`."),),
+    command=("tkg", "eval"),
+    show=show,
+    out_optional=True,
+)
+def run_tkg_eval(ctx: StepContext, params: TKGEvalParams, inputs: dict[str, Path]) -> None:
+    """Rank a split's facts with a trained checkpoint (filtered, both directions).
+
+    Each fact is asked as (s, r, ?, t) and (?, r, o, t) at its start year; other answers true
+    in that year (in any split) are filtered out before ranking. mrr and hits@1/3/10 average
+    both directions; time_accuracy is the share of (s, r, o, ?) whose best-scored year, other
+    known years filtered, is the fact's start year. Writes metrics.json.
+    """
+    from chronoprobe.atomic import atomic_write_text
+    from chronoprobe.core.devices import resolve_device
+    from chronoprobe.tkg import checkpoint
+    from chronoprobe.tkg.evaluate import evaluate_split
+
+    device = resolve_device(params.device)
+    saved = checkpoint.load(inputs["checkpoint"], device)
+    metrics = evaluate_split(saved.model, saved.data, params.split, params.batch_size, device)
+    body = {"model": saved.model.name, "split": params.split, "epoch": saved.epoch, **metrics}
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(body, indent=2) + "\n")
