@@ -11,7 +11,7 @@ from pydantic import Field
 from rich.console import Console
 from typer.testing import CliRunner
 
-from chronoprobe.cli.operations import add_commands
+from chronoprobe.cli.operations import group_commands
 from chronoprobe.params import Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.engine import run_experiment
@@ -57,14 +57,18 @@ def planks(ctx, params: PlankParams, inputs) -> None:
 def app() -> typer.Typer:
     if "paint" not in STEP_KINDS:
         inputs = [Input("wall", "A wall directory.")]
-        step_kind("paint", PaintParams, inputs=inputs, command=("paint",))(paint)
+        step_kind("paint", PaintParams, inputs=inputs, command=("paint", "on"))(paint)
         walls: Registry[Variant] = Registry("wall material")
         walls.add("bricks", Variant("bricks", BrickParams, bricks, "A brick wall."))
         walls.add("planks", Variant("planks", PlankParams, planks, "A wooden wall."))
         variant_kind("wall", "material", walls, inputs=[], command=("wall",))
-    app, group = typer.Typer(), typer.Typer()
-    app.add_typer(group, name="wall")
-    add_commands(app, [get_kind("paint"), get_kind("wall")], {"wall": group})
+    app = typer.Typer()
+    kinds = [get_kind("paint"), get_kind("wall")]
+    for group in ("paint", "wall"):
+        commands = typer.Typer()
+        for name, function in group_commands(kinds, group):
+            commands.command(name)(function)
+        app.add_typer(commands, name=group)
     return app
 
 
@@ -79,7 +83,7 @@ def invoke(app, *args: str):
 
 
 def test_options_come_from_the_params_model(app):
-    text = " ".join(invoke(app, "paint", "--help").output.split())
+    text = " ".join(invoke(app, "paint", "on", "--help").output.split())
     for expected in ("How many coats.", "[default: 3]", "blue|red", "matt|gloss", "--out"):
         assert expected in text
 
@@ -90,6 +94,7 @@ def test_a_command_runs_the_step_and_chains_through_the_cache(app, tmp_path):
     result = invoke(
         app,
         "paint",
+        "on",
         tmp_path / "wall",
         "--color",
         "blue",
@@ -107,6 +112,7 @@ def test_a_command_runs_the_step_and_chains_through_the_cache(app, tmp_path):
     again = invoke(
         app,
         "paint",
+        "on",
         tmp_path / "wall",
         "--color",
         "blue",
@@ -117,22 +123,24 @@ def test_a_command_runs_the_step_and_chains_through_the_cache(app, tmp_path):
         "-o",
         tmp_path / "again",
     )
-    assert "✓ paint (paint) cached" in again.output
+    assert "✓ paint on (paint) cached" in again.output
 
 
 def test_invalid_values_name_the_option_and_write_nothing(app, tmp_path):
     (tmp_path / "wall").mkdir()
-    result = invoke(app, "paint", tmp_path / "wall", "--size", 0, "-o", tmp_path / "out")
+    result = invoke(app, "paint", "on", tmp_path / "wall", "--size", 0, "-o", tmp_path / "out")
     assert result.exit_code == 2
     assert "--size: Input should be greater than or equal to 1" in result.output
     assert not (tmp_path / "out").exists()
-    result = invoke(app, "paint", tmp_path / "wall", "--color", "green", "-o", tmp_path / "out")
+    result = invoke(
+        app, "paint", "on", tmp_path / "wall", "--color", "green", "-o", tmp_path / "out"
+    )
     assert result.exit_code != 0 and "green" in result.output
 
 
 def test_command_and_step_write_the_same_files(app, tmp_path):
     invoke(app, "wall", "planks", "--wood", "pine", "-o", tmp_path / "wall")
-    invoke(app, "paint", tmp_path / "wall", "--size", 2, "-o", tmp_path / "painted")
+    invoke(app, "paint", "on", tmp_path / "wall", "--size", 2, "-o", tmp_path / "painted")
     config = tmp_path / "same.yaml"
     config.write_text(
         "name: same\nsteps:\n"

@@ -8,7 +8,6 @@ import sys
 import typer
 
 from chronoprobe import __version__
-from chronoprobe.cli import kg, train
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
 
@@ -20,14 +19,17 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
-app.add_typer(kg.app, name="kg")
-app.add_typer(train.app, name="train")
 app.command("run")(run_commands.run)
 app.command("results")(run_commands.results)
 app.command("report")(report)
 
-
+# The command groups, in the order --help lists them. Each operation's step kind names its
+# group in its ``command``; a test checks that every kind's group is here.
 GROUPS = {
+    "kg": "Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
+    "build": "Build probe sets from a KG directory.",
+    "train": "Train masked LMs on temporal facts: LAMA-TK memorisation, model series, pretraining.",
+    "probe": "Probe models with a view over a probe set: rank, fill, score or generate.",
     "tkg": "Temporal KG embeddings: train ComplEx, TComplEx, TNTComplEx or TimePlex on a KG "
     "directory by link prediction, and rank held-out facts (filtered MRR, Hits@k, time "
     "accuracy).",
@@ -38,17 +40,34 @@ GROUPS = {
 }
 
 
-def _operations() -> None:
-    """Every operation's command, made from its step kind's params."""
-    from chronoprobe.cli.operations import add_commands
+def _group(name: str) -> typer.Typer:
+    """The commands of one group: its operations (and, for kg, the read-only tools)."""
+    from chronoprobe.cli.operations import group_commands
     from chronoprobe.runs.steps import STEP_KINDS
 
-    groups = {"kg": kg.app, "train": train.app}
-    kinds = [STEP_KINDS.get(name) for name in STEP_KINDS.names()]
-    add_commands(app, [k for k in kinds if k.command], groups, GROUPS)
+    if name == "kg":
+        from chronoprobe.cli.kg import app as group
+    elif name == "train":
+        from chronoprobe.cli.train import app as group
+    else:
+        group = typer.Typer()
+    kinds = [STEP_KINDS.get(kind) for kind in STEP_KINDS.names()]
+    for command, function in group_commands(kinds, name):
+        group.command(command)(function)
+    return group
 
 
-_operations()
+def _add_groups() -> None:
+    from chronoprobe.cli.lazy import lazy_group
+
+    for name, help_text in GROUPS.items():
+        load = lambda name=name: _group(name)  # noqa: E731
+        app.add_typer(
+            typer.Typer(), name=name, help=help_text, cls=lazy_group(load), no_args_is_help=True
+        )
+
+
+_add_groups()
 
 
 def _version(value: bool) -> None:

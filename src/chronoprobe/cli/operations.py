@@ -262,32 +262,19 @@ def _help(function: Callable[..., Any]) -> str:
     return inspect.getdoc(function) or ""
 
 
-def add_commands(
-    app: typer.Typer,
-    kinds: list[StepKind],
-    groups: dict[str, typer.Typer],
-    helps: dict[str, str] | None = None,
-) -> None:
-    """Add every kind's command(s) to ``app``; command groups are made as needed (with the help
-    a kind with variants gives, or ``helps[group]``)."""
-
-    def group(name: str, help_text: str) -> typer.Typer:
-        if name not in groups:
-            groups[name] = typer.Typer(help=help_text, no_args_is_help=True)
-            app.add_typer(groups[name], name=name)
-        return groups[name]
-
+def group_commands(kinds: list[StepKind], group: str) -> list[tuple[str, Callable[..., None]]]:
+    """(name, command) of every operation under the command group ``group``: a kind whose
+    command is ``(group, name)``, or each member of a kind with variants whose command is
+    ``(group,)``."""
+    out = []
     for kind in kinds:
-        if kind.command is None:
+        if not kind.command or kind.command[0] != group:
             continue
-        *path, name = kind.command
-        parent = group(path[0], (helps or {}).get(path[0], "")) if path else app
         if kind.variants is not None:
-            target = group(name, kind.help)
-            for variant in kind.variants.members():
-                target.command(variant.name)(_variant_command(kind, variant))
+            out += [(v.name, _variant_command(kind, v)) for v in kind.variants.members()]
         else:
-            parent.command(name)(make_command(kind, kind.params, _help(kind.run)))
+            out.append((kind.command[-1], make_command(kind, kind.params, _help(kind.run))))
+    return out
 
 
 def _variant_command(kind: StepKind, variant: Variant) -> Callable[..., None]:
