@@ -5,7 +5,7 @@ its masked statements are trained for one epoch (the optimizer steps, the checkp
 and then recited. A first, shorter run warms up the kernels and is not counted.
 
 With --to-accuracy A, each preset is instead trained on --statements non-conflict statements
-(multi-answer ones removed, as the issue's "100k non-conflict statements") until it recites them
+(multi-answer ones removed, as the paper's 100k non-conflict statements) until it recites them
 at Acc@1 >= A, at most --max-epochs epochs (the learning-rate schedule spans those): the figure
 is the wall time of training to that point, from reading the statements to the checkpoint of the
 epoch that reached A, with the recitals after each epoch left out (they are timed apart).
@@ -25,23 +25,30 @@ import time
 from pathlib import Path
 
 
+def recite(out: str, rows: list[dict], device: str, batch: int) -> tuple[dict, object]:
+    """The recite view's metrics of the model trained into ``out``, and the model."""
+    from chronoprobe.models import load_model
+    from chronoprobe.probes.recite import ReciteParams, predict_recite, recite_metrics
+
+    model = load_model(out, device=device, batch_size=batch)
+    predictions = predict_recite(model, rows, ReciteParams(models=[out]), None)
+    return recite_metrics(predictions), model
+
+
 def measure(preset: str, path: Path, rows: list[dict], batch: int, device: str) -> dict:
-    from chronoprobe.train import checkpoint
     from chronoprobe.train.memorize import TrainOptions, train
-    from chronoprobe.train.recite import recite
 
     with tempfile.TemporaryDirectory() as out:
         result = train(
             path, out, TrainOptions(preset=preset, epochs=2, batch_size=batch), device=device
         )
-        loaded, _ = checkpoint.load(out, device)
-        recite(loaded, rows[:batch], device=device, batch_size=4 * batch)  # warm-up
+        recite(out, rows[:batch], device, 4 * batch)  # warm-up
         began = time.perf_counter()
-        recite(loaded, rows, device=device, batch_size=4 * batch)
+        _, model = recite(out, rows, device, 4 * batch)
         seconds = time.perf_counter() - began
     return {
-        "symbols": len(loaded.vocab),
-        "parameters": sum(p.numel() for p in loaded.model.parameters()),
+        "symbols": len(model.symbols),
+        "parameters": sum(p.numel() for p in model.model.parameters()),
         "train": result.history[-1]["statements_per_s"],  # the second epoch: warm
         "recite": len(rows) / seconds,
     }
@@ -54,9 +61,7 @@ class _Reached(Exception):
 def time_to_accuracy(
     preset: str, path: Path, rows: list[dict], batch: int, device: str, target: float, epochs: int
 ) -> dict:
-    from chronoprobe.train import checkpoint
     from chronoprobe.train.memorize import TrainOptions, train
-    from chronoprobe.train.recite import recite
 
     trace: list[dict] = []
     with tempfile.TemporaryDirectory() as out:
@@ -66,8 +71,7 @@ def time_to_accuracy(
             nonlocal reciting
             trained = time.perf_counter() - began - reciting
             start = time.perf_counter()
-            loaded, _ = checkpoint.load(out, device)
-            metrics, _ = recite(loaded, rows, device=device, batch_size=4 * batch)
+            metrics, _ = recite(out, rows, device, 4 * batch)
             reciting += time.perf_counter() - start
             trace.append({"epoch": epoch, "acc@1": metrics["acc@1"], "train_s": trained})
             print(f"  epoch {epoch}: Acc@1 {metrics['acc@1']:.4f} after {trained:,.1f} s")

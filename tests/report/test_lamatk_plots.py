@@ -1,5 +1,6 @@
-"""The LAMA-TK experiment plots: several memorize steps of one run, compared in the first one's
-section and keyed on their params and inputs (hand-written step records and metrics)."""
+"""The LAMA-TK experiment plots: several recite steps of one run, compared atop the first one's
+section and keyed on the params of the steps that trained their models and built their rows
+(hand-written step records and metrics)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 import yaml
 
 from chronoprobe.report.blocks import Image, Percent, Stats, Text
-from chronoprobe.report.lamatk_section import experiment_blocks, memorize_steps
+from chronoprobe.report.document import _comparisons
+from chronoprobe.report.lamatk_section import compare_recite_steps, recite_steps
+from chronoprobe.report.rundir import load_run
 from chronoprobe.report.sections import section_kind
 
 FOUR = ("acc@1", "acc@5", "hit@5", "hit@10")
@@ -33,14 +36,34 @@ def memorized(statements: int, acc1: float, single: float, multi: bool) -> dict:
     answers = {"single": group(statements - 10 * multi, single)}
     if multi:
         answers["multi"] = group(10, 0.5, 0.4)
-    return {**group(statements, acc1), "by_answers": answers, "training": {"epochs": 3}}
+    return {**group(statements, acc1), "by_answers": answers}
 
 
 def queried(acc1: float, hit10: float, by_template: dict | None = None) -> dict:
     queries = group(40, acc1, hit10)
     if by_template:
         queries["by_template"] = by_template
-    return {**group(80, 0.99), "query_set": queries}
+    return queries
+
+
+def recited(
+    entry: dict, metrics: dict | None, rows: str | None = None, data: str | None = None
+) -> list[tuple[dict, dict | None]]:
+    """A memorize step and its recite step ``<id>-r`` (over ``rows`` of ``data``, default the
+    memorize step's own statements) whose one model has ``metrics``."""
+    params = {"view": "recite", **({"rows": rows} if rows else {})}
+    inputs = {"data": data or entry["id"], "model": entry["id"]}
+    probe = {"id": f"{entry['id']}-r", "kind": "probe", "inputs": inputs, "params": params}
+    if metrics is None:
+        return [(entry, None), (probe, None)]
+    return [(entry, {"epochs": 3}), (probe, {"view": "recite", "models": {"model": metrics}})]
+
+
+def compared(run_dir: Path):
+    """The recite steps as the comparison sees them, and its blocks."""
+    run = load_run(run_dir)
+    infos = [s for s in run.steps if s.done and s.kind == "probe"]
+    return recite_steps(run, infos), compare_recite_steps(run, infos)
 
 
 def make_run(root: Path, steps: list[tuple[dict, dict | None]]) -> Path:
@@ -65,6 +88,10 @@ def make_run(root: Path, steps: list[tuple[dict, dict | None]]) -> Path:
     return root
 
 
+def flat(pairs: list[list[tuple[dict, dict | None]]]) -> list[tuple[dict, dict | None]]:
+    return [step for pair in pairs for step in pair]
+
+
 def mem(step_id: str, conflicts: bool, sample: int) -> dict:
     params = {"task": "memorize", "conflicts": conflicts, "sample": sample, "preset": "tiny"}
     return {"id": step_id, "kind": "memorize", "inputs": {"kg": "world"}, "params": params}
@@ -77,11 +104,11 @@ def capacity_run(tmp_path) -> Path:
         [
             ({"id": "world", "kind": "kg", "params": {"source": "synth"}}, {"facts": 9}),
             # without conflicts: the same draw less its 10 multi-answer statements
-            (mem("big-clean", False, 400), memorized(390, 0.90, 0.90, multi=False)),
-            (mem("small-conflicts", True, 200), memorized(200, 0.80, 0.85, multi=True)),
-            (mem("small-clean", False, 200), memorized(190, 0.95, 0.95, multi=False)),
-            (mem("big-conflicts", True, 400), memorized(400, 0.70, 0.75, multi=True)),
-            (mem("later", True, 800), None),
+            *recited(mem("big-clean", False, 400), memorized(390, 0.90, 0.90, multi=False)),
+            *recited(mem("small-conflicts", True, 200), memorized(200, 0.80, 0.85, multi=True)),
+            *recited(mem("small-clean", False, 200), memorized(190, 0.95, 0.95, multi=False)),
+            *recited(mem("big-conflicts", True, 400), memorized(400, 0.70, 0.75, multi=True)),
+            *recited(mem("later", True, 800), None),
             ({"id": "report", "kind": "report"}, None),
         ],
     )
@@ -92,15 +119,14 @@ def images(blocks) -> list[Image]:
 
 
 def test_capacity_curve_and_one_to_one_bars_key_on_params(capacity_run):
-    steps = memorize_steps(capacity_run / "steps" / "big-clean")
+    steps, blocks = compared(capacity_run)
     assert [(s.id, s.task, s.conflicts, s.start) for s in steps] == [
-        ("big-clean", "memorize", False, "random tiny"),
-        ("small-conflicts", "memorize", True, "random tiny"),
-        ("small-clean", "memorize", False, "random tiny"),
-        ("big-conflicts", "memorize", True, "random tiny"),
+        ("big-clean-r", "memorize", False, "random tiny"),
+        ("small-conflicts-r", "memorize", True, "random tiny"),
+        ("small-clean-r", "memorize", False, "random tiny"),
+        ("big-conflicts-r", "memorize", True, "random tiny"),
     ]  # the step not run yet is left out
-    blocks = experiment_blocks(capacity_run / "steps" / "big-clean", "big-clean")
-    assert isinstance(blocks[0], Text) and "4 memorize steps" in blocks[0].text
+    assert isinstance(blocks[0], Text) and "4 recite steps" in blocks[0].text
     curve, bars = images(blocks)
     # points sorted by statements; one line per conflicts setting, with conflicts first
     assert curve.alt == (
@@ -110,39 +136,34 @@ def test_capacity_curve_and_one_to_one_bars_key_on_params(capacity_run):
     assert curve.uri.startswith("data:image/png;base64,")
     # each point's multi-answer share, measured on the statements it recited
     assert [(row[0], row[-3]) for row in curve.data.rows] == [
-        ("small-clean", Percent(0.0)),
-        ("small-conflicts", Percent(0.05)),
-        ("big-clean", Percent(0.0)),
-        ("big-conflicts", Percent(0.025)),
+        ("small-clean-r", Percent(0.0)),
+        ("small-conflicts-r", Percent(0.05)),
+        ("big-clean-r", Percent(0.0)),
+        ("big-conflicts-r", Percent(0.025)),
     ]
     # the 1-1 effect: single-answer Acc@1 of runs fed the same single-answer statements
     assert bars.alt == (
         "Bar chart of single-answer Acc@1: 190: with 85%, without 95%; 390: with 75%, without 90%"
     )
     assert [row[:3] for row in bars.data.rows] == [
-        ["small-conflicts", "with conflicts", 190],
-        ["small-clean", "without conflicts", 190],
-        ["big-conflicts", "with conflicts", 390],
-        ["big-clean", "without conflicts", 390],
+        ["small-conflicts-r", "with conflicts", 190],
+        ["small-clean-r", "without conflicts", 190],
+        ["big-conflicts-r", "with conflicts", 390],
+        ["big-clean-r", "without conflicts", 390],
     ]
 
 
-def test_only_the_first_memorize_step_draws_the_comparison(capacity_run):
-    assert experiment_blocks(capacity_run / "steps" / "small-clean", "small-clean") == []
-    build = section_kind("memorize").build
-    first = build(capacity_run / "steps" / "big-clean", {"id": "big-clean"})
-    other = build(capacity_run / "steps" / "small-clean", {"id": "small-clean"})
-    assert len(images(first.blocks)) == len(images(other.blocks)) + 2
+def test_only_the_first_recite_step_opens_with_the_comparison(capacity_run):
+    comparisons = _comparisons(load_run(capacity_run))
+    assert list(comparisons) == ["big-clean-r"] and len(images(comparisons["big-clean-r"])) == 2
 
 
-def test_a_lone_step_or_an_unreadable_run_draws_nothing(tmp_path):
+def test_a_lone_step_draws_nothing(tmp_path):
     run = make_run(
-        tmp_path / "one", [(mem("only", True, 100), memorized(100, 0.9, 0.9, multi=True))]
+        tmp_path / "one", recited(mem("only", True, 100), memorized(100, 0.9, 0.9, multi=True))
     )
-    assert experiment_blocks(run / "steps" / "only", "only") == []
-    loose = tmp_path / "loose" / "steps" / "x"
-    loose.mkdir(parents=True)
-    assert memorize_steps(loose) == []
+    assert compared(run)[1] == []
+    assert _comparisons(load_run(run)) == {"only-r": []}
 
 
 def test_boundary_bars_per_time_masking_rate(tmp_path):
@@ -153,14 +174,24 @@ def test_boundary_bars_per_time_masking_rate(tmp_path):
     run = make_run(
         tmp_path / "boundary",
         [
-            (step("k100", 1.0), queried(0.5, 0.9)),
-            (step("k0", 0.0), queried(0.1, 0.3)),
-            (step("k10", 0.1), queried(0.4, 0.8)),
+            *recited(step("k100", 1.0), queried(0.5, 0.9), "queries.jsonl"),
+            (
+                {
+                    "id": "k100-statements",
+                    "kind": "probe",
+                    "inputs": {"data": "k100", "model": "k100"},
+                    "params": {"view": "recite"},
+                },
+                {"view": "recite", "models": {"model": memorized(80, 0.99, 0.99, multi=False)}},
+            ),
+            *recited(step("k0", 0.0), queried(0.1, 0.3), "queries.jsonl"),
+            *recited(step("k10", 0.1), queried(0.4, 0.8), "queries.jsonl"),
         ],
     )
-    steps = memorize_steps(run / "steps" / "k100")
-    assert {s.task for s in steps} == {"boundary"}
-    (bars,) = images(experiment_blocks(run / "steps" / "k100", "k100"))
+    steps, blocks = compared(run)
+    # the statements a boundary model was fed are no point of a capacity curve
+    assert [s.task for s in steps] == ["boundary", "boundary training", "boundary", "boundary"]
+    (bars,) = images(blocks)
     assert bars.alt.startswith("Bar chart, Boundary queries")
     assert bars.alt.endswith(
         "time masking 0%: Acc@1 10%, Acc@5 100%, Hit@5 100%, Hit@10 30%; "
@@ -168,9 +199,9 @@ def test_boundary_bars_per_time_masking_rate(tmp_path):
         "time masking 100%: Acc@1 50%, Acc@5 100%, Hit@5 100%, Hit@10 90%"
     )
     assert [row[:2] for row in bars.data.rows] == [
-        ["time masking 0%", "k0"],
-        ["time masking 10%", "k10"],
-        ["time masking 100%", "k100"],
+        ["time masking 0%", "k0-r"],
+        ["time masking 10%", "k10-r"],
+        ["time masking 100%", "k100-r"],
     ]
 
 
@@ -182,19 +213,29 @@ def test_implicit_bars_per_template_and_start(tmp_path):
     def templates(original: float, new: float) -> dict:
         return {"original": group(20, original, 0.9), "new": group(20, new, 0.2)}
 
+    q = "queries.jsonl"
     run = make_run(
         tmp_path / "implicit",
         [
             ({"id": "pre", "kind": "pretrain", "inputs": {"kg": "w"}}, {"lines": 5}),
-            (step("rand", {"kg": "w"}), queried(0.3, 0.5, templates(0.5, 0.1))),
-            (step("warm", {"kg": "w", "init": "pre"}), queried(0.3, 0.5, templates(0.4, 0.2))),
-            (step("hub", {"kg": "w"}, init="/models/roberta-base"), queried(0.1, 0.2, {})),
+            *recited(step("rand", {"kg": "w"}), queried(0.3, 0.5, templates(0.5, 0.1)), q),
+            *recited(
+                step("warm", {"kg": "w", "pretrained": "pre"}),
+                queried(0.3, 0.5, templates(0.4, 0.2)),
+                q,
+            ),
+            *recited(
+                step("hub", {"kg": "w"}, init="/models/roberta-base", task="boundary"),
+                queried(0.1, 0.2),
+                q,
+            ),
         ],
     )
-    starts = [s.start for s in memorize_steps(run / "steps" / "rand")]
-    # a step without a template breakdown recited a boundary-style set
-    assert starts == ["random tiny", "pretrained (pre)", "init roberta-base"]
-    (bars,) = images(experiment_blocks(run / "steps" / "rand", "rand"))
+    steps, blocks = compared(run)
+    assert [s.start for s in steps] == ["random tiny", "pretrained (pre)", "init roberta-base"]
+    # the rows' task decides what a step recited: boundary queries are no implicit bars
+    assert [s.task for s in steps] == ["implicit", "implicit", "boundary"]
+    (bars,) = images(blocks)
     assert bars.alt.endswith(
         "random tiny: Acc@1 original 50%, Acc@1 new 10%, Hit@10 original 90%, Hit@10 new 20%; "
         "pretrained (pre): Acc@1 original 40%, Acc@1 new 20%, Hit@10 original 90%, "
@@ -205,21 +246,20 @@ def test_implicit_bars_per_template_and_start(tmp_path):
 def test_a_step_given_statements_is_keyed_on_its_data(tmp_path):
     """With a ``statements`` input the step's own conflicts param was not used: whether its
     statements held multi-answer ones decides the line."""
+
+    def given(step_id: str, data: str) -> dict:
+        return {"id": step_id, "kind": "memorize", "inputs": {"statements": data}, "params": {}}
+
     run = make_run(
         tmp_path / "given",
         [
-            (
-                {"id": "a", "kind": "memorize", "inputs": {"statements": "b1"}, "params": {}},
-                memorized(100, 0.8, 0.9, multi=True),
-            ),
-            (
-                {"id": "b", "kind": "memorize", "inputs": {"statements": "b2"}, "params": {}},
-                memorized(90, 0.9, 0.9, multi=False),
-            ),
+            *recited(given("a", "b1"), memorized(100, 0.8, 0.9, multi=True), data="b1"),
+            *recited(given("b", "b2"), memorized(90, 0.9, 0.9, multi=False), data="b2"),
         ],
     )
-    assert [s.conflicts for s in memorize_steps(run / "steps" / "a")] == [True, False]
-    curve, _ = images(experiment_blocks(run / "steps" / "a", "a"))
+    steps, blocks = compared(run)
+    assert [s.conflicts for s in steps] == [True, False]
+    curve, _ = images(blocks)
     assert "with conflicts: 100 → 80%; without conflicts: 90 → 90%" in curve.alt
 
 
@@ -229,11 +269,11 @@ def test_one_to_one_pairs_need_the_same_single_answer_statements(tmp_path):
     run = make_run(
         tmp_path / "unpaired",
         [
-            (mem("c", True, 200), memorized(200, 0.8, 0.85, multi=True)),
-            (mem("n", False, 200), memorized(200, 0.9, 0.9, multi=False)),
+            *recited(mem("c", True, 200), memorized(200, 0.8, 0.85, multi=True)),
+            *recited(mem("n", False, 200), memorized(200, 0.9, 0.9, multi=False)),
         ],
     )
-    (curve,) = images(experiment_blocks(run / "steps" / "c", "c"))
+    (curve,) = images(compared(run)[1])
     assert curve.alt.startswith("Line plot")
 
 
@@ -247,15 +287,15 @@ def test_the_section_says_how_the_sample_was_drawn(tmp_path):
         "multi_answer": 14,
         "multi_answer_share": 14 / 204,
     }
-    run = make_run(
-        tmp_path / "drawn",
-        [
-            (mem("c", True, 200), {**memorized(204, 0.8, 0.85, multi=True), "sample": sample}),
-            (mem("n", False, 200), {**memorized(190, 0.9, 0.9, multi=False), "sample": sample}),
-        ],
-    )
+
+    def trained(statements: int) -> dict:
+        record = {"statements": statements, "epochs": 3, "final_loss": 0.1}
+        return {**record, "statements_per_s": 900.0, "sample": sample}
+
+    run = make_run(tmp_path / "drawn", [(mem("c", True, 200), trained(204))])
+    run = make_run(tmp_path / "drawn-clean", [(mem("n", False, 200), trained(190))])
     build = section_kind("memorize").build
-    with_conflicts = build(run / "steps" / "c", {"id": "c"}).blocks
+    with_conflicts = build(tmp_path / "drawn" / "steps" / "c", {"id": "c"}).blocks
     without = build(run / "steps" / "n", {"id": "n"}).blocks
     drawn = (
         "Sampled (seed 0): 183 whole queries, 204 of 9,664 statements for 200 asked; 6.9% of "
@@ -267,10 +307,16 @@ def test_the_section_says_how_the_sample_was_drawn(tmp_path):
     assert [b.text for b in without if isinstance(b, Text) and "Sampled" in b.text] == [
         drawn + " Fed without conflicts: the 14 multi-answer statements were removed."
     ]
-    tiles = [b.items for b in without if isinstance(b, Stats)]
-    assert tiles[0]["statements"] == 190 and tiles[0]["multi-answer"] == Percent(0.0)
-    tiles = [b.items for b in with_conflicts if isinstance(b, Stats)]
-    assert tiles[0]["multi-answer"] == Percent(10 / 204)
+    assert next(b.items for b in without if isinstance(b, Stats))["statements"] == 190
+
+
+def test_the_recite_section_gives_the_multi_answer_share(tmp_path):
+    run = make_run(tmp_path / "r", recited(mem("c", True, 200), memorized(204, 0.8, 0.85, True)))
+    blocks = section_kind("probe", {"params": {"view": "recite"}}).build(
+        run / "steps" / "c-r", {"id": "c-r", "params": {"view": "recite"}}
+    )
+    tiles = [b.items for b in blocks.blocks if isinstance(b, Stats)]
+    assert tiles[0]["statements"] == 204 and tiles[0]["multi-answer"] == Percent(10 / 204)
 
 
 def write_predictions(step_dir: Path, rows: list[tuple[str, bool, bool]]) -> None:
@@ -287,24 +333,26 @@ def test_one_to_one_pairs_count_the_statements_right_in_one_run_only(tmp_path):
     run = make_run(
         tmp_path / "paired",
         [
-            (mem("c", True, 4), memorized(13, 0.8, 0.67, multi=True)),
-            (mem("n", False, 4), memorized(3, 0.67, 0.67, multi=False)),
-            (mem("c2", True, 8), memorized(18, 0.8, 0.8, multi=True)),
-            (mem("n2", False, 8), memorized(8, 0.8, 0.8, multi=False)),
+            *recited(mem("c", True, 4), memorized(13, 0.8, 0.67, multi=True)),
+            *recited(mem("n", False, 4), memorized(3, 0.67, 0.67, multi=False)),
+            *recited(mem("c2", True, 8), memorized(18, 0.8, 0.8, multi=True)),
+            *recited(mem("n2", False, 8), memorized(8, 0.8, 0.8, multi=False)),
         ],
     )
     steps = run / "steps"
     write_predictions(
-        steps / "c",
+        steps / "c-r",
         [("s1", False, True), ("m1", True, True), ("s2", False, True), ("s3", False, False)],
     )
-    write_predictions(steps / "n", [("s1", False, True), ("s2", False, False), ("s3", False, True)])
-    write_predictions(steps / "c2", [(f"a{i}", False, True) for i in range(8)])
-    write_predictions(steps / "n2", [(f"b{i}", False, True) for i in range(8)])
-    _, bars = images(experiment_blocks(steps / "c", "c"))
+    write_predictions(
+        steps / "n-r", [("s1", False, True), ("s2", False, False), ("s3", False, True)]
+    )
+    write_predictions(steps / "c2-r", [(f"a{i}", False, True) for i in range(8)])
+    write_predictions(steps / "n2-r", [(f"b{i}", False, True) for i in range(8)])
+    _, bars = images(compared(run)[1])
     assert [(row[0], row[-1]) for row in bars.data.rows] == [
-        ("c", 1),
-        ("n", 1),
-        ("c2", None),
-        ("n2", None),
+        ("c-r", 1),
+        ("n-r", 1),
+        ("c2-r", None),
+        ("n2-r", None),
     ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
-from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -13,8 +12,7 @@ import pytest
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from chronoprobe.runs.engine import run_experiment
-from chronoprobe.runs.memorize_step import MemorizeParams, _init
-from chronoprobe.train.ops import text_lines
+from chronoprobe.train.ops import MemorizeParams, _memorize_check, _model_dir, text_lines
 
 
 def write_text(path: Path, texts: list[str | None], column: str = "text") -> None:
@@ -44,15 +42,15 @@ def test_text_lines_name_what_is_missing(tmp_path):
 
 
 def test_init_comes_from_a_param_or_an_earlier_step(tmp_path):
-    ctx = SimpleNamespace(step_id="feed")
-    assert _init(ctx, MemorizeParams(init="roberta-base"), {}) == "roberta-base"
-    assert _init(ctx, MemorizeParams(), {}) is None
     (tmp_path / "pre" / "model").mkdir(parents=True)
-    assert _init(ctx, MemorizeParams(), {"init": tmp_path / "pre"}) == str(tmp_path / "pre/model")
+    assert _model_dir(tmp_path / "pre") == tmp_path / "pre" / "model"
     (tmp_path / "hf").mkdir()  # a step whose directory is the model itself
-    assert _init(ctx, MemorizeParams(), {"init": tmp_path / "hf"}) == str(tmp_path / "hf")
-    with pytest.raises(ValueError, match="feed: give `init` as a param or as an input, not both"):
-        _init(ctx, MemorizeParams(init="roberta-base"), {"init": tmp_path / "pre"})
+    assert _model_dir(tmp_path / "hf") == tmp_path / "hf"
+    both = _memorize_check(MemorizeParams(init="roberta-base"), frozenset({"kg", "pretrained"}))
+    assert both == ["init: give `init` or the input `pretrained`, not both"]
+    assert _memorize_check(MemorizeParams(), frozenset({"kg", "pretrained"})) == []
+    neither = _memorize_check(MemorizeParams(), frozenset())
+    assert neither and "give the statements" in neither[0]
 
 
 def test_memorize_starts_from_the_pretrained_model(tmp_path, private_cache):
@@ -71,8 +69,8 @@ def test_memorize_starts_from_the_pretrained_model(tmp_path, private_cache):
                 params: {epochs: 2, batch_size: 32, vocab_size: 400, device: cpu}
               - id: feed
                 kind: memorize
-                inputs: {kg: world, init: pre}
-                params: {sample: 30, epochs: 1, batch_size: 16, lr: 0.001, device: cpu}
+                inputs: {kg: world, pretrained: pre}
+                params: {sample: 30, epochs: 1, batch_size: 16, learning_rate: 0.001, device: cpu}
             """
         )
     )
@@ -89,9 +87,9 @@ def test_memorize_starts_from_the_pretrained_model(tmp_path, private_cache):
 
     fed = json.loads((steps / "feed" / "metrics.json").read_text())
     assert fed["statements"] == 30
-    assert fed["training"]["preset"].endswith("steps/pre/model")
+    assert fed["preset"].endswith("steps/pre/model")
     # the memorize model reads words with the pretrained tokenizer, symbols after them
     own = AutoTokenizer.from_pretrained(steps / "feed" / "model" / "tokenizer")
     assert own.get_vocab() == tokenizer.get_vocab()
     record = json.loads((steps / "feed" / "step.json").read_text())
-    assert record["inputs"] == {"kg": "world", "init": "pre"}
+    assert record["inputs"] == {"kg": "world", "pretrained": "pre"}

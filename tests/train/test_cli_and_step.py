@@ -19,48 +19,57 @@ runner = CliRunner()
 
 
 def test_memorize_then_recite(tmp_path, world_rows):
+    """`train memorize` trains (a second call is the cached step); `probe recite` recites."""
     path = tmp_path / "statements.jsonl"
     write_jsonl(path, world_rows[:40])
     out = tmp_path / "run"
     args = ["train", "memorize", str(path), "-o", str(out), "--epochs", "2", "--batch-size", "16"]
     result = runner.invoke(app, [*args, "--time-masking", "0.1", "--duplicates", "2"])
     assert result.exit_code == 0, result.output
-    assert "trained 2 epochs" in result.output
-    assert (out / "checkpoints" / "epoch-0002" / "model.safetensors").is_file()
+    assert "trained 2 epochs on 40 statements" in result.output
+    assert (out / "model" / "model.safetensors").is_file()
     again = runner.invoke(app, [*args, "--time-masking", "0.1", "--duplicates", "2"])
-    assert again.exit_code == 0 and "already trained for 2 epochs" in again.output
+    assert again.exit_code == 0 and "cached" in again.output
 
-    result = runner.invoke(app, ["train", "recite", str(out), str(path), "--json"])
+    recite = ["probe", "recite", str(path), "-m", str(out / "model"), "--json"]
+    result = runner.invoke(app, [*recite, "-o", str(tmp_path / "recited")])
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout[result.stdout.index("{") : result.stdout.rindex("}") + 1])
-    assert metrics["statements"] == 40 and set(metrics["by_answers"]) <= {"single", "multi"}
-    table = pq.read_table(out / "recite-statements.parquet")
-    assert table.num_rows == 40
-    assert json.loads((out / "recite-statements.json").read_text()) == metrics
-
-    chosen = tmp_path / "preds.parquet"
-    result = runner.invoke(app, ["train", "eval", str(out), str(path), "-o", str(chosen)])
-    assert result.exit_code == 0, result.output
-    assert "acc@1" in result.output and chosen.is_file()
+    figures = metrics["models"][str(out / "model")]
+    assert figures["statements"] == 40 and set(figures["by_answers"]) <= {"single", "multi"}
+    table = pq.read_table(tmp_path / "recited" / "predictions.parquet")
+    assert table.num_rows == 40 and table.column("acc_at_1").type == "bool"
 
 
 def test_user_errors_are_one_line(tmp_path, world_rows):
     path = tmp_path / "statements.jsonl"
     write_jsonl(path, [world_rows[0], {"id": "x"}])
     result = runner.invoke(app, ["train", "memorize", str(path), "-o", str(tmp_path / "o")])
-    assert result.exit_code == 2
+    assert result.exit_code != 0
     assert "statements.jsonl:2:" in result.output and "Traceback" not in result.output
-    result = runner.invoke(app, ["train", "recite", str(tmp_path / "none"), str(path)])
-    assert result.exit_code == 2
     result = runner.invoke(
         app, ["train", "memorize", str(path), "-o", str(tmp_path / "o"), "--preset", "huge"]
     )
-    assert result.exit_code == 2 and "unknown preset 'huge'" in result.output
+    assert result.exit_code == 2 and "huge" in result.output
+    assert not (tmp_path / "o").exists()
 
 
-def run_feed(tmp_path, monkeypatch, params: str) -> Path:
+RECITE = """\
+  - id: statements
+    kind: probe
+    inputs: {data: feed, model: feed}
+    params: {view: recite, device: cpu}
+  - id: queries
+    kind: probe
+    inputs: {data: feed, model: feed}
+    params: {view: recite, rows: queries.jsonl, device: cpu}
+"""
+
+
+def run_feed(tmp_path, monkeypatch, params: str, recite: bool = False) -> Path:
     """Run a 200-fact synthetic world and a memorize step ``feed`` with ``params`` (YAML flow
-    mapping) built from it; the step's directory."""
+    mapping) built from it (and, with ``recite``, recite steps ``statements`` and ``queries``);
+    the step's directory."""
     monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
     config = tmp_path / "exp.yaml"
     config.write_text(
@@ -77,28 +86,36 @@ def run_feed(tmp_path, monkeypatch, params: str) -> Path:
                 params: {params}
             """
         )
+        + (RECITE if recite else "")
     )
     run_experiment(config, tmp_path / "run")
     return tmp_path / "run" / "steps" / "feed"
 
 
-def test_memorize_step_and_report_section(tmp_path, monkeypatch):
+def test_memorize_and_recite_steps_and_their_report_sections(tmp_path, monkeypatch):
     step = run_feed(
-        tmp_path, monkeypatch, "{task: boundary, epochs: 2, batch_size: 16, device: cpu}"
+        tmp_path,
+        monkeypatch,
+        "{task: boundary, epochs: 2, batch_size: 16, device: cpu}",
+        recite=True,
     )
-    metrics = json.loads((step / "metrics.json").read_text())
-    assert metrics["statements"] > 0 and metrics["training"]["epochs"] == 2
-    assert set(metrics["by_slot"]) == {"start", "end"}  # boundary training rows
-    assert metrics["query_set"]["statements"] > 0
+    trained = json.loads((step / "metrics.json").read_text())
+    assert trained["statements"] > 0 and trained["epochs"] == 2
     assert (step / "model" / "model.safetensors").is_file()
+    steps = step.parent
+    recited = json.loads((steps / "statements" / "metrics.json").read_text())["models"]["model"]
+    assert recited["statements"] == trained["statements"]
+    assert set(recited["by_slot"]) == {"start", "end"}  # boundary training rows
+    queries = json.loads((steps / "queries" / "metrics.json").read_text())["models"]["model"]
+    assert queries["statements"] > 0
     assert (
-        pq.read_table(step / "queries-predictions.parquet").num_rows
-        == (metrics["query_set"]["statements"])
+        pq.read_table(steps / "queries" / "predictions.parquet").num_rows == (queries["statements"])
     )
-    record = json.loads((step / "step.json").read_text())
-    section = section_kind("memorize").build(step, record)
-    assert section.title == "LAMA-TK reciting: feed"
-    assert sum(isinstance(b, Image) for b in section.blocks) >= 4  # answers, relation, slot x2
+    assert section_kind("memorize").build(step, {"id": "feed"}).title == "LAMA-TK training: feed"
+    record = json.loads((steps / "statements" / "step.json").read_text())
+    section = section_kind("probe", record).build(steps / "statements", record)
+    assert section.title == "LAMA-TK reciting: statements"
+    assert sum(isinstance(b, Image) for b in section.blocks) == 3  # answers, relation, slot
     assert isinstance(section.blocks[1], Stats)
 
 
@@ -115,4 +132,3 @@ def test_a_sampled_memorize_step_records_its_draw(tmp_path, monkeypatch):
     assert metrics["sample"] == drawn
     assert drawn["requested"] == 120 and drawn["statements"] >= 120 and drawn["multi_answer"] > 0
     assert metrics["statements"] == drawn["statements"] - drawn["multi_answer"]
-    assert set(metrics["by_answers"]) == {"single"}

@@ -9,7 +9,7 @@ from chronoprobe.datasets.lamatk import build_statements
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.time import TimePoint
-from chronoprobe.train.encoding import StatementEncoder, segment, word_texts
+from chronoprobe.train.encoding import StatementEncoder, mentioned, segment, word_texts
 from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
 from chronoprobe.train.statements import load_statements
 from chronoprobe.train.tokenizer import train_bpe_tokenizer
@@ -75,7 +75,7 @@ def test_one_mask_token_at_the_slot_and_symbols_for_mentions(rows, encoder):
 def test_masked_year_and_time_alone_forms(rows, encoder):
     row = by_text(rows, "Cristiano Ronaldo played for Juventus F.C. from [MASK] to 2021.")
     assert row["text_alone"] == "Cristiano Ronaldo played for Juventus F.C. from [MASK]."
-    pieces = segment(row, row["text_alone"], encoder.vocab)
+    pieces = segment(row["text_alone"], mentioned(row), encoder.vocab, row["id"])
     vocab = encoder.vocab
     assert pieces == [
         vocab.entity("Q11571"),
@@ -105,8 +105,8 @@ def test_too_long_and_missing_mentions_name_the_row(rows, encoder):
     with pytest.raises(ValueError, match=rf"row {row['id']}: \d+ tokens, more than the model's 3"):
         encoder.encode([row], [row["text"]], max_length=3)
     wrong = {**row, "text": "Somebody else played for [MASK] from 2003 to 2009.", "slot": "object"}
-    with pytest.raises(ValueError, match=r"subject Q949 \('John Bardeen'\) is not in its text"):
-        segment(wrong, wrong["text"], encoder.vocab)
+    with pytest.raises(ValueError, match=r"row .+: Q949 \('John Bardeen'\) is not in its text"):
+        segment(wrong["text"], mentioned(wrong), encoder.vocab, wrong["id"])
 
 
 def test_bad_statement_lines_name_file_and_line(tmp_path, rows):

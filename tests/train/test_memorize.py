@@ -20,7 +20,6 @@ from chronoprobe.train.memorize import (
     time_masking_plan,
     train,
 )
-from chronoprobe.train.recite import recite
 from chronoprobe.train.statements import load_statements
 from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
@@ -72,8 +71,13 @@ def test_bad_options_are_refused():
 
 def test_tiny_model_memorises_a_small_kg(memorized, statements_path):
     """The issue's done-when line: Acc@1 >= 0.95 on what it was fed."""
+    from chronoprobe.models import load_model
+    from chronoprobe.probes.recite import ReciteParams, predict_recite, recite_metrics
+
     loaded, _ = ckpt.load(memorized)
-    metrics, _ = recite(loaded, load_statements(statements_path))
+    model = load_model(str(memorized), device="cpu")
+    rows = load_statements(statements_path)
+    metrics = recite_metrics(predict_recite(model, rows, ReciteParams(models=["m"]), None))
     assert metrics["statements"] == 240
     assert metrics["acc@1"] >= 0.95
     assert metrics["by_answers"]["single"]["hit@10"] >= 0.95

@@ -1,18 +1,20 @@
-"""Reciting: Acc@K and Hit@K as the paper defines them, checked by hand and against the per-row
-reference functions, and the per-statement Parquet."""
+"""Reciting through the recite view: Acc@K and Hit@K as the LAMA-TK paper defines them, checked
+by hand, against the per-row reference functions, and on a trained model through the symbolic
+adapter (batching does not change an answer)."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 from chronoprobe.metrics.ranking import acc_at_k, hit_at_k
-from chronoprobe.train import checkpoint as ckpt
+from chronoprobe.models import load_model
+from chronoprobe.models.requests import Ranking
+from chronoprobe.probes.recite import ReciteParams, predict_recite, recite_metrics
 from chronoprobe.train.entity_vocab import EntityVocab
-from chronoprobe.train.recite import Predictions, prediction_table, recite, summarize
 
 VOCAB = EntityVocab(
     ("A", "B", "C", "D"), {e: e for e in "ABCD"}, tuple(str(y) for y in range(2000, 2008))
@@ -36,41 +38,56 @@ def row(n, text, slot, target, answers, relation="P54"):
     }
 
 
-def ranked(*keys: str) -> list[int]:
-    return [VOCAB.keys.index(k) for k in keys]
+class Ranked:
+    """A stand-in symbolic model that answers each request with a fixed ranking."""
+
+    name = "fixed"
+
+    def __init__(self, tops: list[list[str]], ranks: list[int | None]):
+        self.tops, self.ranks = tops, ranks
+
+    def symbol(self, slot, value):
+        return VOCAB.target(slot, value)
+
+    def token_text(self, index):
+        return VOCAB.keys[index]
+
+    def rank(self, requests, top_k=10, progress=None):
+        assert len(requests) == len(self.tops)
+        return [
+            Ranking(
+                [VOCAB.keys.index(k) for k in top],
+                [math.log(0.1)] * len(top),
+                [] if rank is None else [rank],
+            )
+            for top, rank in zip(self.tops, self.ranks, strict=True)
+        ]
 
 
-@pytest.fixture
-def case():
+def recited(model, rows):
+    predictions = predict_recite(model, rows, ReciteParams(models=["m"]), None)
+    return predictions, recite_metrics(predictions)
+
+
+def test_acc_and_hit_on_a_hand_computed_case():
     rows = [
         row(0, SHARED, "object", "B", ["B", "C"]),  # two rows, one query, two answers
         row(1, SHARED, "object", "C", ["B", "C"]),
         row(2, "X played for B from [MASK] to 2001.", "start", "2000", ["2000"]),
         row(3, "X received D in [MASK].", "time", "2009", ["2009"], relation="P166"),
     ]
-    shared = ranked("C", "A", "D", "2000", "2001", "2002", "B", "2003", "2004", "2005")
-    top = np.array(
-        [
-            shared,
-            shared,
-            ranked("2001", "2002", "2000", "A", "B", "C", "D", "2003", "2004", "2005"),
-            ranked("2001", "2002", "2000", "A", "B", "C", "D", "2003", "2004", "2005"),
-        ]
-    )
-    ranks = np.array([7, 1, 3, 0])  # the last target (2009) has no token
-    predictions = Predictions(top, np.full(top.shape, 0.1, dtype=np.float32), ranks)
-    return rows, predictions
-
-
-def test_acc_and_hit_on_a_hand_computed_case(case):
-    rows, predictions = case
-    table = prediction_table(SimpleNamespace(vocab=VOCAB), rows, predictions)
-    assert table.column("acc_at_1").to_pylist() == [True, True, False, False]
-    assert table.column("acc_at_5").to_pylist() == [True, True, True, False]
-    assert table.column("hit_at_5").to_pylist() == [False, True, True, False]  # B is 7th
-    assert table.column("hit_at_10").to_pylist() == [True, True, True, False]
-    assert table.column("target_rank").to_pylist() == [7, 1, 3, None]
-    metrics = summarize(table)
+    shared = ["C", "A", "D", "2000", "2001", "2002", "B", "2003", "2004", "2005"]
+    years = ["2001", "2002", "2000", "A", "B", "C", "D", "2003", "2004", "2005"]
+    model = Ranked([shared, shared, years, years], [7, 1, 3, None])  # 2009 has no symbol
+    predictions, metrics = recited(model, rows)
+    column = lambda name: [p[name] for p in predictions]  # noqa: E731
+    assert column("acc_at_1") == [True, True, False, False]
+    assert column("acc_at_5") == [True, True, True, False]
+    assert column("hit_at_5") == [False, True, True, False]  # B is 7th
+    assert column("hit_at_10") == [True, True, True, False]
+    assert column("target_rank") == [7, 1, 3, None]
+    assert predictions[0]["predictions"][:3] == ["C", "A", "D"]
+    assert predictions[0]["probabilities"][0] == pytest.approx(0.1)
     # Acc@K over the 3 distinct queries, Hit@K over the 4 rows (answers)
     assert (metrics["statements"], metrics["queries"]) == (4, 3)
     assert metrics["acc@1"] == pytest.approx(1 / 3)
@@ -90,10 +107,9 @@ def test_acc_and_hit_on_a_hand_computed_case(case):
     }
     assert set(metrics["by_slot"]) == {"object", "start", "time"}
     assert "by_template" not in metrics
-    assert table.column("predictions").to_pylist()[0][:3] == ["C", "A", "D"]
 
 
-def test_vectorised_metrics_match_the_reference_functions():
+def test_metrics_match_the_reference_functions_on_random_rankings():
     rng = np.random.default_rng(0)
     keys = VOCAB.keys
     rows, tops = [], []
@@ -101,42 +117,33 @@ def test_vectorised_metrics_match_the_reference_functions():
         slot = "object" if n % 2 else "start"
         pool = list(VOCAB.entities) if slot == "object" else list(VOCAB.years)
         answers = sorted(rng.choice(pool, size=rng.integers(1, 3), replace=False).tolist())
-        text = f"query {n // 3} {slot} [MASK]"  # three rows share a text...
-        rows.append(row(n, text, slot, answers[0], answers))
-        tops.append(rng.permutation(len(keys))[:10])
-    for n in range(300):  # ...and so share their predictions, as a model's would
-        tops[n] = tops[n - n % 3]
-        rows[n]["answers"] = rows[n - n % 3]["answers"]
-        rows[n]["slot"] = rows[n - n % 3]["slot"]
-        rows[n]["target"] = rows[n]["answers"][n % len(rows[n]["answers"])]
-    top = np.array(tops)
-    table = prediction_table(
-        SimpleNamespace(vocab=VOCAB),
-        rows,
-        Predictions(top, np.zeros(top.shape, dtype=np.float32), np.ones(300, dtype=np.int64)),
-    )
-    for n, r in enumerate(rows):
-        names = [keys[i] for i in top[n]]
+        rows.append(row(n, f"query {n} {slot} [MASK]", slot, answers[0], answers))
+        tops.append([keys[i] for i in rng.permutation(len(keys))[:10]])
+    predictions, metrics = recited(Ranked(tops, [1] * 300), rows)
+    for p, r, top in zip(predictions, rows, tops, strict=True):
         for k in (1, 5):
-            assert table.column(f"acc_at_{k}")[n].as_py() == bool(acc_at_k(names, r["answers"], k))
+            assert p[f"acc_at_{k}"] == bool(acc_at_k(top, r["answers"], k))
         for k in (5, 10):
-            assert table.column(f"hit_at_{k}")[n].as_py() == bool(hit_at_k(names, r["target"], k))
+            assert p[f"hit_at_{k}"] == bool(hit_at_k(top, r["target"], k))
+    assert metrics["acc@5"] == pytest.approx(
+        np.mean([acc_at_k(t, r["answers"], 5) for t, r in zip(tops, rows, strict=True)])
+    )
 
 
-def test_recite_writes_parquet_consistent_with_ranks(memorized, world_rows, tmp_path):
-    loaded, _ = ckpt.load(memorized)
-    out = tmp_path / "predictions.parquet"
-    metrics, _ = recite(loaded, world_rows, batch_size=50, out=out)
-    written = pq.read_table(out)
-    assert written.num_rows == len(world_rows)
-    assert written.column("id").to_pylist() == [r["id"] for r in world_rows]
-    ranks = np.array(written.column("target_rank").to_pylist())
-    assert np.array_equal(written.column("hit_at_10").to_numpy(), ranks <= 10)
-    first = written.column("predictions").to_pylist()
-    hit1 = [p[0] == r["target"] for p, r in zip(first, world_rows, strict=True)]
+def test_a_word_level_model_is_refused_with_the_views_that_fit():
+    with pytest.raises(ValueError, match=r"no entity and year symbols.*single-token"):
+        predict_recite(SimpleNamespace(name="gpt"), [], ReciteParams(models=["m"]), None)
+
+
+def test_the_symbolic_adapter_recites_a_trained_model(memorized, world_rows):
+    model = load_model(str(memorized), device="cpu", batch_size=50)
+    assert model.family == "symbolic" and len(model.symbols) == model.vocabulary_size()
+    predictions, metrics = recited(model, world_rows)
+    assert metrics["statements"] == len(world_rows) == len(predictions)
+    assert metrics["acc@1"] >= 0.95  # it was trained to memorise these
+    ranks = np.array([p["target_rank"] or 0 for p in predictions])
+    hit1 = [p["predictions"][0] == p["target"] for p in predictions]
     assert np.array_equal(ranks == 1, hit1)
-    probabilities = np.array(written.column("probabilities").to_pylist())
-    assert (np.diff(probabilities, axis=1) <= 1e-6).all()  # best first
-    assert metrics == summarize(written)
-    again, _ = recite(loaded, world_rows, batch_size=7)  # batching does not change the answer
-    assert again == metrics
+    assert all(np.diff(p["probabilities"]).max() <= 1e-6 for p in predictions)  # best first
+    model.batch_size = 7  # batching does not change an answer
+    assert recited(model, world_rows)[1] == metrics

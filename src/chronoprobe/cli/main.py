@@ -47,8 +47,6 @@ def _group(name: str) -> typer.Typer:
 
     if name == "kg":
         from chronoprobe.cli.kg import app as group
-    elif name == "train":
-        from chronoprobe.cli.train import app as group
     else:
         group = typer.Typer()
     kinds = [STEP_KINDS.get(kind) for kind in STEP_KINDS.names()]

@@ -227,6 +227,7 @@ def make_command(
                     part.strip() for v in raw[name] for part in v.split(",") if part.strip()
                 ]
         paths = {name: Path(path) for name, path in given.items() if path is not None}
+        keyed = dict(paths)  # a file given for its folder: only the file keys the cache
         for declared in kind.inputs or ():
             path = paths.get(declared.name)
             if declared.file_param and path is not None and path.is_file():
@@ -239,7 +240,14 @@ def make_command(
         with _output(out) as target:
             try:
                 run_operation(
-                    kind, params, paths, target, step_id, use_cache=not no_cache, console=console
+                    kind,
+                    params,
+                    paths,
+                    target,
+                    step_id,
+                    use_cache=not no_cache,
+                    console=console,
+                    keyed=keyed,
                 )
             except ValueError as err:  # the step computes aside: --out is untouched
                 raise ValueError(f"{err}; nothing written to {target}") from err

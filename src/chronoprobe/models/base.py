@@ -145,6 +145,10 @@ class LanguageModel(ABC):
         mask[torch.as_tensor(list(vocabulary), device=self.device)] = 0.0
         return mask
 
+    def vocabulary_size(self) -> int:
+        """How many ids ``rank`` ranks."""
+        return int(self.model.config.vocab_size)
+
     def decode(self, token_ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(token_ids), skip_special_tokens=True).strip()
 
@@ -175,7 +179,7 @@ class LanguageModel(ABC):
     ) -> list[Ranking]:
         """Rankings batch by batch (length-bucketed by ``costs``); ``gap_logits(batch)`` gives the
         vocabulary logits at the gap of each request of a batch of indices."""
-        restrict = self.vocabulary_mask(vocabulary, self.model.config.vocab_size)
+        restrict = self.vocabulary_mask(vocabulary, self.vocabulary_size())
         results: list[Ranking | None] = [None] * len(requests)
         done = 0
         for batch in length_buckets(costs, self.batch_size):

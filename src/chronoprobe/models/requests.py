@@ -38,10 +38,15 @@ class Cloze:
 
 @dataclass(frozen=True)
 class RankRequest:
-    """Rank the vocabulary at the gap; ``candidates`` are token ids whose full rank is wanted."""
+    """Rank the vocabulary at the gap; ``candidates`` are token ids whose full rank is wanted.
+
+    ``mentions`` are the entity ids the text names, for models that read entities as symbols
+    (:mod:`chronoprobe.models.symbolic`); word-level models ignore them.
+    """
 
     cloze: Cloze
     candidates: tuple[int, ...] = ()
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def resolve_spec(spec: str) -> ModelSource:
     if path.is_file() and path.suffix == ".gguf":
         return ModelSource(str(path.parent), path.name)
     if path.is_dir():
-        if not (path / "config.json").is_file():
+        if not (path / "config.json").is_file() and not (path / "last").is_file():
             raise ValueError(f"{path}: not a model directory (no config.json from save_pretrained)")
         return ModelSource(str(path))
     if spec.startswith((".", "/", "~")) or path.exists():
@@ -154,11 +154,14 @@ def load_model(
 
     from chronoprobe.core.devices import resolve_device
     from chronoprobe.core.hub import load_options, unreachable_hint
+    from chronoprobe.models.symbolic import SymbolicLM, is_symbolic
 
     source = resolve_spec(spec)
     if source.gguf_file:
         source = _converted_gguf(source)
     target = resolve_device(device)
+    if family in (None, "symbolic") and is_symbolic(source.location):
+        return SymbolicLM.load(source.location, target, batch_size=batch_size, name=spec)
     hub = load_options(source.location)
     try:
         config = AutoConfig.from_pretrained(source.location, trust_remote_code=False, **hub)

@@ -40,15 +40,22 @@ INPUTS = (
         required=False,
         option=True,
     ),
+    Input(
+        "model",
+        "A step that trained a model (`train memorize`, `train pretrain`): probe its model/.",
+        required=False,
+        option=True,
+    ),
 )
+MODEL_INPUT = "model"  # the name the model of input `model` goes by in the outputs
 
 
 def _check(params: Any, inputs: frozenset[str]) -> list[str]:
     problems = []
-    if ("series" in inputs) == bool(params.models):
+    if len({"series", "model"} & inputs) + bool(params.models) != 1:
         problems.append(
-            "models: give the models to probe (`models: [spec, ...]`, `-m SPEC`) or the input "
-            "`series`, not both and not neither"
+            "models: give the models to probe (`models: [spec, ...]`, `-m SPEC`), the input "
+            "`series` or the input `model`: one of them"
         )
     elif params.models and len(set(params.models)) != len(params.models):
         problems.append("models: a model is listed twice")
@@ -78,6 +85,11 @@ def _models(params: Any, inputs: dict[str, Path]) -> list[tuple[str, str]]:
     """(name, spec) of every model to probe, in order."""
     if params.models:
         return [(spec, spec) for spec in params.models]
+    if "model" in inputs:
+        trained = inputs["model"] / "model"
+        if not trained.is_dir():
+            raise ValueError(f"{inputs['model']}: input `model` holds no model/ directory")
+        return [(MODEL_INPUT, str(trained))]
     path = inputs["series"] / "series.json"
     if not path.is_file():
         raise ValueError(f"{path}: no series.json; is input `series` a model series?")

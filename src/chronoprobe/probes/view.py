@@ -32,7 +32,7 @@ class ProbeParams(Params):
         None,
         description="Model specs to probe, in order: a Hugging Face id, a local "
         "save_pretrained directory, a .gguf file, or package:smollm2 (offline). Leave out when "
-        "the input `series` gives the models.",
+        "the input `series` or `model` gives the models.",
     )
     family: choice_of(ADAPTERS) | None = Field(
         None, description="Model family, when the model's config does not tell (it usually does)."
@@ -93,6 +93,7 @@ VIEWS: Registry[View] = Registry(
         "multi-token": "chronoprobe.probes.cloze_views:MULTI_TOKEN",
         "pll": "chronoprobe.probes.cloze_views:PLL",
         "span-ppl": "chronoprobe.probes.span_ppl:SPAN_PPL",
+        "recite": "chronoprobe.probes.recite:RECITE",
     },
 )
 

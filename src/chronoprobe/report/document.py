@@ -30,7 +30,7 @@ from chronoprobe.report.blocks import (
 )
 from chronoprobe.report.html import StepView, anchor, render_page
 from chronoprobe.report.rundir import STEP_RECORD, RunInfo, StepInfo, load_run
-from chronoprobe.report.sections import read_metrics, section_kind
+from chronoprobe.report.sections import SectionKind, read_metrics, section_kind
 
 log = logging.getLogger(__name__)
 
@@ -117,17 +117,37 @@ def _files(step_dir: Path) -> Table:
     return Table(["file", "size", "rows"], rows, omitted=max(0, len(files) - MAX_FILES))
 
 
-def _step_view(step: StepInfo) -> StepView | None:
-    """The step's section with its parameters, inputs and files; None for steps not run yet."""
+def _failed(step_id: str, what: str, err: Exception) -> Text:
+    log.warning("report: %s of step %s failed: %s", what, step_id, err)
+    log.debug("report: %s of step %s failed", what, step_id, exc_info=True)
+    return Text(f"This {what} could not be built: {type(err).__name__}: {err}", style="error")
+
+
+def _comparisons(run: RunInfo) -> dict[str, list[Block]]:
+    """Each section kind's run-wide comparisons, keyed by the first of its steps."""
+    groups: dict[str, tuple[SectionKind, list[StepInfo]]] = {}
+    for step in run.steps:
+        kind = section_kind(step.kind, step.record)
+        if step.done and kind.compare is not None:
+            groups.setdefault(kind.kind, (kind, []))[1].append(step)
+    out = {}
+    for kind, steps in groups.values():
+        try:
+            out[steps[0].id] = kind.compare(run, steps)
+        except Exception as err:  # shown, not raised, as a broken section is
+            out[steps[0].id] = [_failed(steps[0].id, "comparison", err)]
+    return out
+
+
+def _step_view(step: StepInfo, first: list[Block]) -> StepView | None:
+    """The step's section with its parameters, inputs and files (after ``first``, the
+    comparisons it opens); None for steps not run yet."""
     if not step.done:
         return None
     try:
         section = section_kind(step.kind, step.record).build(step.dir, step.record)
     except Exception as err:  # a broken section is shown, not raised: see the module docstring
-        log.warning("report: section of step %s failed: %s", step.id, err)
-        log.debug("report: section of step %s failed", step.id, exc_info=True)
-        message = f"This section could not be built: {type(err).__name__}: {err}"
-        section = Section(f"Step {step.id}", [Text(message, style="error")])
+        section = Section(f"Step {step.id}", [_failed(step.id, "section", err)])
     if section is None:
         return None
     extra: list[Block] = []
@@ -140,7 +160,7 @@ def _step_view(step: StepInfo) -> StepView | None:
         )
         extra.append(Details("Inputs", [inputs]))
     extra.append(Details("Files", [_files(step.dir)]))
-    section = Section(section.title, [*section.blocks, *extra])
+    section = Section(section.title, [*first, *section.blocks, *extra])
     return StepView(step.id, step.kind, _status(step), step.record.get("seconds"), section)
 
 
@@ -190,7 +210,12 @@ def _appendix(run: RunInfo) -> list[Block]:
 def render_report(run_dir: str | Path) -> str:
     """The report of the run in ``run_dir`` as one HTML string."""
     run = load_run(run_dir)
-    views = [view for step in run.steps if (view := _step_view(step)) is not None]
+    comparisons = _comparisons(run)
+    views = [
+        view
+        for step in run.steps
+        if (view := _step_view(step, comparisons.get(step.id, []))) is not None
+    ]
     started = _when(run.environment.get("started", "at an unknown time"))
     now = _when(datetime.now(UTC).isoformat())
     return render_page(

@@ -1,13 +1,13 @@
-"""The report section of a ``memorize`` step: how much of LAMA-TK the model recites.
+"""The report sections of LAMA-TK: what a ``memorize`` step trained, and what a ``probe`` step
+of the recite view shows the model recalls.
 
-Shows the paper's four numbers, accuracy by relation and by slot, and single- against
-multi-answer statements (the paper's Table 2: conflicts keep Acc@K high but pull Hit@K down).
-
-When a run has several ``memorize`` steps (the ``experiments/lamatk-*.yaml`` configs), the first
-one's section also compares them, keyed on each step's params and inputs in ``step.json``: the
-memorisation curve with and without conflicts (Fig. 2), single-answer statements beside
-conflicts or not (Table 3), boundary queries per time-masking rate (Table 4), and implicit
-queries per template and start (Table 5).
+A recite section shows the paper's four numbers, accuracy by relation and by slot, and single-
+against multi-answer statements (Zhao et al., 2022, Table 2: conflicts keep Acc@K high but pull
+Hit@K down). When a run has several recite steps (the ``experiments/lamatk-*.yaml`` configs),
+the first one's section opens with their comparison, keyed on the params of the steps that
+trained each model and built its rows: the memorisation curve with and without conflicts
+(Fig. 2), single-answer statements beside conflicts or not (Table 3), boundary queries per
+time-masking rate (Table 4), and implicit queries per template and start (Table 5).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars, line_plot
-from chronoprobe.report.rundir import load_run
+from chronoprobe.report.rundir import RunInfo, StepInfo
 from chronoprobe.report.sections import read_metrics, section
 
 METRICS = ("acc@1", "acc@5", "hit@5", "hit@10")
@@ -104,10 +104,11 @@ CONFLICTS = {True: "with conflicts", False: "without conflicts"}
 
 @dataclass(frozen=True)
 class _Step:
-    """A finished memorize step as the comparisons see it."""
+    """A finished ``probe`` step of the recite view as the comparisons see it: its first
+    model's figures, and what the steps that made its model and its rows say about them."""
 
     id: str
-    task: str  # memorize | boundary | implicit, read off what the step recited
+    task: str  # memorize | boundary | implicit: what the rows recited are
     conflicts: bool
     start: str  # the model it started from: "random tiny", "pretrained (pretrain)", ...
     time_masking: float
@@ -115,56 +116,46 @@ class _Step:
     dir: Path
 
 
-def _task(metrics: dict[str, Any]) -> str:
-    queries = metrics.get("query_set")
-    if queries is None:  # no boundary or implicit query set
-        return "memorize"
-    return "implicit" if queries.get("by_template") else "boundary"
-
-
 def _start(record: dict) -> str:
     params, inputs = record.get("params") or {}, record.get("inputs") or {}
-    if inputs.get("init"):
-        return f"pretrained ({inputs['init']})"
+    if inputs.get("pretrained"):
+        return f"pretrained ({inputs['pretrained']})"
     if params.get("init"):
         return f"init {Path(str(params['init'])).name}"
     return f"random {params.get('preset', 'tiny')}"
 
 
-def _conflicts(record: dict, metrics: dict[str, Any]) -> bool:
-    """The ``conflicts`` param where the step built its statements from a KG; otherwise
-    whether the statements it was given hold multi-answer ones."""
-    if "kg" in (record.get("inputs") or {}):
-        return bool((record.get("params") or {}).get("conflicts", True))
-    return "multi" in (metrics.get("by_answers") or {})
-
-
-def memorize_steps(step_dir: Path) -> list[_Step]:
-    """Every finished memorize step of the run holding ``step_dir``, in config order ([] when
-    the run directory cannot be read)."""
-    try:
-        run = load_run(step_dir.parent.parent)
-    except (ValueError, FileNotFoundError):
-        return []
-    steps = []
-    for info in run.steps:
-        if info.kind != "memorize" or not info.done:
+def recite_steps(run: RunInfo, steps: list[StepInfo]) -> list[_Step]:
+    """The comparable recite steps: those whose model comes from a step of this run (input
+    ``model``); the params of that step and of the rows' step say what was trained on what."""
+    records = {info.id: info.record for info in run.steps}
+    out = []
+    for info in steps:
+        inputs = info.record.get("inputs") or {}
+        models = read_metrics(info.dir).get("models") or {}
+        if "model" not in inputs or not models:
             continue
-        metrics = read_metrics(info.dir)
-        if not metrics:
-            continue
-        steps.append(
+        metrics = next(iter(models.values()))
+        trained = records.get(inputs["model"]) or {}
+        rows = (records.get(inputs.get("data")) or {}).get("params") or {}
+        queries = (info.record.get("params") or {}).get("rows") == "queries.jsonl"
+        task = rows.get("task", "memorize")
+        if queries:
+            task = "implicit" if metrics.get("by_template") else task
+        elif task != "memorize":
+            task = f"{task} training"  # the statements a boundary or implicit model was fed
+        out.append(
             _Step(
                 info.id,
-                _task(metrics),
-                _conflicts(info.record, metrics),
-                _start(info.record),
-                float((info.record.get("params") or {}).get("time_masking", 0.0)),
+                task,
+                bool(rows.get("conflicts", "multi" in (metrics.get("by_answers") or {}))),
+                _start(trained),
+                float((trained.get("params") or {}).get("time_masking", 0.0)),
                 metrics,
                 info.dir,
             )
         )
-    return steps
+    return out
 
 
 def _labelled(steps: list[_Step], label: Callable[[_Step], str]) -> dict[str, _Step]:
@@ -287,7 +278,7 @@ def _single_hits(step: _Step) -> dict[str, bool] | None:
     path = step.dir / "predictions.parquet"
     if not path.is_file():
         return None
-    table = pq.read_table(path, columns=["id", "multi_answer", "acc_at_1"]).to_pydict()
+    table = pq.read_table(path, columns=["id", "multi_answer", "acc_at_1"]).to_pydict()  # one model
     rows = zip(table["id"], table["multi_answer"], table["acc_at_1"], strict=True)
     return {row_id: hit for row_id, multi, hit in rows if not multi}
 
@@ -314,7 +305,7 @@ def _query_bars(
     """Bars of query metrics per step; ``categories`` are (name, metric, template or None)."""
 
     def value(step: _Step, metric: str, template: str | None) -> float:
-        queries = step.metrics["query_set"]
+        queries = step.metrics
         group = queries if template is None else queries["by_template"].get(template) or {}
         return group.get(metric) or 0.0
 
@@ -383,10 +374,10 @@ def implicit_bars(steps: list[_Step]) -> Block | None:
     )
 
 
-def experiment_blocks(step_dir: Path, step_id: str) -> list[Block]:
-    """The run-wide comparisons, for the first memorize step of a run with several."""
-    steps = memorize_steps(step_dir)
-    if len(steps) < 2 or steps[0].id != step_id:
+def compare_recite_steps(run: RunInfo, infos: list[StepInfo]) -> list[Block]:
+    """The run-wide comparisons of the recite steps of one experiment (two or more)."""
+    steps = recite_steps(run, infos)
+    if len(steps) < 2:
         return []
     blocks = [
         block
@@ -400,7 +391,7 @@ def experiment_blocks(step_dir: Path, step_id: str) -> list[Block]:
     ]
     if blocks:
         ids = ", ".join(s.id for s in steps)
-        blocks.insert(0, Text(f"The experiment: {len(steps)} memorize steps of this run ({ids})."))
+        blocks.insert(0, Text(f"The experiment: {len(steps)} recite steps of this run ({ids})."))
     return blocks
 
 
@@ -419,35 +410,55 @@ def sample_note(sample: dict[str, Any], fed: int) -> str:
     return text
 
 
-@section("memorize", headline=METRICS)
-def memorize_section(step_dir: Path, record: dict) -> Section:
+@section("probe:recite", headline=METRICS, compare=compare_recite_steps)
+def recite_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
     step_id = record.get("id", step_dir.name)
     title = f"LAMA-TK reciting: {step_id}"
-    if not metrics:
-        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
-    training = metrics.get("training", {})
+    models = metrics.get("models") or {}
+    if not models:
+        return Section(title, [Text("The step wrote no model's metrics.", style="error")])
+    queries = (record.get("params") or {}).get("rows") == "queries.jsonl"
+    what = "queries rows" if queries else "statements"
     blocks: list[Block] = [
-        *experiment_blocks(step_dir, step_id),
         Text(
             "Acc@K: a query (one masked text) counts if any of its answers is in the model's "
             "top K. Hit@K: each statement counts if its own masked entity is in the top K, so "
             "a query with several answers needs all of them ranked high."
-        ),
-        *_blocks(metrics, "statements"),
-    ]
-    if training:
-        blocks.append(
-            Text(
-                f"Model {training.get('preset')}, {training.get('epochs')} epochs, final loss "
-                f"{training.get('final_loss')}, time masking k = {training.get('time_masking')} "
-                f"over {training.get('duplicates')} copies.",
-                style="note",
-            )
+            + (" These are queries: templates or years not seen in training." if queries else "")
         )
-    if "sample" in metrics:
-        blocks.append(Text(sample_note(metrics["sample"], metrics["statements"]), style="note"))
-    if "query_set" in metrics:
-        blocks.append(Text("Queries (templates or years not seen in training):"))
-        blocks += _blocks(metrics["query_set"], "queries rows")
+    ]
+    for name, figures in models.items():
+        if len(models) > 1:
+            blocks.append(Text(f"Model {name}:"))
+        blocks += _blocks(figures, what)
+    return Section(title, blocks)
+
+
+@section("memorize", headline=("epochs", "final_loss"))
+def memorize_section(step_dir: Path, record: dict) -> Section:
+    """What a memorize step trained: its model, epochs and loss (its recite steps show what
+    the model recalls)."""
+    training = read_metrics(step_dir)
+    title = f"LAMA-TK training: {record.get('id', step_dir.name)}"
+    if "epochs" not in training:
+        return Section(title, [Text("The step wrote no training record.", style="error")])
+    blocks: list[Block] = [
+        Stats(
+            {
+                "statements": training["statements"],
+                "epochs": training["epochs"],
+                "final loss": training["final_loss"],
+                "statements/s": training["statements_per_s"],
+            }
+        ),
+        Text(
+            f"Model {training.get('preset')}, time masking k = {training.get('time_masking')} "
+            f"over {training.get('duplicates')} copies. Recite it with a `probe` step of the "
+            "recite view (input `model`).",
+            style="note",
+        ),
+    ]
+    if "sample" in training:
+        blocks.append(Text(sample_note(training["sample"], training["statements"]), style="note"))
     return Section(title, blocks)

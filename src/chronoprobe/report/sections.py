@@ -18,12 +18,17 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronoprobe.jsonl import read_json_object
-from chronoprobe.report.blocks import Section, Text, key_value_table
+from chronoprobe.report.blocks import Block, Section, Text, key_value_table
+
+if TYPE_CHECKING:
+    from chronoprobe.report.rundir import RunInfo, StepInfo
 
 SectionFunction = Callable[[Path, dict], Section | None]
+# (the run, its finished steps of one section kind, in config order) -> run-wide blocks
+CompareFunction = Callable[["RunInfo", list["StepInfo"]], list[Block]]
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,8 @@ class SectionKind:
     build: SectionFunction
     # metrics.json keys shown in the summary table (default: the first few numbers)
     headline: tuple[str, ...] | None = None
+    # comparisons across every step of this section kind, shown atop the first one's section
+    compare: CompareFunction | None = None
 
 
 SECTIONS: dict[str, SectionKind] = {}
@@ -40,6 +47,7 @@ SECTIONS: dict[str, SectionKind] = {}
 BUILTIN_SECTIONS: dict[str, str] = {
     "kg": "chronoprobe.report.kg_section",
     "memorize": "chronoprobe.report.lamatk_section",
+    "probe:recite": "chronoprobe.report.lamatk_section",
     "build": "chronoprobe.report.build_section",
     "probe:span-ppl": "chronoprobe.report.ecbd_section",
     "tkg": "chronoprobe.report.tkg_section",
@@ -49,16 +57,18 @@ BUILTIN_SECTIONS: dict[str, str] = {
 
 
 def section(
-    kind: str, *, headline: Sequence[str] | None = None
+    kind: str, *, headline: Sequence[str] | None = None, compare: CompareFunction | None = None
 ) -> Callable[[SectionFunction], SectionFunction]:
     """Register ``build(step_dir, record) -> Section`` as the report section of step ``kind``.
 
     ``record`` is the step's ``step.json``. Return None to leave the step out of the report body
-    (it still has its row in the summary table).
+    (it still has its row in the summary table). ``compare(run, steps)`` gets every finished
+    step of the kind, so that a section can set several runs of one experiment side by side
+    without reading its sibling steps itself.
     """
 
     def register(function: SectionFunction) -> SectionFunction:
-        SECTIONS[kind] = SectionKind(kind, function, tuple(headline) if headline else None)
+        SECTIONS[kind] = SectionKind(kind, function, tuple(headline) if headline else None, compare)
         return function
 
     return register

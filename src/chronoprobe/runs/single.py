@@ -70,15 +70,19 @@ def run_operation(
     use_cache: bool = True,
     seed: int = 0,
     console: Console | None = None,
+    keyed: dict[str, Path] | None = None,
 ) -> StepResult:
-    """Run ``kind`` once with ``params`` on ``inputs`` into ``out``; returns the step's result."""
+    """Run ``kind`` once with ``params`` on ``inputs`` into ``out``; returns the step's result.
+
+    ``keyed`` names, per input, what its cache key is computed from when not the input itself
+    (a file given for its folder: the folder may hold other things, even ``out``)."""
     console = console or Console(stderr=True)
     cache_root = default_cache_dir()
     check_output_dir(out, cache_root)
     for name, path in inputs.items():
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file or directory (input {name!r})")
-    keys = {name: input_key(path) for name, path in inputs.items()}
+    keys = {name: input_key((keyed or {}).get(name, path)) for name, path in inputs.items()}
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

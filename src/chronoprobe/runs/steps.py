@@ -102,7 +102,7 @@ STEP_KINDS: Registry[StepKind] = Registry(
     "step kind",
     {
         "kg": "chronoprobe.kg.ops",
-        "memorize": "chronoprobe.runs.memorize_step",
+        "memorize": "chronoprobe.train.ops",
         "pretrain": "chronoprobe.train.ops",
         "build": "chronoprobe.datasets.ops",
         "report": "chronoprobe.runs.report_step",

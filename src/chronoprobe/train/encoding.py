@@ -29,31 +29,38 @@ def _find(text: str, label: str, taken: tuple[int, int] | None) -> tuple[int, in
     return (start, start + len(label)) if start >= 0 else None
 
 
-def segment(row: dict, text: str, vocab: EntityVocab) -> list[str | int]:
+def mentioned(row: dict) -> tuple[str, ...]:
+    """The entities a statement's text names: its subject and object, less the masked one."""
+    return tuple(
+        row[key] for key in ("subject", "object") if row.get(key) and row.get("slot") != key
+    )
+
+
+def segment(
+    text: str, mentions: Sequence[str], vocab: EntityVocab, where: object = None
+) -> list[str | int]:
     """``text`` as word pieces (str) and symbol indices into ``vocab`` (int; -1: the mask).
 
-    The subject is looked for first (templates name it first), then the object outside it.
-    A mention the row names but the text lacks is fine when that slot is the masked one.
+    ``mentions`` are the entity ids the text names, looked for in order (a statement names its
+    subject first) and each outside the ones found before; ids outside the vocabulary are
+    ignored. ``where`` names the row in errors.
     """
     if text.count(MASK) != 1:
-        raise ValueError(f"row {row.get('id')}: text must hold exactly one {MASK}: {text!r}")
+        raise ValueError(f"row {where}: text must hold exactly one {MASK}: {text!r}")
     spans: list[tuple[int, int, int]] = [(text.index(MASK), text.index(MASK) + len(MASK), -1)]
     taken = spans[0][:2]
-    subject_span = None
-    for key in ("subject", "object"):
-        entity = row.get(key)
-        index = vocab.entity(entity) if entity else None
-        if index is None or row.get("slot") == key:
+    first = None
+    for entity in mentions:
+        index = vocab.entity(entity)
+        if index is None:
             continue
-        span = _find(text, vocab.labels[entity], subject_span)
+        span = _find(text, vocab.labels[entity], first)
         if span is None or (span[0] < taken[1] and span[1] > taken[0]):
             raise ValueError(
-                f"row {row.get('id')}: {key} {entity} ({vocab.labels[entity]!r}) is not in "
-                f"its text {text!r} (labels are read off the statements; give the KG with --kg "
-                "to take them from there)"
+                f"row {where}: {entity} ({vocab.labels[entity]!r}) is not in its text {text!r}"
             )
         spans.append((*span, index))
-        subject_span = span if key == "subject" else subject_span
+        first = first or span
     spans.sort()
     pieces: list[str | int] = []
     at = 0
@@ -87,7 +94,8 @@ def word_texts(rows: Iterable[dict], vocab: EntityVocab) -> Iterable[str]:
     for row in rows:
         for text in (row["text"], row.get("text_alone")):
             if text:
-                yield " ".join(p for p in segment(row, text, vocab) if isinstance(p, str))
+                pieces = segment(text, mentioned(row), vocab, row.get("id"))
+                yield " ".join(p for p in pieces if isinstance(p, str))
 
 
 @dataclass
@@ -115,14 +123,22 @@ class StatementEncoder:
             encoded = self.tokenizer(new, add_special_tokens=False)["input_ids"]
             self._pieces.update(zip(new, encoded, strict=True))
 
-    def encode(self, rows: Sequence[dict], texts: Sequence[str], max_length: int) -> Encoded:
-        segmented = [segment(row, text, self.vocab) for row, text in zip(rows, texts, strict=True)]
+    def encode_texts(
+        self, texts: Sequence[str], mentions: Sequence[Sequence[str]], max_length: int, names=None
+    ) -> Encoded:
+        """Model input for texts naming the given entities (targets all -1); ``names`` name the
+        texts in errors (default: their positions)."""
+        names = names if names is not None else range(len(texts))
+        segmented = [
+            segment(text, named, self.vocab, where)
+            for text, named, where in zip(texts, mentions, names, strict=True)
+        ]
         self._word_ids({p for pieces in segmented for p in pieces if isinstance(p, str)})
         bos, eos = self.tokenizer.bos_token_id, self.tokenizer.eos_token_id
         mask, pad = self.tokenizer.mask_token_id, self.tokenizer.pad_token_id
         sequences = []
-        mask_at = np.empty(len(rows), dtype=np.int64)
-        for n, (row, pieces) in enumerate(zip(rows, segmented, strict=True)):
+        mask_at = np.empty(len(texts), dtype=np.int64)
+        for n, (where, pieces) in enumerate(zip(names, segmented, strict=True)):
             ids = [bos]
             for piece in pieces:
                 if isinstance(piece, str):
@@ -135,19 +151,22 @@ class StatementEncoder:
             ids.append(eos)
             if len(ids) > max_length:
                 raise ValueError(
-                    f"row {row.get('id')}: {len(ids)} tokens, more than the model's {max_length}"
+                    f"row {where}: {len(ids)} tokens, more than the model's {max_length}"
                 )
             sequences.append(ids)
         lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
-        padded = np.full((len(rows), int(lengths.max(initial=1))), pad, dtype=np.int64)
+        padded = np.full((len(texts), int(lengths.max(initial=1))), pad, dtype=np.int64)
         for n, ids in enumerate(sequences):
             padded[n, : len(ids)] = ids
-        targets = np.fromiter(
-            (
-                -1 if (t := self.vocab.target(row["slot"], row["target"])) is None else t
-                for row in rows
-            ),
-            dtype=np.int64,
-            count=len(rows),
+        return Encoded(padded, lengths, mask_at, np.full(len(texts), -1, dtype=np.int64))
+
+    def encode(self, rows: Sequence[dict], texts: Sequence[str], max_length: int) -> Encoded:
+        """Model input for statement rows (their ``texts``), with each row's target symbol."""
+        encoded = self.encode_texts(
+            texts, [mentioned(row) for row in rows], max_length, [row.get("id") for row in rows]
         )
-        return Encoded(padded, lengths, mask_at, targets)
+        encoded.targets[:] = [
+            -1 if (t := self.vocab.target(row["slot"], row["target"])) is None else t
+            for row in rows
+        ]
+        return encoded

@@ -211,3 +211,176 @@ def run_pretrain(ctx: StepContext, params: PretrainParams, inputs: dict[str, Pat
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     ctx.log.info(f"pretrained on {len(lines)} lines, final loss {metrics['final_loss']}")
+
+
+# --- memorize (LAMA-TK) -----------------------------------------------------------------------
+
+
+class MemorizeParams(Params):
+    """Training on LAMA-TK statements; with input ``kg`` the statements are built first with
+    the ``build lamatk`` params (task, conflicts, sample)."""
+
+    task: Literal["memorize", "boundary", "implicit"] = Field(
+        "memorize", description="With input `kg`: the LAMA-TK set to build (see `build lamatk`)."
+    )
+    conflicts: bool = Field(
+        True, description="With input `kg`: keep multi-answer statements (see `build lamatk`)."
+    )
+    sample: int | None = Field(
+        None, ge=1, description="With input `kg`: draw about N statements as whole queries."
+    )
+    rows: str | None = Field(
+        None,
+        description="Which file of the statements directory to train on (default: "
+        "statements.jsonl).",
+    )
+    preset: Literal["tiny", "6L", "12L"] = Field(
+        "tiny", description="Random model size: tiny (CPU), 6L or 12L (the paper's)."
+    )
+    init: str | None = Field(
+        None,
+        description="Start from a Hugging Face masked LM (path or id) instead of a random "
+        "preset; or give the input `pretrained` (e.g. a `train pretrain` step).",
+    )
+    epochs: int = Field(50, ge=1, description="Passes over the statements (paper: 50).")
+    batch_size: int = Field(64, ge=1, description="Statements per step.")
+    learning_rate: float | None = Field(
+        None, gt=0, description="Peak learning rate (default 1e-3 for random tiny, else 1e-4)."
+    )
+    time_masking: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="k: chance that a start/end statement loses its other time (paper: 0, "
+        "0.1, 1.0).",
+    )
+    duplicates: int = Field(
+        1, ge=1, description="D: masked copies of the data, one per epoch in turn (paper: 10)."
+    )
+    seed: int | None = Field(
+        None, description="Seed of initialisation, order and time masking (default: the run's)."
+    )
+    device: str = Field("auto", description="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N.")
+
+
+MEMORIZE_INPUTS = (
+    Input(
+        "statements",
+        "A LAMA-TK set: a `build lamatk` directory, or its statements.jsonl.",
+        required=False,
+        file_param="rows",
+    ),
+    Input("kg", "A KG directory to build the statements from.", required=False, option=True),
+    Input(
+        "pretrained",
+        "A step whose model/ (e.g. `train pretrain`) is the masked LM to start from.",
+        required=False,
+        option=True,
+    ),
+)
+
+
+def _memorize_check(params: MemorizeParams, inputs: frozenset[str]) -> list[str]:
+    problems = []
+    if len({"statements", "kg"} & inputs) != 1:
+        problems.append(
+            "inputs: give the statements (a `build lamatk` step) or a `kg`, one of them"
+        )
+    if "pretrained" in inputs and params.init is not None:
+        problems.append("init: give `init` or the input `pretrained`, not both")
+    return problems
+
+
+def _statements_file(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Path]) -> Path:
+    if "statements" in inputs:
+        path = inputs["statements"] / (params.rows or "statements.jsonl")
+        if not path.is_file():
+            raise ValueError(f"{path}: no such file; input `statements` is a LAMA-TK set")
+        return path
+    from chronoprobe.datasets.writers import write_lamatk
+    from chronoprobe.kg.graph import TemporalKG
+
+    write_lamatk(
+        TemporalKG.load(inputs["kg"]),
+        ctx.out_dir,
+        task=params.task,
+        conflicts=params.conflicts,
+        sample=params.sample,
+        seed=params.seed,
+    )
+    return ctx.out_dir / "statements.jsonl"
+
+
+def show_memorize(out: Path) -> str:
+    training = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    return (
+        f"trained {training['epochs']} epochs on {training['statements']:,} statements, final "
+        f"loss {training['final_loss']:.4f}; recite it with `chronoprobe probe recite "
+        f"{out} -m {out / MODEL_DIR}`"
+    )
+
+
+@step_kind(
+    "memorize",
+    MemorizeParams,
+    inputs=MEMORIZE_INPUTS,
+    check=_memorize_check,
+    command=("train", "memorize"),
+    show=show_memorize,
+)
+def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Path]) -> None:
+    """Feed temporal knowledge into a masked LM whose vocabulary holds every entity and year.
+
+    LAMA-TK (Zhao et al., 2022): each statement's masked slot is one mask token; the model
+    learns to predict it as one symbol among all entities and years. With --time-masking k, a
+    start or end statement is shown without its other time ("S held the position of O from
+    [MASK].") with probability k, in each of the --duplicates copies of the data. A checkpoint
+    (safetensors) is kept after every epoch, so an interrupted run resumes from its last one.
+
+    Writes OUT/model/ (the trained model), the statements it was fed (with input `kg`) and
+    metrics.json (the training record). Recite it with the recite view: `chronoprobe probe
+    recite OUT -m OUT/model`, or a `probe` step with `view: recite` and input `model`.
+    """
+    import shutil
+
+    from chronoprobe.train.memorize import TrainOptions, train
+    from chronoprobe.train.statements import load_statements
+
+    if params.seed is None:
+        params = params.model_copy(update={"seed": ctx.seed})
+    statements = _statements_file(ctx, params, inputs)
+    init = str(_model_dir(inputs["pretrained"])) if "pretrained" in inputs else params.init
+    options = TrainOptions(
+        preset=params.preset,
+        init=init,
+        epochs=params.epochs,
+        batch_size=params.batch_size,
+        lr=params.learning_rate,
+        time_masking=params.time_masking,
+        duplicates=params.duplicates,
+        seed=params.seed,
+    )
+    runs = ctx.out_dir / SHARDS_DIR / "train"
+    result = train(statements, runs, options, device=params.device, progress=ctx.progress)
+    ctx.log.info(f"trained {result.epochs_run} epochs (resumed from {result.resumed_from})")
+    shutil.copytree(result.checkpoint, ctx.out_dir / MODEL_DIR)
+    history = result.history
+    metrics = {
+        "statements": len(load_statements(statements)),
+        "epochs": len(history),
+        "final_loss": history[-1]["loss"] if history else None,
+        "statements_per_s": history[-1]["statements_per_s"] if history else None,
+        "losses": [h["loss"] for h in history],
+        "time_masking": params.time_masking,
+        "duplicates": params.duplicates,
+        "preset": params.preset if init is None else init,
+    }
+    stats = statements.parent / "stats.json"
+    if stats.is_file() and "sample" in (drawn := json.loads(stats.read_text(encoding="utf-8"))):
+        metrics["sample"] = drawn["sample"]
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+
+
+def _model_dir(step: Path) -> Path:
+    """A step's model/ directory, or the step directory itself when it is the model."""
+    return step / MODEL_DIR if (step / MODEL_DIR).is_dir() else step
