@@ -89,12 +89,17 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
             relations=params.relations,
             on_period=advance,
         )
+    _finish(ctx, "drift", drift_headline(stats))
+
+
+def drift_headline(stats: list[dict]) -> dict:
+    """The metrics of a drift set from its stats.json: rows, periods, rows per split."""
     splits: dict[str, int] = {}
     for period in stats:
         for key, value in period.items():
             if key != "period":
                 splits[key] = splits.get(key, 0) + value
-    _finish(ctx, "drift", {"rows": splits.pop("total", 0), "periods": len(stats), "splits": splits})
+    return {"rows": splits.pop("total", 0), "periods": len(stats), "splits": splits}
 
 
 def show_drift(out: Path):

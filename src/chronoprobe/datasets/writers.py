@@ -36,7 +36,7 @@ def write_drift(
     on_period: Callable[[Any], None] | None = None,
 ) -> list[Stats]:
     """``examples.jsonl`` (one row per subject, relation and period) and per-period split counts."""
-    from chronoprobe.datasets.drift import build_drift, drift_statistics
+    from chronoprobe.datasets.drift import build_drift
     from chronoprobe.time import periods_between
 
     periods = periods_between(first, last, granularity)
@@ -46,9 +46,23 @@ def write_drift(
             kg, periods, top=top_subjects, relations=relations, on_period=on_period
         )
     ]
+    return write_drift_rows(out, rows)
+
+
+def write_drift_rows(
+    out: Path, rows: Sequence[dict], deleted: dict[str, int] | None = None
+) -> list[Stats]:
+    """``examples.jsonl`` and ``stats.json`` of drift rows, built or imported; ``deleted``
+    counts, per period, queries of the previous period that have no row (imported sets keep
+    one row per released row, so a query that disappears is counted, not written)."""
+    from chronoprobe.datasets.drift import drift_statistics
+
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     stats = drift_statistics(rows)
+    for period in stats:
+        if deleted and deleted.get(period["period"]):
+            period["deleted"] = period.get("deleted", 0) + deleted[period["period"]]
     _write_stats(out, stats)
     return stats
 
@@ -148,14 +162,17 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
     )
     if not rows:
         raise ValueError(f"{articles}: no ECBD examples: {_why_no_examples(seen, config)}")
+    articles_seen = {k: seen[k] for k in ("matched", "too short", "longest")}
+    return write_ecbd_rows(out, rows, {"articles": articles_seen})
+
+
+def write_ecbd_rows(out: Path, rows: Sequence[dict], extra: Stats | None = None) -> Stats:
+    """``examples.jsonl`` and ``stats.json`` (examples per year group, plus ``extra``) of ECBD
+    rows, built or imported."""
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     groups = Counter(str(row["year"]) for row in rows)
-    stats = {
-        "examples": len(rows),
-        "groups": dict(sorted(groups.items())),
-        "articles": {k: seen[k] for k in ("matched", "too short", "longest")},
-    }
+    stats = {"examples": len(rows), "groups": dict(sorted(groups.items())), **(extra or {})}
     _write_stats(out, stats)
     return stats
 

@@ -1,0 +1,148 @@
+"""The ``import`` operation: a released dataset's files as the probe set ``build`` would write.
+
+Each importer is one entry of :data:`IMPORTERS`, keyed by the released format: its params and a
+function writing the same files as the matching builder (the same row schema, ``stats.json``
+and ``metrics.json``), so ``probe``, ``kgqa``, ``train`` and the report take an imported set
+like a built one. ``chronoprobe import FORMAT FILE... -o OUT`` and a step ``{kind: import,
+params: {format: FORMAT, paths: [...]}}`` are the same operation.
+
+One row in is one row out: an importer writes no row its files lack. A row it cannot read
+stops the import naming file, line and reason (with ``skip_bad``, it is skipped and counted by
+reason in ``metrics.json``); a file of another format stops it at once, saying which format it
+looks like and which fields are missing. An import that gives no row writes nothing and fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.params import Cli, Params
+from chronoprobe.registry import Registry
+from chronoprobe.runs.config import ExistingPath
+from chronoprobe.runs.steps import StepContext, Variant, variant_kind
+
+IMPORTERS: Registry[Variant] = Registry("importer")
+
+
+class ImportParams(Params):
+    paths: Annotated[list[ExistingPath], Cli(argument=True)] = Field(
+        min_length=1, description="The released files, as published."
+    )
+    skip_bad: bool = Field(
+        False,
+        description="Skip rows that cannot be read (counted by reason in metrics.json) instead "
+        "of stopping at the first one.",
+    )
+
+
+def _problems(params: ImportParams):
+    from chronoprobe.kg.io.problems import Problems
+
+    return Problems(strict=not params.skip_bad)
+
+
+def _nothing(params: ImportParams, problems, what: str) -> ValueError:
+    files = ", ".join(map(str, params.paths))
+    why = f"{problems.total:,} bad rows, skipped" if problems.total else "no rows"
+    return ValueError(f"no {what} in {files} ({why})")
+
+
+def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headline: dict):
+    for line in problems.summary():
+        ctx.log.warning(f"skipped: {line.strip()}")
+    metrics = {
+        "family": family,
+        **headline,
+        "source": {"format": params.format, "inputs": list(map(str, params.paths))},
+        "skipped": dict(problems.counts),
+    }
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    ctx.log.info(", ".join(f"{k} {v}" for k, v in headline.items() if not isinstance(v, dict)))
+
+
+# --- TempLAMA and DynamicTempLAMA -------------------------------------------------------------
+
+
+class TemplamaParams(ImportParams):
+    pass
+
+
+def _import_templama(ctx: StepContext, params: Any, fmt: str) -> None:
+    from chronoprobe.datasets.ops import drift_headline
+    from chronoprobe.datasets.templama import read_templama
+    from chronoprobe.datasets.writers import write_drift_rows
+
+    problems = _problems(params)
+    rows, deleted = read_templama(params.paths, problems, fmt)
+    if not rows:
+        raise _nothing(params, problems, "rows")
+    stats = write_drift_rows(ctx.out_dir, rows, deleted)
+    _finish(ctx, params, problems, "drift", drift_headline(stats))
+
+
+def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]) -> None:
+    """Import TempLAMA (Dhingra et al., TACL 2022): JSONL rows of a query with _X_ and its
+    answers at a year.
+
+    One drift row per released row: _X_ becomes the gap, every answer is kept (answer may be
+    one object or a list), most_frequent_answer and most_recent_answer are kept as fields.
+    Splits (unchanged, updated, new) compare each query with its answers at the previous year
+    of the files; queries that disappear are counted as deleted in stats.json, not written.
+    Writes examples.jsonl and stats.json, as `build drift` does.
+
+    Example: chronoprobe import templama train.json val.json test.json -o templama/
+    """
+    _import_templama(ctx, params, "templama")
+
+
+def import_dynamic_templama(
+    ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]
+) -> None:
+    """Import DynamicTempLAMA (Margatina et al., EACL 2023 Findings): TempLAMA's rows with
+    quarter (2019-Q1) or month (2019-01) dates; the granularity is read from the dates.
+
+    Rows, splits and files as `import templama`.
+
+    Example: chronoprobe import dynamic-templama dynamic_templama_quarterly.jsonl -o dtl/
+    """
+    _import_templama(ctx, params, "dynamic-templama")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _files_fingerprint(params: Any) -> list:
+    """Released files change without their names changing: key on size and mtime too."""
+    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in params.paths]
+
+
+for _name, _params, _run in (
+    ("templama", TemplamaParams, import_templama),
+    ("dynamic-templama", TemplamaParams, import_dynamic_templama),
+):
+    IMPORTERS.add(_name, Variant(_name, _params, _run))
+
+
+def show(out: Path):
+    """What ``chronoprobe import`` prints: the family's summary, as ``build`` prints it."""
+    from chronoprobe.datasets.ops import show as show_built
+
+    return show_built(out)
+
+
+variant_kind(
+    "import",
+    "format",
+    IMPORTERS,
+    inputs=(),
+    fingerprint=_files_fingerprint,
+    command=("import",),
+    show=show,
+    help="Import released datasets (TempLAMA, DynamicTempLAMA, ECBD, CronQuestions) as the "
+    "probe sets `build` writes.",
+)
