@@ -113,6 +113,83 @@ def import_dynamic_templama(
     _import_templama(ctx, params, "dynamic-templama")
 
 
+# --- ECBD and entity knowledge propagation ----------------------------------------------------
+
+SPLIT_HELP = (
+    "Split of every row (default: the file name's, e.g. np_spans_dev.json is dev; none when "
+    "the name gives none)."
+)
+
+
+class ECBDImportParams(ImportParams):
+    split: str | None = Field(None, description=SPLIT_HELP)
+    year: str | None = Field(
+        None,
+        description="Year group of every row (default: the row's year; rows of a file in a "
+        "folder named popular are the POPULAR group).",
+    )
+
+
+def _write_ecbd(ctx: StepContext, params: Any, rows: list[dict], problems) -> None:
+    from chronoprobe.datasets.writers import write_ecbd_rows
+
+    if not rows:
+        raise _nothing(params, problems, "examples")
+    entities = len({row["entity"] for row in rows})
+    stats = write_ecbd_rows(ctx.out_dir, rows, {"entities": entities})
+    headline = {"examples": stats["examples"], "groups": len(stats["groups"])}
+    _finish(ctx, params, problems, "ecbd", headline)
+
+
+def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Path]) -> None:
+    """Import ECBD (Onoe et al., NAACL 2022 Findings): masked sentences about entities by
+    origination year, as the span-ppl view reads them.
+
+    One example per released row: the sentence rebuilt with its span (answer_str, checked
+    against answer_d), the mention's character offsets from entity_span_loc (word positions)
+    checked against entity_span_str, the first definition sentence without its [ENT_START] /
+    [ENT_END] markers for the DEFINITION condition. NP-COMMON and NP-PROPER spans are np spans
+    (the released type is kept as released_span_type). Writes examples.jsonl and stats.json,
+    as `build ecbd` does.
+
+    Example: chronoprobe import ecbd ecbd/2020/np_spans_test.json -o ecbd-2020/
+    """
+    from chronoprobe.datasets.ecbd_release import read_ecbd
+
+    problems = _problems(params)
+    rows = read_ecbd(params.paths, problems, params.split, params.year)
+    _write_ecbd(ctx, params, rows, problems)
+
+
+class EKPImportParams(ImportParams):
+    split: str | None = Field(None, description=SPLIT_HELP)
+    year: str = Field(
+        "unknown",
+        description="Year group of every row (the released rows carry none; their ECBD "
+        "entities originated in 2020 and 2021).",
+    )
+    span_type: str | None = Field(
+        None, description="Span type of every row (default: np or random, from the file name)."
+    )
+
+
+def import_ecbd_ekp(ctx: StepContext, params: EKPImportParams, inputs: dict[str, Path]) -> None:
+    """Import the entity-knowledge-propagation sets (Onoe et al., ACL 2023): each probe
+    sentence of an entity, as the span-ppl view reads them.
+
+    Each probe sentence is one example, its label's span in the gap; the entity's definition,
+    its own masked span (def_target) filled in, is the DEFINITION condition's. Writes
+    examples.jsonl and stats.json, as `build ecbd` does.
+
+    Example: chronoprobe import ecbd-ekp all_ent_2020_2021_np_500samples.json -o ekp/
+    """
+    from chronoprobe.datasets.ecbd_release import read_ekp
+
+    problems = _problems(params)
+    rows = read_ekp(params.paths, problems, params.split, params.year, params.span_type)
+    _write_ecbd(ctx, params, rows, problems)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -124,6 +201,8 @@ def _files_fingerprint(params: Any) -> list:
 for _name, _params, _run in (
     ("templama", TemplamaParams, import_templama),
     ("dynamic-templama", TemplamaParams, import_dynamic_templama),
+    ("ecbd", ECBDImportParams, import_ecbd),
+    ("ecbd-ekp", EKPImportParams, import_ecbd_ekp),
 ):
     IMPORTERS.add(_name, Variant(_name, _params, _run))
 
