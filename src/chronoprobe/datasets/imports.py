@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -190,6 +190,47 @@ def import_ecbd_ekp(ctx: StepContext, params: EKPImportParams, inputs: dict[str,
     _write_ecbd(ctx, params, rows, problems)
 
 
+# --- CronQuestions ----------------------------------------------------------------------------
+
+
+class CronQImportParams(ImportParams):
+    split: Literal["train", "valid", "test"] | None = Field(
+        None,
+        description="Split of every question (default: the file name's, e.g. test.pickle is test).",
+    )
+
+
+def import_cronquestions(
+    ctx: StepContext, params: CronQImportParams, inputs: dict[str, Path]
+) -> None:
+    """Import CronQuestions (Saxena et al., ACL 2021): the released question pickles, or the
+    same rows as JSON, as `kgqa train` and `kgqa eval` read them.
+
+    Pickles go through a restricted unpickler: no code runs, and depth, size and time are
+    bounded. Head and tail come from each question's annotation, before/after and first/last
+    from it too; sets become sorted lists, years stay integers. The split is --split or the
+    file name's. Writes questions.jsonl, train/valid/test.jsonl and stats.json, as `build
+    cronq` does.
+
+    Example: chronoprobe import cronquestions train.pickle valid.pickle test.pickle -o cronq/
+    """
+    from chronoprobe.datasets.cronq_release import read_question_files
+    from chronoprobe.datasets.writers import write_cronq_rows
+
+    problems = _problems(params)
+    splits = read_question_files(params.paths, problems, params.split)
+    rows = [row for name in ("train", "valid", "test") for row in splits.get(name, [])]
+    if not rows:
+        raise _nothing(params, problems, "questions")
+    stats = write_cronq_rows(ctx.out_dir, rows, splits, {"dropped_by_split": 0})
+    headline = {
+        "questions": stats["all"]["questions"],
+        **{f"{name}_questions": stats[name]["questions"] for name in ("train", "test")},
+        "types": stats["all"]["types"],
+    }
+    _finish(ctx, params, problems, "cronq", headline)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -203,6 +244,7 @@ for _name, _params, _run in (
     ("dynamic-templama", TemplamaParams, import_dynamic_templama),
     ("ecbd", ECBDImportParams, import_ecbd),
     ("ecbd-ekp", EKPImportParams, import_ecbd_ekp),
+    ("cronquestions", CronQImportParams, import_cronquestions),
 ):
     IMPORTERS.add(_name, Variant(_name, _params, _run))
 

@@ -133,17 +133,25 @@ def write_cronq(
     )
     events = {event for event, _, _ in generator.YearIndex.from_kg(kg, []).events}
     splits = generator.split_questions(rows, events, seed=seed)
+    extra = {"dropped_by_split": len(splits["dropped"]), "skipped_facts": dict(skipped)}
+    return write_cronq_rows(out, rows, splits, extra)
+
+
+def write_cronq_rows(
+    out: Path, rows: Sequence[dict], splits: dict[str, Sequence[dict]], extra: Stats
+) -> Stats:
+    """``questions.jsonl``, ``train/valid/test.jsonl`` (empty where ``splits`` has none) and
+    ``stats.json`` of question rows, generated or imported."""
+    from chronoprobe.datasets.cronq import question_statistics
+
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "questions.jsonl", rows)
     for name in ("train", "valid", "test"):
-        write_jsonl(out / f"{name}.jsonl", splits[name])
+        write_jsonl(out / f"{name}.jsonl", splits.get(name, []))
     stats = {
-        "all": generator.question_statistics(rows),
-        **{
-            name: generator.question_statistics(splits[name]) for name in ("train", "valid", "test")
-        },
-        "dropped_by_split": len(splits["dropped"]),
-        "skipped_facts": dict(skipped),
+        "all": question_statistics(rows),
+        **{name: question_statistics(splits.get(name, [])) for name in ("train", "valid", "test")},
+        **extra,
     }
     _write_stats(out, stats)
     return stats
