@@ -33,17 +33,26 @@ def write_drift(
     granularity: Granularity = Granularity.YEAR,
     top_subjects: int = 1000,
     relations: Sequence[str] | None = None,
+    templates: Path | None = None,
     on_period: Callable[[Any], None] | None = None,
 ) -> list[Stats]:
-    """``examples.jsonl`` (one row per subject, relation and period) and per-period split counts."""
+    """``examples.jsonl`` (one row per subject, relation and period) and per-period split
+    counts; ``templates``: a user's templates file (CSV or YAML) instead of the built-in ones."""
     from chronoprobe.datasets.drift import build_drift
+    from chronoprobe.templates import load_templates_file
     from chronoprobe.time import periods_between
 
     periods = periods_between(first, last, granularity)
+    chosen = load_templates_file(templates, "drift") if templates is not None else None
     rows = [
         row.to_dict()
         for row in build_drift(
-            kg, periods, top=top_subjects, relations=relations, on_period=on_period
+            kg,
+            periods,
+            top=top_subjects,
+            relations=relations,
+            templates=chosen,
+            on_period=on_period,
         )
     ]
     return write_drift_rows(out, rows)
