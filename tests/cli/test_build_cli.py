@@ -90,3 +90,39 @@ def test_build_cronq_writes_questions_and_splits(tmp_path):
     stats = json.loads((out / "stats.json").read_text())
     split_total = sum(stats[n]["questions"] for n in ("train", "valid", "test"))
     assert split_total + stats["dropped_by_split"] == len(rows)
+
+
+def test_build_drift_with_a_templates_csv(tmp_path):
+    """TempLAMA's published templates form: the CSV's template words the query."""
+    save_kg(tmp_path / "kg")
+    templates = tmp_path / "templates.csv"
+    templates.write_text(
+        "Wikidata ID,Relation,Template\n"
+        "P6,head of government,The government of <subject> is led by <object>.\n"
+    )
+    out = tmp_path / "drift"
+    args = ["build", "drift", str(tmp_path / "kg"), "--first", "2019", "--last", "2020"]
+    result = runner.invoke(app, [*args, "--templates", str(templates), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(read_jsonl(out / "examples.jsonl"))
+    assert [(r["period"], r["query"], r["answers"]) for r in rows] == [
+        ("2019", "The government of United Kingdom is led by [MASK].", ["Q180589", "Q264766"]),
+        ("2020", "The government of United Kingdom is led by [MASK].", ["Q180589"]),
+    ]
+    templates.write_text("Wikidata ID,Template\nP6,<subject> is led by someone.\n")
+    result = runner.invoke(app, [*args, "--templates", str(templates), "-o", str(tmp_path / "x")])
+    assert result.exit_code != 0
+    assert "templates.csv:1: a templates CSV needs the columns" in " ".join(result.output.split())
+
+
+def test_the_published_templates_csv_reads_and_the_built_ins_cover_p1412():
+    from pathlib import Path
+
+    from chronoprobe.templates import load_cloze_templates, load_template_csv
+
+    csv = Path(__file__).parents[1] / "fixtures" / "templama" / "templates.csv"
+    templates = load_template_csv(csv)
+    assert templates["P1412"].query("Angela Merkel") == "Angela Merkel speaks [MASK]."
+    assert templates["P6"].query("Japan") == "[MASK] is the head of the government of Japan."
+    assert templates["P1412"].label == "languages spoken, written or signed"
+    assert "P1412" in load_cloze_templates("drift")

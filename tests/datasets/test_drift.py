@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chronoprobe.datasets.drift import build_drift, split_of
-from chronoprobe.datasets.templama import read_templama
 from chronoprobe.kg import Entity, Fact, TemporalKG
-from chronoprobe.kg.io.problems import BadRecord, Problems
 from chronoprobe.time import Granularity, TimePoint, periods_between
-
-FIXTURES = __import__("pathlib").Path(__file__).parents[1] / "fixtures" / "templama"
 
 
 def tp(text: str) -> TimePoint:
@@ -123,30 +119,3 @@ def test_periods_between_expands_coarser_bounds_and_rejects_finer():
 def test_unknown_relation_is_an_error(kg):
     with pytest.raises(ValueError, match="no drift template for relations: P999"):
         list(build_drift(kg, periods_between("2019", "2019", Granularity.YEAR), relations=["P999"]))
-
-
-def test_templama_reader_computes_splits():
-    got = {
-        (r.period, r.subject, r.relation): (r.answers, r.split, r.answer_labels)
-        for r in read_templama([FIXTURES / "test.jsonl"], Problems(strict=True))
-    }
-    assert got[("2021", "Q11571", "P54")] == (
-        ["Q18656", "Q9616"],
-        "updated",
-        ["Manchester United F.C.", "Juventus F.C."],
-    )
-    assert got[("2020", "Q11571", "P54")][1] == "unchanged"
-    assert got[("2020", "Q164", "P54")][:2] == (["Q214928"], "deleted")
-    assert got[("2019", "Q145", "P6")][1] is None
-
-
-def test_templama_reader_reports_bad_lines(tmp_path):
-    bad = tmp_path / "test.jsonl"
-    good = (FIXTURES / "test.jsonl").read_text().splitlines()[0]
-    bad.write_text(good + "\n{not json\n" + good.replace("_X_", "") + "\n")
-    with pytest.raises(BadRecord, match=r"test.jsonl:2: "):
-        list(read_templama([bad], Problems(strict=True)))
-    problems = Problems()
-    assert len(list(read_templama([bad], problems))) == 1
-    assert problems.total == 2
-    assert any("_X_ exactly once" in key for key in problems.counts)

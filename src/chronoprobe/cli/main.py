@@ -28,6 +28,8 @@ app.command("report")(report)
 GROUPS = {
     "kg": "Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
     "build": "Build probe sets from a KG directory.",
+    "import": "Import released datasets (TempLAMA, DynamicTempLAMA, ECBD, CronQuestions) as the "
+    "probe sets `build` writes.",
     "train": "Train masked LMs on temporal facts: LAMA-TK memorisation, model series, pretraining.",
     "probe": "Probe models with a view over a probe set: rank, fill, score or generate.",
     "tkg": "Temporal KG embeddings: train ComplEx, TComplEx, TNTComplEx or TimePlex on a KG "

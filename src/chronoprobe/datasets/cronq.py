@@ -417,14 +417,48 @@ def _direction(annotation: Mapping) -> str | None:
     return None
 
 
-def read_released_questions(path: str | Path) -> list[dict]:
-    """Questions of a released CronQuestions pickle (``train.pickle``, ``test.pickle``...), in
-    this module's row format. The file is untrusted and goes through the restricted unpickler.
+def released_question(item: object, number: int | str) -> dict:
+    """One released CronQuestions question in this module's row format; ValueError: why not.
 
     Entities come head first, then tail, as the row's ``annotation`` names them; entities it
     does not name follow by their position in ``question`` (then by id), which also orders a
     row without annotation. ``direction`` is the annotation's before/after or first/last.
+    Sets (as the pickles hold them) become sorted lists; years stay integers.
     """
+    if not isinstance(item, dict) or "question" not in item or "answers" not in item:
+        raise ValueError("expected a dict with question, answers")
+    annotation = item.get("annotation") or {}
+    if not isinstance(annotation, dict):
+        raise ValueError("annotation must be a dict")
+    for key in ("answers", "entities", "times", "relations", "paraphrases"):
+        if not isinstance(item.get(key, ()), (list, set, tuple, frozenset)):
+            raise ValueError(f"{key} must be a list or set")
+    text = str(item["question"])
+    found = {e: text.find(e) for e in map(str, item.get("entities", ()))}
+    entities = sorted(found, key=lambda e: (found[e] < 0, found[e], e))
+    template = item.get("template")
+    return {
+        "id": str(item.get("uniq_id", number)),
+        "uniq_id": item.get("uniq_id"),
+        "question": item["question"],
+        "paraphrases": list(item.get("paraphrases", [])),
+        "type": item.get("type"),
+        "direction": _direction(annotation),
+        "answer_type": item.get("answer_type"),
+        "answers": sorted(item["answers"], key=str),
+        "entities": annotated_entities(annotation, entities),
+        "times": sorted(item.get("times", ())),
+        "relations": sorted(item.get("relations", ())),
+        "template": template,
+        "template_name": template,
+        "annotation": dict(annotation),
+    }
+
+
+def read_released_questions(path: str | Path) -> list[dict]:
+    """Questions of a released CronQuestions pickle (``train.pickle``, ``test.pickle``...), in
+    this module's row format (see :func:`released_question`). The file is untrusted and goes
+    through the restricted unpickler, whose depth, size and time are bounded."""
     from chronoprobe.kg.io.safe_pickle import safe_load
 
     data = safe_load(path)
@@ -432,29 +466,8 @@ def read_released_questions(path: str | Path) -> list[dict]:
         raise ValueError(f"{path}: expected a list of questions, found {type(data).__name__}")
     rows = []
     for number, item in enumerate(data):
-        if not isinstance(item, dict) or "question" not in item or "answers" not in item:
-            raise ValueError(f"{path}: question {number}: expected a dict with question, answers")
-        annotation = item.get("annotation") or {}
-        if not isinstance(annotation, dict):
-            raise ValueError(f"{path}: question {number}: annotation must be a dict")
-        text = str(item["question"])
-        found = {e: text.find(e) for e in map(str, item.get("entities", ()))}
-        entities = sorted(found, key=lambda e: (found[e] < 0, found[e], e))
-        rows.append(
-            {
-                "id": str(item.get("uniq_id", number)),
-                "uniq_id": item.get("uniq_id"),
-                "question": item["question"],
-                "paraphrases": list(item.get("paraphrases", [])),
-                "type": item.get("type"),
-                "direction": _direction(annotation),
-                "answer_type": item.get("answer_type"),
-                "answers": sorted(item["answers"], key=str),
-                "entities": annotated_entities(annotation, entities),
-                "times": sorted(item.get("times", ())),
-                "relations": sorted(item.get("relations", ())),
-                "template": item.get("template"),
-                "annotation": dict(annotation),
-            }
-        )
+        try:
+            rows.append(released_question(item, number))
+        except ValueError as err:
+            raise ValueError(f"{path}: question {number}: {err}") from None
     return rows

@@ -51,6 +51,12 @@ class DriftParams(Params):
     relations: list[str] | None = Field(
         None, description="Relation ids to keep (default: every relation with a template)."
     )
+    templates: ExistingPath | None = Field(
+        None,
+        description="Your own templates instead of DynamicTempLAMA's: a CSV with the columns "
+        "Wikidata ID,Relation,Template (TempLAMA's published form, <subject> and <object> in "
+        "the template; the object is asked) or a YAML file like templates/drift.yaml.",
+    )
 
     @model_validator(mode="after")
     def _periods(self) -> DriftParams:
@@ -58,6 +64,10 @@ class DriftParams(Params):
         from chronoprobe.time import Granularity, periods_between
 
         periods_between(self.first, self.last, Granularity[self.granularity.upper()])
+        if self.templates is not None:
+            from chronoprobe.templates import load_templates_file
+
+            load_templates_file(self.templates, "drift")  # its errors, when the config loads
         return self
 
 
@@ -87,14 +97,20 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
             granularity=Granularity[params.granularity.upper()],
             top_subjects=params.top_subjects,
             relations=params.relations,
+            templates=params.templates,
             on_period=advance,
         )
+    _finish(ctx, "drift", drift_headline(stats))
+
+
+def drift_headline(stats: list[dict]) -> dict:
+    """The metrics of a drift set from its stats.json: rows, periods, rows per split."""
     splits: dict[str, int] = {}
     for period in stats:
         for key, value in period.items():
             if key != "period":
                 splits[key] = splits.get(key, 0) + value
-    _finish(ctx, "drift", {"rows": splits.pop("total", 0), "periods": len(stats), "splits": splits})
+    return {"rows": splits.pop("total", 0), "periods": len(stats), "splits": splits}
 
 
 def show_drift(out: Path):

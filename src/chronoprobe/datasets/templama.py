@@ -1,82 +1,138 @@
-"""Readers for the released TempLAMA and DynamicTempLAMA ``test.jsonl`` files.
+"""Readers for the released TempLAMA and DynamicTempLAMA files, into drift rows.
 
 Each line is one query at one date::
 
     {"query": "Valentino Rossi plays for _X_.", "answer": [{"wikidata_id": "Q1085474",
      "name": "Yamaha Motor Racing"}], "date": "2010", "id": "Q169814_P54_2010",
-     "relation": "P54", ...}
+     "relation": "P54", "most_frequent_answer": {...}, "most_recent_answer": {...}}
 
-Dates are years (TempLAMA) or quarters such as ``2019-Q3`` (DynamicTempLAMA). The rows become
-the drift family's rows, with splits computed across consecutive dates exactly as the builder
-does, so users can probe the released data with every view.
+TempLAMA's dates are years; DynamicTempLAMA's are quarters (``2019-Q1``) or months
+(``2019-01``), one granularity a file set. ``answer`` may be one object instead of a list.
+
+Exactly one drift row per line: ``_X_`` becomes the gap, every answer is kept, and
+``most_frequent_answer`` / ``most_recent_answer`` are kept as ``{id, label}`` fields. The split
+of a row (unchanged, updated, new) compares its answers with the same query's in the previous
+date present in the files; rows of the first date have none. No row is invented: a query the
+previous date had and this one lacks is counted as deleted in ``stats.json`` only.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
-from chronoprobe.datasets.drift import DriftRow, Key, assign_splits
+from chronoprobe.datasets.drift import split_of
+from chronoprobe.datasets.released import records, report
+from chronoprobe.datasets.released_shapes import check_fields
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.templates import MASK
-from chronoprobe.time import Period, period_range
+from chronoprobe.time import Granularity, Period
 
-_BLANK = "_X_"
-
-
-def _parse_line(text: str) -> tuple[str, Key, str, dict[str, str]]:
-    """(period label, (subject, relation), query, answers id -> name) of one line."""
-    row = json.loads(text)
-    if not isinstance(row, dict):
-        raise ValueError("a line must be a JSON object")
-    missing = [k for k in ("query", "answer", "date", "id", "relation") if k not in row]
-    if missing:
-        raise ValueError(f"missing keys: {', '.join(missing)}")
-    if row["query"].count(_BLANK) != 1:
-        raise ValueError(f"the query must hold {_BLANK} exactly once: {row['query']!r}")
-    answers = row["answer"] if isinstance(row["answer"], list) else [row["answer"]]
-    if not answers or not all(isinstance(a, dict) and "wikidata_id" in a for a in answers):
-        raise ValueError("'answer' must be a non-empty list of {wikidata_id, name}")
-    period = Period.parse(str(row["date"])).label()
-    subject = str(row["id"]).split("_")[0]
-    names = {a["wikidata_id"]: a.get("name", a["wikidata_id"]) for a in answers}
-    return period, (subject, row["relation"]), row["query"].replace(_BLANK, MASK), names
+BLANK = "_X_"
+EXTRA_ANSWERS = ("most_frequent_answer", "most_recent_answer")
 
 
-def read_templama(paths: Sequence[Path], problems: Problems) -> Iterator[DriftRow]:
-    """Rows of TempLAMA/DynamicTempLAMA files, with fine-grained splits between dates."""
-    by_period: dict[str, dict[Key, list[str]]] = {}
-    queries: dict[Key, str] = {}
-    labels: dict[str, str] = {}
+def _answer(value: object, field: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not isinstance(value.get("wikidata_id"), str):
+        raise ValueError(f"{field!r} must hold {{wikidata_id, name}} objects")
+    name = value.get("name")
+    return {"id": value["wikidata_id"], "label": name if isinstance(name, str) else ""}
+
+
+def _row(record: dict) -> dict:
+    """The drift row of one released record (its split is set later); ValueError: why not."""
+    query = record["query"]
+    if not isinstance(query, str) or query.count(BLANK) != 1:
+        raise ValueError(f"the query must hold {BLANK} exactly once: {query!r}")
+    given = record["answer"]
+    answers = [_answer(a, "answer") for a in (given if isinstance(given, list) else [given])]
+    if not answers:
+        raise ValueError("'answer' is empty")
+    row_id = str(record["id"])
+    period = Period.parse(str(record["date"]))
+    ids = list(dict.fromkeys(a["id"] for a in answers))
+    labels = {a["id"]: a["label"] or a["id"] for a in reversed(answers)}
+    row = {
+        "id": row_id,
+        "period": period.label(),
+        "relation": str(record["relation"]),
+        "subject": row_id.split("_")[0],
+        "query": query.replace(BLANK, MASK),
+        "answers": ids,
+        "answer_labels": [labels[i] for i in ids],
+        "split": None,
+    }
+    for field in EXTRA_ANSWERS:
+        extra = record.get(field)
+        row[field] = None if extra is None else _answer(extra, field)
+    return row
+
+
+def read_templama(
+    paths: Sequence[Path], problems: Problems, fmt: str = "templama"
+) -> tuple[list[dict], dict[str, int]]:
+    """Drift rows of TempLAMA (``fmt`` templama: year dates) or DynamicTempLAMA (quarter or
+    month dates) files, in file order, and per date the queries deleted since the previous one.
+    """
+    rows: list[dict] = []
+    granularity: tuple[Granularity, str] | None = None
+    seen: set[str] = set()
     for path in paths:
-        with open(path, encoding="utf-8") as lines:
-            for number, text in enumerate(lines, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    period, key, query, names = _parse_line(text)
-                except (ValueError, TypeError, AttributeError) as err:
-                    problems.report(str(path), number, str(err))
-                    continue
-                answers = by_period.setdefault(period, {}).setdefault(key, [])
-                answers.extend(a for a in names if a not in answers)
-                queries.setdefault(key, query)
-                labels.update(names)
-    if not by_period:
-        return
+        for where, record in records(path, problems):
+            missing = check_fields(record, fmt, where)
+            if missing:
+                report(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
+                continue
+            try:
+                row = _row(record)
+            except ValueError as err:
+                report(problems, where, str(err))
+                continue
+            kind = Period.parse(row["period"]).granularity
+            if granularity is None:
+                granularity = (kind, where)
+            if fmt == "templama" and kind != Granularity.YEAR:
+                report(
+                    problems,
+                    where,
+                    f"date {record['date']!r} is a {kind.name.lower()}, TempLAMA's are years; "
+                    "read DynamicTempLAMA files with `chronoprobe import dynamic-templama`",
+                    "not a year",
+                )
+                continue
+            if kind != granularity[0]:
+                report(
+                    problems,
+                    where,
+                    f"date {record['date']!r} is a {kind.name.lower()}, but {granularity[1]} "
+                    f"has a {granularity[0].name.lower()}: one granularity per set",
+                    "mixed granularities",
+                )
+                continue
+            if row["id"] in seen:
+                report(problems, where, f"duplicate id {row['id']!r}", "duplicate id")
+                continue
+            seen.add(row["id"])
+            rows.append(row)
+    return rows, assign_splits(rows)
+
+
+def assign_splits(rows: list[dict]) -> dict[str, int]:
+    """Set each row's split against its query's answers in the previous date of the rows;
+    returns, per date, how many queries of the previous date have no row in it (deleted)."""
+    by_period: dict[str, dict[tuple[str, str], list[str]]] = {}
+    for row in rows:
+        key = (row["subject"], row["relation"])
+        by_period.setdefault(row["period"], {})[key] = row["answers"]
     ordered = sorted(by_period, key=Period.parse)
-    # Splits compare consecutive periods, so dates missing from the files count as empty.
-    every = [p.label() for p in period_range(ordered[0], ordered[-1])]
-    stream = ((p, {k: sorted(v) for k, v in by_period.get(p, {}).items()}) for p in every)
-    for period, (subject, relation), answers, split in assign_splits(stream):
-        yield DriftRow(
-            id=f"{subject}_{relation}_{period}",
-            period=period,
-            relation=relation,
-            subject=subject,
-            query=queries[(subject, relation)],
-            answers=answers,
-            answer_labels=[labels.get(a, a) for a in answers],
-            split=split,
-        )
+    previous = dict(zip(ordered[1:], ordered[:-1], strict=False))
+    for row in rows:
+        before = previous.get(row["period"])
+        if before is not None:
+            key = (row["subject"], row["relation"])
+            row["split"] = split_of(by_period[before].get(key), row["answers"])
+    deleted = Counter()
+    for period, before in previous.items():
+        deleted[period] = len(set(by_period[before]) - set(by_period[period]))
+    return {p: deleted[p] for p in ordered[1:] if deleted[p]}

@@ -33,22 +33,45 @@ def write_drift(
     granularity: Granularity = Granularity.YEAR,
     top_subjects: int = 1000,
     relations: Sequence[str] | None = None,
+    templates: Path | None = None,
     on_period: Callable[[Any], None] | None = None,
 ) -> list[Stats]:
-    """``examples.jsonl`` (one row per subject, relation and period) and per-period split counts."""
-    from chronoprobe.datasets.drift import build_drift, drift_statistics
+    """``examples.jsonl`` (one row per subject, relation and period) and per-period split
+    counts; ``templates``: a user's templates file (CSV or YAML) instead of the built-in ones."""
+    from chronoprobe.datasets.drift import build_drift
+    from chronoprobe.templates import load_templates_file
     from chronoprobe.time import periods_between
 
     periods = periods_between(first, last, granularity)
+    chosen = load_templates_file(templates, "drift") if templates is not None else None
     rows = [
         row.to_dict()
         for row in build_drift(
-            kg, periods, top=top_subjects, relations=relations, on_period=on_period
+            kg,
+            periods,
+            top=top_subjects,
+            relations=relations,
+            templates=chosen,
+            on_period=on_period,
         )
     ]
+    return write_drift_rows(out, rows)
+
+
+def write_drift_rows(
+    out: Path, rows: Sequence[dict], deleted: dict[str, int] | None = None
+) -> list[Stats]:
+    """``examples.jsonl`` and ``stats.json`` of drift rows, built or imported; ``deleted``
+    counts, per period, queries of the previous period that have no row (imported sets keep
+    one row per released row, so a query that disappears is counted, not written)."""
+    from chronoprobe.datasets.drift import drift_statistics
+
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     stats = drift_statistics(rows)
+    for period in stats:
+        if deleted and deleted.get(period["period"]):
+            period["deleted"] = period.get("deleted", 0) + deleted[period["period"]]
     _write_stats(out, stats)
     return stats
 
@@ -119,17 +142,25 @@ def write_cronq(
     )
     events = {event for event, _, _ in generator.YearIndex.from_kg(kg, []).events}
     splits = generator.split_questions(rows, events, seed=seed)
+    extra = {"dropped_by_split": len(splits["dropped"]), "skipped_facts": dict(skipped)}
+    return write_cronq_rows(out, rows, splits, extra)
+
+
+def write_cronq_rows(
+    out: Path, rows: Sequence[dict], splits: dict[str, Sequence[dict]], extra: Stats
+) -> Stats:
+    """``questions.jsonl``, ``train/valid/test.jsonl`` (empty where ``splits`` has none) and
+    ``stats.json`` of question rows, generated or imported."""
+    from chronoprobe.datasets.cronq import question_statistics
+
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "questions.jsonl", rows)
     for name in ("train", "valid", "test"):
-        write_jsonl(out / f"{name}.jsonl", splits[name])
+        write_jsonl(out / f"{name}.jsonl", splits.get(name, []))
     stats = {
-        "all": generator.question_statistics(rows),
-        **{
-            name: generator.question_statistics(splits[name]) for name in ("train", "valid", "test")
-        },
-        "dropped_by_split": len(splits["dropped"]),
-        "skipped_facts": dict(skipped),
+        "all": question_statistics(rows),
+        **{name: question_statistics(splits.get(name, [])) for name in ("train", "valid", "test")},
+        **extra,
     }
     _write_stats(out, stats)
     return stats
@@ -148,14 +179,17 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
     )
     if not rows:
         raise ValueError(f"{articles}: no ECBD examples: {_why_no_examples(seen, config)}")
+    articles_seen = {k: seen[k] for k in ("matched", "too short", "longest")}
+    return write_ecbd_rows(out, rows, {"articles": articles_seen})
+
+
+def write_ecbd_rows(out: Path, rows: Sequence[dict], extra: Stats | None = None) -> Stats:
+    """``examples.jsonl`` and ``stats.json`` (examples per year group, plus ``extra``) of ECBD
+    rows, built or imported."""
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     groups = Counter(str(row["year"]) for row in rows)
-    stats = {
-        "examples": len(rows),
-        "groups": dict(sorted(groups.items())),
-        "articles": {k: seen[k] for k in ("matched", "too short", "longest")},
-    }
+    stats = {"examples": len(rows), "groups": dict(sorted(groups.items())), **(extra or {})}
     _write_stats(out, stats)
     return stats
 

@@ -105,6 +105,7 @@ STEP_KINDS: Registry[StepKind] = Registry(
         "memorize": "chronoprobe.train.ops",
         "pretrain": "chronoprobe.train.ops",
         "build": "chronoprobe.datasets.ops",
+        "import": "chronoprobe.datasets.imports",
         "report": "chronoprobe.runs.report_step",
         "series": "chronoprobe.train.ops",
         "probe": "chronoprobe.probes.ops",

@@ -1,11 +1,14 @@
 """Relation templates as data files, one YAML file per probe family.
 
 Adding a relation is a YAML edit: each entry maps a relation id to a cloze template with
-``<subject>`` and ``<object>`` placeholders and the side to mask.
+``<subject>`` and ``<object>`` placeholders and the side to mask. A user's templates may also
+come as a CSV of ``Wikidata ID,Relation,Template`` rows, as TempLAMA and DynamicTempLAMA
+publish theirs (:func:`load_template_csv`): the object is asked.
 """
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -53,10 +56,51 @@ def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[st
         template = ClozeTemplate(
             str(relation), entry["label"], entry["template"], entry.get("mask", "object")
         )
-        if template.mask not in ("subject", "object"):
-            raise ValueError(f"{where}: mask must be 'subject' or 'object', not {template.mask!r}")
-        for slot in ("<subject>", "<object>"):
-            if template.template.count(slot) != 1:
-                raise ValueError(f"{where}: the template must hold {slot} exactly once")
-        templates[template.relation] = template
+        templates[template.relation] = _checked(template, where)
     return templates
+
+
+CSV_COLUMNS = ("Wikidata ID", "Relation", "Template")
+
+
+def _checked(template: ClozeTemplate, where: str) -> ClozeTemplate:
+    if template.mask not in ("subject", "object"):
+        raise ValueError(f"{where}: mask must be 'subject' or 'object', not {template.mask!r}")
+    for slot in ("<subject>", "<object>"):
+        if template.template.count(slot) != 1:
+            raise ValueError(f"{where}: the template must hold {slot} exactly once")
+    return template
+
+
+def load_template_csv(path: str | Path) -> dict[str, ClozeTemplate]:
+    """Relation -> template of a CSV with the columns ``Wikidata ID,Relation,Template``, the
+    templates holding ``<subject>`` and ``<object>``; each asks for the object."""
+    with open(path, encoding="utf-8-sig", newline="") as stream:
+        reader = csv.DictReader(stream)
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(
+                f"{path}:1: a templates CSV needs the columns {','.join(CSV_COLUMNS)} "
+                f"(missing: {', '.join(missing)})"
+            )
+        templates = {}
+        for number, row in enumerate(reader, start=2):
+            relation = (row["Wikidata ID"] or "").strip()
+            if not relation:
+                raise ValueError(f"{path}:{number}: no Wikidata ID")
+            if relation in templates:
+                raise ValueError(f"{path}:{number}: relation {relation} is listed twice")
+            template = ClozeTemplate(
+                relation, (row["Relation"] or "").strip(), (row["Template"] or "").strip()
+            )
+            templates[relation] = _checked(template, f"{path}:{number}")
+    if not templates:
+        raise ValueError(f"{path}: no templates")
+    return templates
+
+
+def load_templates_file(path: str | Path, family: str) -> dict[str, ClozeTemplate]:
+    """A user's templates: a CSV (``Wikidata ID,Relation,Template``) or a YAML file."""
+    if str(path).lower().endswith(".csv"):
+        return load_template_csv(path)
+    return load_cloze_templates(family, path)

@@ -1,0 +1,235 @@
+"""Readers for the released ECBD files and the entity-knowledge-propagation follow-up's, into
+the span-ppl rows ``build ecbd`` writes.
+
+ECBD (Onoe et al., NAACL 2022 Findings) rows hold a sentence with its span masked as T5's
+``<extra_id_0>``, the span (``answer_d``, and ``answer_str`` as ``<extra_id_0> span
+<extra_id_1>``), the mention (``entity_span_str`` at word positions ``entity_span_loc``, words
+split at whitespace), the entity's first paragraph as a list of sentences with the name
+between ``[ENT_START]`` and ``[ENT_END]``, and the origination ``year``. Each becomes one row:
+the sentence rebuilt with its span, the mention's and the span's character offsets computed
+and checked, and the first definition sentence, markers removed, as the definition.
+
+Entity knowledge propagation (Onoe et al., ACL 2023) rows hold an entity (``ent_str``), its
+definition with a masked span of its own (``def_target``) and probe sentences, each masked
+with its ``label``; each probe sentence becomes one row, the definition filled in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from chronoprobe.datasets.released import records, report, split_from_name
+from chronoprobe.datasets.released_shapes import check_fields
+from chronoprobe.kg.io.problems import Problems
+
+GAP, END = "<extra_id_0>", "<extra_id_1>"
+MARKERS = re.compile(r"\[ENT_(?:START|END)\]")
+_WORD = re.compile(r"\S+")
+
+
+def span_of_target(target: object, field: str) -> str:
+    """The span of a T5 target ``<extra_id_0> span <extra_id_1>``."""
+    if not isinstance(target, str):
+        raise ValueError(f"{field} must be a string")
+    text = target.strip()
+    if not (text.startswith(GAP) and text.endswith(END)):
+        raise ValueError(f"{field} {target!r} is not '{GAP} span {END}'")
+    return text[len(GAP) : -len(END)].strip()
+
+
+def fill(masked: object, span: str, field: str) -> tuple[str, int]:
+    """The text with its one gap filled by ``span``, and where the span starts."""
+    if not isinstance(masked, str) or masked.count(GAP) != 1:
+        raise ValueError(f"{field} must hold {GAP} exactly once")
+    at = masked.index(GAP)
+    return masked[:at] + span + masked[at + len(GAP) :], at
+
+
+def _unmarked(text: str) -> str:
+    return " ".join(MARKERS.sub("", text).split())
+
+
+def first_definition_sentence(definition: object) -> str:
+    """The first sentence of a released definition (a list of sentences, or one string),
+    without the entity markers."""
+    if isinstance(definition, list):
+        definition = next((s for s in definition if isinstance(s, str) and s.strip()), "")
+    if not isinstance(definition, str):
+        raise ValueError("definition must be a list of sentences or a string")
+    return _unmarked(definition)
+
+
+def _mention_by_words(masked: str, location: object, mention: str, gap: int) -> tuple[int, int]:
+    """Character offsets of the mention at word positions ``location`` (end exclusive) of the
+    masked sentence, narrowed to ``mention`` when the words carry punctuation."""
+    if not (
+        isinstance(location, list)
+        and len(location) == 2
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in location)
+    ):
+        raise ValueError(f"entity_span_loc must be [first word, end word], not {location!r}")
+    words = list(_WORD.finditer(masked))
+    first, end = location
+    if not 0 <= first < end <= len(words):
+        raise ValueError(f"entity_span_loc {location} is outside the sentence's {len(words)} words")
+    start, stop = words[first].start(), words[end - 1].end()
+    inside = masked[start:stop].find(mention) if mention else -1
+    if inside < 0:
+        raise ValueError(
+            f"entity_span_loc {location} holds {masked[start:stop]!r}, not entity_span_str "
+            f"{mention!r}"
+        )
+    start += inside
+    if start + len(mention) > gap:
+        raise ValueError("the mention must come before the masked span")
+    return start, start + len(mention)
+
+
+def ecbd_row(record: dict, split: str | None, year: str | None) -> dict:
+    """The span-ppl row of one released ECBD record; ValueError says why there is none."""
+    span = span_of_target(record["answer_str"], "answer_str")
+    given = record.get("answer_d")
+    if isinstance(given, dict) and GAP in given and str(given[GAP]).strip() != span:
+        raise ValueError(f"answer_d {given[GAP]!r} and answer_str {span!r} differ")
+    if not span:
+        raise ValueError("the masked span is empty")
+    masked = record["masked_sentence"]
+    sentence, at = fill(masked, span, "masked_sentence")
+    mention = str(record["entity_span_str"])
+    m_start, m_end = _mention_by_words(masked, record["entity_span_loc"], mention, at)
+    ex_id = str(record["ex_id"])
+    span_type = str(record.get("span_type", ""))
+    return {
+        "id": ex_id,
+        "entity": _title(ex_id) or mention,
+        "year": year or str(record["year"]),
+        "span_type": _span_kind(span_type),
+        "sentence": sentence,
+        "mention_start": m_start,
+        "mention_end": m_end,
+        "span_start": at,
+        "span_end": at + len(span),
+        "span": span,
+        "definition": first_definition_sentence(record["definition"]),
+        "split": split,
+        "released_span_type": span_type,
+    }
+
+
+def _title(ex_id: str) -> str | None:
+    """The Wikipedia title of an id ``{title}_{pageid}_{paragraph}_{sentence}``."""
+    parts = ex_id.rsplit("_", 3)
+    if len(parts) == 4 and all(p.isdigit() for p in parts[1:]):
+        return parts[0]
+    return None
+
+
+def _span_kind(released: str) -> str:
+    """The builder's span types: NP-COMMON and NP-PROPER are np spans, the others random."""
+    lowered = released.lower()
+    for kind in ("np", "random"):
+        if lowered.startswith(kind):
+            return kind
+    return lowered
+
+
+def _unique(row: dict, seen: Counter) -> dict:
+    """Ids are per sentence in the release; several spans of one sentence get ``~2``, ``~3``."""
+    seen[row["id"]] += 1
+    if seen[row["id"]] > 1:
+        row["id"] = f"{row['id']}~{seen[row['id']]}"
+    return row
+
+
+def read_ecbd(
+    paths: Sequence[Path], problems: Problems, split: str | None = None, year: str | None = None
+) -> list[dict]:
+    """Span-ppl rows of released ECBD files, one per row, in file order. The split is
+    ``split`` or the file name's (``np_spans_dev.json``: dev); rows of a file in a folder
+    named ``popular`` are the POPULAR group (``year``, when given, overrides both)."""
+    rows: list[dict] = []
+    seen: Counter = Counter()
+    for path in paths:
+        file_split = split or split_from_name(path)
+        file_year = year or ("popular" if path.parent.name.lower() == "popular" else None)
+        for where, record in records(path, problems):
+            missing = check_fields(record, "ecbd", where)
+            if missing:
+                report(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
+                continue
+            try:
+                rows.append(_unique(ecbd_row(record, file_split, file_year), seen))
+            except (ValueError, TypeError) as err:
+                report(problems, where, str(err))
+    return rows
+
+
+def ekp_rows(record: dict, split: str | None, year: str, span_type: str) -> list[dict]:
+    """One span-ppl row per probe sentence of an entity-knowledge-propagation record."""
+    entity = str(record["ent_str"])
+    if not entity:
+        raise ValueError("ent_str is empty")
+    definition, _ = fill(
+        record["definition"], span_of_target(record["def_target"], "def_target"), "definition"
+    )
+    probes = record["probe_sentences"]
+    if not isinstance(probes, dict) or not probes:
+        raise ValueError("probe_sentences must map template names to {probe_sentence, label}")
+    ex_id = str(record["ex_id"])
+    rows = []
+    for name, probe in probes.items():
+        if not isinstance(probe, dict) or not {"probe_sentence", "label"} <= set(probe):
+            raise ValueError(f"probe_sentences.{name} must hold probe_sentence and label")
+        span = span_of_target(probe["label"], f"probe_sentences.{name}.label")
+        sentence, at = fill(probe["probe_sentence"], span, f"probe_sentences.{name}")
+        mention = sentence.rfind(entity, 0, at)
+        if mention < 0 or not span:
+            why = "the span is empty" if not span else f"{entity!r} is not mentioned before it"
+            raise ValueError(f"probe_sentences.{name}: {why}")
+        rows.append(
+            {
+                "id": f"{ex_id}/{name}",
+                "entity": _title(ex_id) or entity,
+                "year": year,
+                "span_type": span_type,
+                "sentence": sentence,
+                "mention_start": mention,
+                "mention_end": mention + len(entity),
+                "span_start": at,
+                "span_end": at + len(span),
+                "span": span,
+                "definition": _unmarked(definition),
+                "split": split,
+                "category": record.get("category"),
+            }
+        )
+    return rows
+
+
+def read_ekp(
+    paths: Sequence[Path],
+    problems: Problems,
+    split: str | None = None,
+    year: str = "unknown",
+    span_type: str | None = None,
+) -> list[dict]:
+    """Span-ppl rows of released entity-knowledge-propagation files: one per probe sentence.
+    The span type is ``span_type`` or the file name's (``..._np_...``, ``..._random_...``)."""
+    rows: list[dict] = []
+    for path in paths:
+        words = set(re.findall(r"[a-z]+", path.stem.lower()))
+        kind = span_type or ("np" if "np" in words else "random" if "random" in words else "")
+        file_split = split or split_from_name(path)
+        for where, record in records(path, problems):
+            missing = check_fields(record, "ecbd-ekp", where)
+            if missing:
+                report(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
+                continue
+            try:
+                rows += ekp_rows(record, file_split, year, kind or "unknown")
+            except (ValueError, TypeError) as err:
+                report(problems, where, str(err))
+    return rows

@@ -1,0 +1,269 @@
+"""The ``import`` operation: a released dataset's files as the probe set ``build`` would write.
+
+Each importer is one entry of :data:`IMPORTERS`, keyed by the released format: its params and a
+function writing the same files as the matching builder (the same row schema, ``stats.json``
+and ``metrics.json``), so ``probe``, ``kgqa``, ``train`` and the report take an imported set
+like a built one. ``chronoprobe import FORMAT FILE... -o OUT`` and a step ``{kind: import,
+params: {format: FORMAT, paths: [...]}}`` are the same operation.
+
+One row in is one row out: an importer writes no row its files lack. A row it cannot read
+stops the import naming file, line and reason (with ``skip_bad``, it is skipped and counted by
+reason in ``metrics.json``); a file of another format stops it at once, saying which format it
+looks like and which fields are missing. An import that gives no row writes nothing and fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.params import Cli, Params
+from chronoprobe.registry import Registry
+from chronoprobe.runs.config import ExistingPath
+from chronoprobe.runs.steps import StepContext, Variant, variant_kind
+
+IMPORTERS: Registry[Variant] = Registry("importer")
+
+
+class ImportParams(Params):
+    paths: Annotated[list[ExistingPath], Cli(argument=True)] = Field(
+        min_length=1, description="The released files, as published."
+    )
+    skip_bad: bool = Field(
+        False,
+        description="Skip rows that cannot be read (counted by reason in metrics.json) instead "
+        "of stopping at the first one.",
+    )
+
+
+def _problems(params: ImportParams):
+    from chronoprobe.kg.io.problems import Problems
+
+    return Problems(strict=not params.skip_bad)
+
+
+def _nothing(params: ImportParams, problems, what: str) -> ValueError:
+    files = ", ".join(map(str, params.paths))
+    why = f"{problems.total:,} bad rows, skipped" if problems.total else "no rows"
+    return ValueError(f"no {what} in {files} ({why})")
+
+
+def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headline: dict):
+    for line in problems.summary():
+        ctx.log.warning(f"skipped: {line.strip()}")
+    metrics = {
+        "family": family,
+        **headline,
+        "source": {"format": params.format, "inputs": list(map(str, params.paths))},
+        "skipped": dict(problems.counts),
+    }
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+    ctx.log.info(", ".join(f"{k} {v}" for k, v in headline.items() if not isinstance(v, dict)))
+
+
+# --- TempLAMA and DynamicTempLAMA -------------------------------------------------------------
+
+
+class TemplamaParams(ImportParams):
+    pass
+
+
+def _import_templama(ctx: StepContext, params: Any, fmt: str) -> None:
+    from chronoprobe.datasets.ops import drift_headline
+    from chronoprobe.datasets.templama import read_templama
+    from chronoprobe.datasets.writers import write_drift_rows
+
+    problems = _problems(params)
+    rows, deleted = read_templama(params.paths, problems, fmt)
+    if not rows:
+        raise _nothing(params, problems, "rows")
+    stats = write_drift_rows(ctx.out_dir, rows, deleted)
+    _finish(ctx, params, problems, "drift", drift_headline(stats))
+
+
+def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]) -> None:
+    """Import TempLAMA (Dhingra et al., TACL 2022): JSONL rows of a query with _X_ and its
+    answers at a year.
+
+    One drift row per released row: _X_ becomes the gap, every answer is kept (answer may be
+    one object or a list), most_frequent_answer and most_recent_answer are kept as fields.
+    Splits (unchanged, updated, new) compare each query with its answers at the previous year
+    of the files; queries that disappear are counted as deleted in stats.json, not written.
+    Writes examples.jsonl and stats.json, as `build drift` does.
+
+    Example: chronoprobe import templama train.json val.json test.json -o templama/
+    """
+    _import_templama(ctx, params, "templama")
+
+
+def import_dynamic_templama(
+    ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]
+) -> None:
+    """Import DynamicTempLAMA (Margatina et al., EACL 2023 Findings): TempLAMA's rows with
+    quarter (2019-Q1) or month (2019-01) dates; the granularity is read from the dates.
+
+    Rows, splits and files as `import templama`.
+
+    Example: chronoprobe import dynamic-templama dynamic_templama_quarterly.jsonl -o dtl/
+    """
+    _import_templama(ctx, params, "dynamic-templama")
+
+
+# --- ECBD and entity knowledge propagation ----------------------------------------------------
+
+SPLIT_HELP = (
+    "Split of every row (default: the file name's, e.g. np_spans_dev.json is dev; none when "
+    "the name gives none)."
+)
+
+
+class ECBDImportParams(ImportParams):
+    split: str | None = Field(None, description=SPLIT_HELP)
+    year: str | None = Field(
+        None,
+        description="Year group of every row (default: the row's year; rows of a file in a "
+        "folder named popular are the POPULAR group).",
+    )
+
+
+def _write_ecbd(ctx: StepContext, params: Any, rows: list[dict], problems) -> None:
+    from chronoprobe.datasets.writers import write_ecbd_rows
+
+    if not rows:
+        raise _nothing(params, problems, "examples")
+    entities = len({row["entity"] for row in rows})
+    stats = write_ecbd_rows(ctx.out_dir, rows, {"entities": entities})
+    headline = {"examples": stats["examples"], "groups": len(stats["groups"])}
+    _finish(ctx, params, problems, "ecbd", headline)
+
+
+def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Path]) -> None:
+    """Import ECBD (Onoe et al., NAACL 2022 Findings): masked sentences about entities by
+    origination year, as the span-ppl view reads them.
+
+    One example per released row: the sentence rebuilt with its span (answer_str, checked
+    against answer_d), the mention's character offsets from entity_span_loc (word positions)
+    checked against entity_span_str, the first definition sentence without its [ENT_START] /
+    [ENT_END] markers for the DEFINITION condition. NP-COMMON and NP-PROPER spans are np spans
+    (the released type is kept as released_span_type). Writes examples.jsonl and stats.json,
+    as `build ecbd` does.
+
+    Example: chronoprobe import ecbd ecbd/2020/np_spans_test.json -o ecbd-2020/
+    """
+    from chronoprobe.datasets.ecbd_release import read_ecbd
+
+    problems = _problems(params)
+    rows = read_ecbd(params.paths, problems, params.split, params.year)
+    _write_ecbd(ctx, params, rows, problems)
+
+
+class EKPImportParams(ImportParams):
+    split: str | None = Field(None, description=SPLIT_HELP)
+    year: str = Field(
+        "unknown",
+        description="Year group of every row (the released rows carry none; their ECBD "
+        "entities originated in 2020 and 2021).",
+    )
+    span_type: str | None = Field(
+        None, description="Span type of every row (default: np or random, from the file name)."
+    )
+
+
+def import_ecbd_ekp(ctx: StepContext, params: EKPImportParams, inputs: dict[str, Path]) -> None:
+    """Import the entity-knowledge-propagation sets (Onoe et al., ACL 2023): each probe
+    sentence of an entity, as the span-ppl view reads them.
+
+    Each probe sentence is one example, its label's span in the gap; the entity's definition,
+    its own masked span (def_target) filled in, is the DEFINITION condition's. Writes
+    examples.jsonl and stats.json, as `build ecbd` does.
+
+    Example: chronoprobe import ecbd-ekp all_ent_2020_2021_np_500samples.json -o ekp/
+    """
+    from chronoprobe.datasets.ecbd_release import read_ekp
+
+    problems = _problems(params)
+    rows = read_ekp(params.paths, problems, params.split, params.year, params.span_type)
+    _write_ecbd(ctx, params, rows, problems)
+
+
+# --- CronQuestions ----------------------------------------------------------------------------
+
+
+class CronQImportParams(ImportParams):
+    split: Literal["train", "valid", "test"] | None = Field(
+        None,
+        description="Split of every question (default: the file name's, e.g. test.pickle is test).",
+    )
+
+
+def import_cronquestions(
+    ctx: StepContext, params: CronQImportParams, inputs: dict[str, Path]
+) -> None:
+    """Import CronQuestions (Saxena et al., ACL 2021): the released question pickles, or the
+    same rows as JSON, as `kgqa train` and `kgqa eval` read them.
+
+    Pickles go through a restricted unpickler: no code runs, and depth, size and time are
+    bounded. Head and tail come from each question's annotation, before/after and first/last
+    from it too; sets become sorted lists, years stay integers. The split is --split or the
+    file name's. Writes questions.jsonl, train/valid/test.jsonl and stats.json, as `build
+    cronq` does.
+
+    Example: chronoprobe import cronquestions train.pickle valid.pickle test.pickle -o cronq/
+    """
+    from chronoprobe.datasets.cronq_release import read_question_files
+    from chronoprobe.datasets.writers import write_cronq_rows
+
+    problems = _problems(params)
+    splits = read_question_files(params.paths, problems, params.split)
+    rows = [row for name in ("train", "valid", "test") for row in splits.get(name, [])]
+    if not rows:
+        raise _nothing(params, problems, "questions")
+    stats = write_cronq_rows(ctx.out_dir, rows, splits, {"dropped_by_split": 0})
+    headline = {
+        "questions": stats["all"]["questions"],
+        **{f"{name}_questions": stats[name]["questions"] for name in ("train", "test")},
+        "types": stats["all"]["types"],
+    }
+    _finish(ctx, params, problems, "cronq", headline)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _files_fingerprint(params: Any) -> list:
+    """Released files change without their names changing: key on size and mtime too."""
+    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in params.paths]
+
+
+for _name, _params, _run in (
+    ("templama", TemplamaParams, import_templama),
+    ("dynamic-templama", TemplamaParams, import_dynamic_templama),
+    ("ecbd", ECBDImportParams, import_ecbd),
+    ("ecbd-ekp", EKPImportParams, import_ecbd_ekp),
+    ("cronquestions", CronQImportParams, import_cronquestions),
+):
+    IMPORTERS.add(_name, Variant(_name, _params, _run))
+
+
+def show(out: Path):
+    """What ``chronoprobe import`` prints: the family's summary, as ``build`` prints it."""
+    from chronoprobe.datasets.ops import show as show_built
+
+    return show_built(out)
+
+
+variant_kind(
+    "import",
+    "format",
+    IMPORTERS,
+    inputs=(),
+    fingerprint=_files_fingerprint,
+    command=("import",),
+    show=show,
+    help="Import released datasets (TempLAMA, DynamicTempLAMA, ECBD, CronQuestions) as the "
+    "probe sets `build` writes.",
+)

@@ -1,0 +1,79 @@
+"""Which released dataset a row comes from, told by its fields.
+
+Each format ``chronoprobe import`` reads has fields that name it. A row that lacks the fields
+of the format asked for is checked against the others, so the error says what the file looks
+like and which command reads it, instead of one problem per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# format -> the fields every row of it has, in the order the error lists them
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "templama": ("query", "answer", "date", "id", "relation"),
+    "ecbd": (
+        "ex_id",
+        "masked_sentence",
+        "answer_str",
+        "definition",
+        "year",
+        "entity_span_str",
+        "entity_span_loc",
+    ),
+    "ecbd-ekp": ("ex_id", "ent_str", "definition", "def_target", "probe_sentences"),
+    "cronquestions": ("question", "answers", "type", "answer_type", "entities", "times"),
+}
+# dynamic-templama rows have TempLAMA's fields; the dates tell them apart
+REQUIRED["dynamic-templama"] = REQUIRED["templama"]
+
+# rows chronoprobe itself writes, which need no import
+_BUILT = {
+    "a drift probe set already in chronoprobe's row format (probe it directly)": (
+        "id",
+        "query",
+        "answer_labels",
+    ),
+    "an ECBD set already in chronoprobe's row format (probe it directly)": (
+        "id",
+        "entity",
+        "sentence",
+        "span_start",
+    ),
+}
+
+
+def looks_like(fields: Iterable[str], asked: str) -> str | None:
+    """The released format (or chronoprobe row kind) whose fields a row has, other than
+    ``asked``; None when it has none's."""
+    keys = set(fields)
+    for name, required in REQUIRED.items():
+        if name != asked and set(required) <= keys and REQUIRED[asked] != required:
+            return f"{name} rows; read them with `chronoprobe import {name}`"
+    for what, required in _BUILT.items():
+        if set(required) <= keys:
+            return what
+    return None
+
+
+def missing_fields(row: dict, fmt: str) -> list[str]:
+    return [name for name in REQUIRED[fmt] if name not in row]
+
+
+class WrongFormat(ValueError):
+    """A file that holds another format than the one asked for (never skipped)."""
+
+
+def check_fields(row: object, fmt: str, where: str) -> list[str]:
+    """The fields of ``fmt`` that ``row`` lacks; :class:`WrongFormat` when the row is another
+    format's (its message names file and line, the format it looks like and what is missing)."""
+    if not isinstance(row, dict):
+        raise WrongFormat(f"{where}: not a {fmt} row: expected a JSON object")
+    missing = missing_fields(row, fmt)
+    if missing:
+        other = looks_like(row, fmt)
+        if other is not None:
+            raise WrongFormat(
+                f"{where}: not a {fmt} row (no {', '.join(missing)}); this looks like {other}"
+            )
+    return missing

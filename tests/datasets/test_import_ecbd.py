@@ -1,0 +1,220 @@
+"""`chronoprobe import ecbd|ecbd-ekp`: released rows into span-ppl examples with checked
+offsets, then probed by `probe span-ppl` on a tiny model; bad rows name file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+from chronoprobe.jsonl import read_jsonl
+from chronoprobe.models.tiny import random_model, train_tokenizer
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+ECBD = [
+    FIXTURES / "ecbd" / "2019" / "np_spans_dev.json",
+    FIXTURES / "ecbd" / "popular" / "random_spans_test.json",
+]
+EKP = FIXTURES / "ecbd-ekp" / "all_ent_2020_2021_np_easy.json"
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def imported(tmp_path, fmt: str, *args) -> Path:
+    out = tmp_path / fmt
+    result = invoke("import", fmt, *args, "-o", out)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_ecbd_rows_are_rebuilt_with_checked_offsets(tmp_path):
+    out = imported(tmp_path, "ecbd", *ECBD)
+    rows = list(read_jsonl(out / "examples.jsonl"))
+    gpt2 = "The GPT-2 model has 1.5 billion parameters, and it was trained on web pages."
+    gpt2_definition = "GPT-2 is a language model that OpenAI released in 2019."
+    assert rows == [
+        {
+            "id": "GPT-2_66045029_4_0",
+            "entity": "GPT-2",
+            "year": "2019",
+            "span_type": "np",
+            "sentence": gpt2,
+            "mention_start": 4,
+            "mention_end": 9,
+            "span_start": 20,
+            "span_end": 42,
+            "span": "1.5 billion parameters",
+            "definition": gpt2_definition,  # first sentence, markers removed
+            "split": "dev",  # from the file name
+            "released_span_type": "NP-COMMON",
+        },
+        {  # the same sentence's other span: the released id repeats, ours does not
+            "id": "GPT-2_66045029_4_0~2",
+            "entity": "GPT-2",
+            "year": "2019",
+            "span_type": "np",
+            "sentence": gpt2,
+            "mention_start": 4,
+            "mention_end": 9,
+            "span_start": 66,
+            "span_end": 75,
+            "span": "web pages",
+            "definition": gpt2_definition,
+            "split": "dev",
+            "released_span_type": "NP-COMMON",
+        },
+        {  # the word at entity_span_loc is "Disney+,": the mention is narrowed to its name
+            "id": "Disney+_58920314_2_1",
+            "entity": "Disney+",
+            "year": "2019",  # an integer year in the file
+            "span_type": "np",
+            "sentence": "Soon after launch, Disney+, the streaming service, gained ten million "
+            "subscribers.",
+            "mention_start": 19,
+            "mention_end": 26,
+            "span_start": 58,
+            "span_end": 69,
+            "span": "ten million",
+            "definition": "Disney+ is a subscription video service owned by Disney.",
+            "split": "dev",
+            "released_span_type": "NP-PROPER",
+        },
+        {  # a file in the popular folder: the POPULAR group
+            "id": "Barack Obama_534366_3_2",
+            "entity": "Barack Obama",
+            "year": "popular",
+            "span_type": "random",
+            "sentence": "In 2009 Barack Obama was awarded the Nobel Peace Prize.",
+            "mention_start": 8,
+            "mention_end": 20,
+            "span_start": 25,
+            "span_end": 32,
+            "span": "awarded",
+            "definition": "Barack Obama is an American politician who served as the 44th "
+            "president.",
+            "split": "test",
+            "released_span_type": "RANDOM",
+        },
+    ]
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats == {"examples": 4, "groups": {"2019": 3, "popular": 1}, "entities": 3}
+    split = imported(tmp_path / "given", "ecbd", ECBD[0], "--split", "test", "--year", "2020")
+    assert {(r["split"], r["year"]) for r in read_jsonl(split / "examples.jsonl")} == {
+        ("test", "2020")
+    }
+
+
+def test_ekp_probe_sentences_are_one_example_each(tmp_path):
+    out = imported(tmp_path, "ecbd-ekp", EKP)
+    rows = list(read_jsonl(out / "examples.jsonl"))
+    definition = "The Mangum Fire was a wildfire burning in Kaibab National Forest in Arizona."
+    assert rows[1] == {
+        "id": "Mangum Fire_64297770_2_5/template_1",
+        "entity": "Mangum Fire",
+        "year": "unknown",
+        "span_type": "np",  # from the file name
+        "sentence": "Crews fought the Mangum Fire for three weeks.",
+        "mention_start": 17,
+        "mention_end": 28,
+        "span_start": 33,
+        "span_end": 44,
+        "span": "three weeks",
+        "definition": definition,  # its own masked span filled in
+        "split": None,
+        "category": "event",
+    }
+    mentions = [
+        (r["id"], r["span"], r["sentence"][r["mention_start"] : r["mention_end"]]) for r in rows
+    ]
+    assert mentions == [
+        ("Mangum Fire_64297770_2_5/template_0", "Jacob Lake", "Mangum Fire"),
+        ("Mangum Fire_64297770_2_5/template_1", "three weeks", "Mangum Fire"),
+        ("UFC 250_63727929_1_2/template_0", "place", "UFC 250"),
+    ]
+    ufc = "UFC 250 was a mixed martial arts event held in Nevada in June 2020."
+    assert rows[2]["definition"] == ufc
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_bad_ecbd_rows_name_file_line_and_reason(tmp_path):
+    good = [json.loads(line) for line in ECBD[0].read_text().splitlines()]
+    cases = {
+        "entity_span_loc [0, 1] holds 'The', not entity_span_str 'GPT-2'": {
+            "entity_span_loc": [0, 1]
+        },
+        "answer_d 'web pages' and answer_str '1.5 billion parameters' differ": {
+            "answer_d": {"<extra_id_0>": "web pages"}
+        },
+        "masked_sentence must hold <extra_id_0> exactly once": {
+            "masked_sentence": "The GPT-2 model has many parameters."
+        },
+        "answer_str 'parameters' is not '<extra_id_0> span <extra_id_1>'": {
+            "answer_str": "parameters"
+        },
+    }
+    for number, (message, change) in enumerate(cases.items()):
+        path = _write(tmp_path / f"bad{number}_dev.json", [good[2], {**good[0], **change}])
+        result = invoke("import", "ecbd", path, "-o", tmp_path / "out")
+        assert result.exit_code != 0
+        assert f"{path}:2: {message}" in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "out").exists()
+    result = invoke("import", "ecbd", EKP, "-o", tmp_path / "out")
+    assert result.exit_code != 0
+    assert f"{EKP}:1: not a ecbd row (no masked_sentence, answer_str, year, entity_span_str, " in (
+        " ".join(result.output.split())
+    )
+    assert "looks like ecbd-ekp rows; read them with `chronoprobe import ecbd-ekp`" in " ".join(
+        result.output.split()
+    )
+
+
+def test_an_ekp_probe_sentence_without_its_entity_before_the_span_is_an_error(tmp_path):
+    record = json.loads(EKP.read_text().splitlines()[1])
+    record["probe_sentences"]["template_0"]["probe_sentence"] = "It would take <extra_id_0>."
+    path = _write(tmp_path / "ekp.json", [record])
+    result = invoke("import", "ecbd-ekp", path, "-o", tmp_path / "out")
+    assert result.exit_code != 0
+    expected = f"{path}:1: probe_sentences.template_0: 'UFC 250' is not mentioned before it"
+    assert expected in " ".join(result.output.split())
+
+
+@pytest.fixture(scope="module")
+def tiny_causal(tmp_path_factory) -> Path:
+    """A tiny random causal LM whose tokenizer knows the fixtures' words."""
+    words = []
+    for path in [*ECBD, EKP]:
+        words += path.read_text().replace('"', " ").split()
+    tokenizer = train_tokenizer([" ".join(words)] * 3, "llama", vocab_size=400)
+    path = tmp_path_factory.mktemp("llama")
+    random_model("llama", tokenizer, seed=1).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["ecbd", "ecbd-ekp"])
+def test_an_imported_set_is_probed_by_span_ppl(tmp_path, tiny_causal, fmt):
+    data = imported(tmp_path, fmt, *(ECBD if fmt == "ecbd" else [EKP]))
+    out = tmp_path / "probe"
+    result = invoke("probe", "span-ppl", data, "-m", tiny_causal, "--device", "cpu", "-o", out)
+    assert result.exit_code == 0, result.output
+    predictions = pq.read_table(out / "predictions.parquet").to_pylist()
+    rows = {r["id"]: r for r in read_jsonl(data / "examples.jsonl")}
+    conditions = ["original", "no-ent", "random-def", "definition"]
+    assert sorted((p["id"], p["condition"]) for p in predictions) == sorted(
+        (i, c) for i in rows for c in conditions
+    )
+    for p in predictions:
+        assert p["span"] == rows[p["id"]]["span"]
+        if p["condition"] == "definition":
+            assert p["definition_of"] == rows[p["id"]]["entity"]
