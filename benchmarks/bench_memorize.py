@@ -105,6 +105,7 @@ def main() -> None:
     from chronoprobe.datasets.lamatk import build_statements, subsample, without_conflicts
     from chronoprobe.jsonl import write_jsonl
     from chronoprobe.kg.synth import SynthConfig, synthesize
+    from chronoprobe.train.entity_vocab import LABELS_FILE, write_labels
 
     world = synthesize(SynthConfig(seed=0, facts=args.facts, text=False))
     all_rows, _ = build_statements(world.kg)
@@ -113,6 +114,8 @@ def main() -> None:
     if len(all_rows) < args.statements:
         parser.error(f"the world has {len(all_rows):,} such statements; raise --facts")
     rows = subsample(all_rows, args.statements, seed=0)
+    named = {row[key] for row in rows for key in ("subject", "object")}
+    labels = {entity: world.kg.label(entity) for entity in named}
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU"
     threads = torch.get_num_threads()
     print(f"{device}, {threads} threads; {len(rows):,} of {len(all_rows):,} statements")
@@ -120,6 +123,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "statements.jsonl"
             write_jsonl(path, rows)
+            write_labels(path.parent / LABELS_FILE, labels)
             for preset in args.presets.split(","):
                 print(f"{preset}: training to Acc@1 {args.to_accuracy}", flush=True)
                 m = time_to_accuracy(
@@ -137,6 +141,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "statements.jsonl"
         write_jsonl(path, rows)
+        write_labels(path.parent / LABELS_FILE, labels)
         for preset in args.presets.split(","):
             m = measure(preset, path, rows, args.batch_size, args.device)
             print(

@@ -9,14 +9,14 @@ import torch
 
 from chronoprobe.train import checkpoint as ckpt
 from chronoprobe.train.encoding import StatementEncoder, word_texts
-from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
+from chronoprobe.train.entity_vocab import EntityVocab
 from chronoprobe.train.model import build_model, symbol_logits
 from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 
 @pytest.fixture
-def fresh(world_rows) -> ckpt.Checkpoint:
-    vocab = EntityVocab.from_rows(world_rows, infer_labels(world_rows))
+def fresh(world_rows, world_labels) -> ckpt.Checkpoint:
+    vocab = EntityVocab.from_rows(world_rows, world_labels)
     tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
     torch.manual_seed(0)
     model = build_model("tiny", tokenizer, len(vocab)).eval()

@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.jsonl import write_jsonl
 from chronoprobe.report.blocks import Image, Stats
 from chronoprobe.report.sections import section_kind
 from chronoprobe.runs.engine import run_experiment
@@ -18,10 +17,10 @@ from chronoprobe.runs.engine import run_experiment
 runner = CliRunner()
 
 
-def test_memorize_then_recite(tmp_path, world_rows):
+def test_memorize_then_recite(tmp_path, world_rows, write_statements):
     """`train memorize` trains (a second call is the cached step); `probe recite` recites."""
     path = tmp_path / "statements.jsonl"
-    write_jsonl(path, world_rows[:40])
+    write_statements(path, world_rows[:40])
     out = tmp_path / "run"
     args = ["train", "memorize", str(path), "-o", str(out), "--epochs", "2", "--batch-size", "16"]
     result = runner.invoke(app, [*args, "--time-masking", "0.1", "--duplicates", "2"])
@@ -41,9 +40,9 @@ def test_memorize_then_recite(tmp_path, world_rows):
     assert table.num_rows == 40 and table.column("acc_at_1").type == "bool"
 
 
-def test_user_errors_are_one_line(tmp_path, world_rows):
+def test_user_errors_are_one_line(tmp_path, world_rows, write_statements):
     path = tmp_path / "statements.jsonl"
-    write_jsonl(path, [world_rows[0], {"id": "x"}])
+    write_statements(path, [world_rows[0], {"id": "x"}])
     result = runner.invoke(app, ["train", "memorize", str(path), "-o", str(tmp_path / "o")])
     assert result.exit_code != 0
     assert "statements.jsonl:2:" in result.output and "Traceback" not in result.output

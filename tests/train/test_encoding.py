@@ -10,7 +10,7 @@ from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.time import TimePoint
 from chronoprobe.train.encoding import StatementEncoder, mentioned, segment, word_texts
-from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
+from chronoprobe.train.entity_vocab import EntityVocab, read_labels, write_labels
 from chronoprobe.train.statements import load_statements
 from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
@@ -36,7 +36,7 @@ def rows() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def encoder(rows) -> StatementEncoder:
-    vocab = EntityVocab.from_rows(rows, infer_labels(rows))
+    vocab = EntityVocab.from_rows(rows, LABELS)
     tokenizer = train_bpe_tokenizer(word_texts(rows, vocab), vocab_size=300, min_frequency=1)
     return StatementEncoder(tokenizer, vocab, len(tokenizer))
 
@@ -45,8 +45,14 @@ def by_text(rows, text):
     return next(r for r in rows if r["text"] == text)
 
 
-def test_labels_are_read_off_the_statements(rows):
-    assert infer_labels(rows) == LABELS
+def test_labels_round_trip_and_bad_lines_are_named(tmp_path):
+    write_labels(tmp_path / "vocab.jsonl", LABELS)
+    assert read_labels(tmp_path / "vocab.jsonl") == LABELS
+    (tmp_path / "vocab.jsonl").write_text('{"id": "Q1", "label": "A"}\n{"id": "Q2"}\n')
+    with pytest.raises(ValueError, match=r"vocab.jsonl:2: not an entity label"):
+        read_labels(tmp_path / "vocab.jsonl")
+    with pytest.raises(FileNotFoundError, match="build lamatk"):
+        read_labels(tmp_path / "none.jsonl")
 
 
 def test_vocab_holds_entities_then_an_unbroken_year_range(encoder):

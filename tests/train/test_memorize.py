@@ -9,10 +9,9 @@ import pytest
 import torch
 from transformers import RobertaConfig, RobertaForMaskedLM
 
-from chronoprobe.jsonl import write_jsonl
 from chronoprobe.train import checkpoint as ckpt
 from chronoprobe.train.encoding import StatementEncoder, word_texts
-from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
+from chronoprobe.train.entity_vocab import EntityVocab
 from chronoprobe.train.memorize import (
     TrainOptions,
     _Data,
@@ -38,8 +37,8 @@ def test_time_masking_plan_is_seeded_and_only_touches_time_rows():
     assert np.array_equal(time_masking_plan(has_alone, 0.5, 1, seed=7)[0], half[0])
 
 
-def test_time_alone_form_drops_the_other_year(world_rows):
-    vocab = EntityVocab.from_rows(world_rows, infer_labels(world_rows))
+def test_time_alone_form_drops_the_other_year(world_rows, world_labels):
+    vocab = EntityVocab.from_rows(world_rows, world_labels)
     tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
     encoder = StatementEncoder(tokenizer, vocab, len(tokenizer))
     data = _Data.encode(encoder, world_rows, 128)
@@ -98,9 +97,9 @@ def _stop_after(epoch: int):
     return hook
 
 
-def test_resume_continues_from_the_checkpoint(tmp_path, world_rows):
+def test_resume_continues_from_the_checkpoint(tmp_path, world_rows, write_statements):
     path = tmp_path / "statements.jsonl"
-    write_jsonl(path, world_rows[:48])
+    write_statements(path, world_rows[:48])
     options = TrainOptions(epochs=4, batch_size=16, time_masking=0.5, duplicates=2, seed=3)
     whole = train(path, tmp_path / "whole", options, device="cpu")
     with pytest.raises(Interrupt):
@@ -121,21 +120,21 @@ def test_resume_continues_from_the_checkpoint(tmp_path, world_rows):
     assert whole.checkpoint == tmp_path / "whole" / "checkpoints" / "epoch-0004"
 
 
-def test_resume_refuses_other_options_or_statements(tmp_path, world_rows):
+def test_resume_refuses_other_options_or_statements(tmp_path, world_rows, write_statements):
     path = tmp_path / "statements.jsonl"
-    write_jsonl(path, world_rows[:16])
+    write_statements(path, world_rows[:16])
     options = TrainOptions(epochs=1, batch_size=16)
     train(path, tmp_path / "run", options, device="cpu")
     with pytest.raises(ValueError, match=r"other options \(epochs, lr differ\)"):
         train(path, tmp_path / "run", TrainOptions(epochs=2, batch_size=16, lr=0.1))
-    write_jsonl(path, world_rows[:17])
+    write_statements(path, world_rows[:17])
     with pytest.raises(ValueError, match="on other statements"):
         train(path, tmp_path / "run", options, device="cpu")
 
 
-def test_starts_from_a_hugging_face_masked_lm(tmp_path, world_rows):
+def test_starts_from_a_hugging_face_masked_lm(tmp_path, world_rows, world_labels, write_statements):
     """--init takes any MLM directory: its tokenizer, its weights, room made for the symbols."""
-    vocab = EntityVocab.from_rows(world_rows, infer_labels(world_rows))
+    vocab = EntityVocab.from_rows(world_rows, world_labels)
     tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
     config = RobertaConfig(
         vocab_size=len(tokenizer),
@@ -151,7 +150,7 @@ def test_starts_from_a_hugging_face_masked_lm(tmp_path, world_rows):
     pretrained.save_pretrained(tmp_path / "mlm")
     tokenizer.save_pretrained(tmp_path / "mlm")
     path = tmp_path / "statements.jsonl"
-    write_jsonl(path, world_rows[:32])
+    write_statements(path, world_rows[:32])
     options = TrainOptions(init=str(tmp_path / "mlm"), epochs=1, batch_size=16)
     train(path, tmp_path / "run", options, device="cpu")
     loaded, _ = ckpt.load(tmp_path / "run")

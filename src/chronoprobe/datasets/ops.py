@@ -157,8 +157,9 @@ def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]
     Each fact with both bounds becomes four masked statements (subject, object, start, end;
     for point-in-time relations subject, object, time), e.g. "Michael Jordan played for [MASK]
     from 1995 to 1998." The answer list holds every value that makes the masked text true.
-    Writes statements.jsonl (training/reciting rows), for boundary and implicit also
-    queries.jsonl, and stats.json.
+    Writes statements.jsonl (training/reciting rows), vocab.jsonl (the label of every entity
+    the rows name: a memorising model reads each mention as one symbol), for boundary and
+    implicit also queries.jsonl, and stats.json.
     """
     from chronoprobe.datasets.writers import write_lamatk
 

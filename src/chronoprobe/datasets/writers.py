@@ -93,6 +93,7 @@ def write_lamatk(
     non-conflict variant: the same data, multi-answer statements removed).
     """
     from chronoprobe.datasets import lamatk as builder
+    from chronoprobe.train.entity_vocab import LABELS_FILE, write_labels
 
     queries: list[dict] | None = None
     skipped = None
@@ -116,6 +117,8 @@ def write_lamatk(
         rows = builder.without_conflicts(rows)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "statements.jsonl", rows)
+    named = {row[key] for row in [*rows, *(queries or [])] for key in ("subject", "object")}
+    write_labels(out / LABELS_FILE, {entity: kg.label(entity) for entity in named})
     stats = {"statements": builder.statistics(rows, skipped)}
     if sampled is not None:
         stats["sample"] = sampled

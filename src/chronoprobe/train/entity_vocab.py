@@ -3,33 +3,27 @@
 An entity such as "Barack Obama" is one token whatever its name's length, so a masked slot is one
 mask token and prediction is a softmax over entities and years. The vocabulary also keeps each
 entity's label: the input text mentions entities by label, and the encoder replaces each mention
-by its entity token. Labels come from the KG, or are read back from the statements themselves
-(every LAMA-TK statement is a template filled with labels, so the template gives them away).
+by its entity token. Labels come from the KG, through the labels file the builder writes beside
+its statements (``vocab.jsonl``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
+import msgspec
+
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.datasets.lamatk import (
-    LamaTKTemplates,
-    StatementBuilder,
-    YearFact,
-    load_lamatk_templates,
-)
-from chronoprobe.templates import MASK
+from chronoprobe.jsonl import numbered_lines, write_jsonl
 from chronoprobe.time import format_year
 
 FORMAT = "chronoprobe-entity-vocab/1"
 ENTITY_SLOTS = frozenset({"subject", "object"})
 YEAR_SLOTS = frozenset({"start", "end", "time"})
-_SUBJECT, _OBJECT = "\x00S\x00", "\x00O\x00"
 
 
 def parse_year(text: str) -> int:
@@ -110,47 +104,25 @@ class EntityVocab:
         return cls(entities, dict(data["entities"]), tuple(data["years"]))
 
 
-class _Placeholders:
-    """Stands in for a KG: every entity's label is its id, so labels can be found in a sentence."""
-
-    @staticmethod
-    def label(entity_id: str) -> str:
-        return entity_id
+LABELS_FILE = "vocab.jsonl"  # written by the LAMA-TK builder beside its statements
 
 
-@lru_cache(maxsize=65536)
-def _pattern(sentence: str) -> re.Pattern[str]:
-    escaped = re.escape(sentence)
-    escaped = escaped.replace(re.escape(_SUBJECT), "(?P<s>.+?)", 1)
-    return re.compile(escaped.replace(re.escape(_OBJECT), "(?P<o>.+?)", 1))
+class _Label(msgspec.Struct):
+    id: str
+    label: str
 
 
-def infer_labels(rows: Iterable[dict], templates: LamaTKTemplates | None = None) -> dict[str, str]:
-    """Entity labels read off LAMA-TK statements by matching each text against its template.
+def write_labels(path: str | Path, labels: Mapping[str, str]) -> None:
+    """One ``{"id", "label"}`` line per entity, in id order."""
+    write_jsonl(path, ({"id": e, "label": labels[e]} for e in sorted(labels)))
 
-    Only rows whose relation has a template can be read; an id read with two different labels
-    is an error, as it means the statements were not built from one KG.
-    """
-    templates = templates or load_lamatk_templates()
-    builder = StatementBuilder(_Placeholders(), templates)  # type: ignore[arg-type]
-    labels: dict[str, str] = {}
-    for row in rows:
-        if row["relation"] not in templates.relations:
-            continue
-        fact = YearFact(
-            row["relation"], _SUBJECT, _OBJECT, parse_year(row["start"]), parse_year(row["end"])
+
+def read_labels(path: str | Path) -> dict[str, str]:
+    """Entity id -> label from a labels file; a bad line raises ValueError naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no such file; the statements' entity labels come from it "
+            "(`chronoprobe build lamatk` writes it beside statements.jsonl)"
         )
-        match = _pattern(builder.sentence(fact, row["slot"])).fullmatch(row["text"])
-        if match is None:
-            continue
-        for group, key in (("s", "subject"), ("o", "object")):
-            label = match.groupdict().get(group)
-            if label is None or label == MASK:
-                continue
-            known = labels.setdefault(row[key], label)
-            if known != label:
-                raise ValueError(
-                    f"row {row.get('id')}: entity {row[key]} is called {label!r} here "
-                    f"and {known!r} elsewhere"
-                )
-    return labels
+    return {line.id: line.label for _, line in numbered_lines(path, _Label, "not an entity label")}

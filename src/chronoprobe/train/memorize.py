@@ -35,7 +35,7 @@ from rich.progress import (
 
 from chronoprobe.train import checkpoint as ckpt
 from chronoprobe.train.encoding import StatementEncoder, word_texts
-from chronoprobe.train.entity_vocab import EntityVocab, infer_labels
+from chronoprobe.train.entity_vocab import LABELS_FILE, EntityVocab, read_labels
 from chronoprobe.train.model import (
     PRESETS,
     build_model,
@@ -165,10 +165,9 @@ class _Data:
 
 
 def _new_checkpoint(
-    rows: list[dict], options: TrainOptions, labels: dict[str, str] | None
+    rows: list[dict], options: TrainOptions, labels: dict[str, str]
 ) -> ckpt.Checkpoint:
-    found = infer_labels(rows)
-    vocab = EntityVocab.from_rows(rows, {**found, **(labels or {})})
+    vocab = EntityVocab.from_rows(rows, labels)
     torch.manual_seed(options.seed)
     if options.init is not None:
         model, tokenizer = from_pretrained(options.init, len(vocab))
@@ -232,12 +231,14 @@ def train(
 ) -> TrainResult:
     """Train on ``statements`` into ``out``, resuming from its last checkpoint if it has one.
 
-    ``labels`` (entity id -> label, e.g. from the KG) override the labels read off the
-    statements. ``on_epoch(epoch, record)`` is called after each epoch's checkpoint is written.
+    ``labels`` (entity id -> label) default to the labels file beside the statements.
+    ``on_epoch(epoch, record)`` is called after each epoch's checkpoint is written.
     """
     options = options or TrainOptions()
     out = Path(out)
     rows = load_statements(statements)
+    if labels is None:
+        labels = read_labels(Path(statements).parent / LABELS_FILE)
     digest = file_digest(statements)
     dev = resolve_device(device)
     resumed = _resume(out, options, digest, dev)
