@@ -42,10 +42,28 @@ GROUPS = {
 }
 
 
+PLUGINS_ENV = "CHRONOPROBE_PLUGINS"
+
+
+def _import_plugins() -> None:
+    """Import the modules ``CHRONOPROBE_PLUGINS`` names (comma-separated): each adds its own
+    views, builders, models... to the registries, and so its commands and choices."""
+    import importlib
+
+    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            typer.echo(f"error: {PLUGINS_ENV}: cannot import {module!r}: {err}", err=True)
+            raise typer.Exit(2) from None
+
+
 def _group(name: str) -> typer.Typer:
     """The commands of one group: its operations (and, for kg, the read-only tools)."""
     from chronoprobe.cli.operations import group_commands
     from chronoprobe.runs.steps import STEP_KINDS
+
+    _import_plugins()
 
     if name == "kg":
         from chronoprobe.cli.kg import app as group

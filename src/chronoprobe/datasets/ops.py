@@ -313,8 +313,12 @@ for _name, _params, _build in (
 
 
 def show(out: Path):
-    """What ``chronoprobe build`` prints: the family's own summary of what it wrote."""
-    family = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["family"]
+    """What ``chronoprobe build`` prints: the family's own summary of what it wrote (nothing
+    for a builder of a plugin, which may write no metrics)."""
+    metrics = out / "metrics.json"
+    if not metrics.is_file():
+        return None
+    family = json.loads(metrics.read_text(encoding="utf-8")).get("family")
     return SHOW[family](out) if family in SHOW else None
 
 
