@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from chronoprobe.kgqa.data import AnswerVocab, encode
-from chronoprobe.kgqa.evaluate import breakdown, evaluate, gold_ranks
+from chronoprobe.kgqa.evaluate import breakdown, evaluate
 from chronoprobe.kgqa.models import QAModel
+from chronoprobe.metrics.ranking import gold_ranks
 
 
 def test_gold_rank_is_the_best_answer_with_other_answers_set_aside_and_ties_against():

@@ -3,15 +3,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from chronoprobe.metrics.ranking import filtered_ranks
 from chronoprobe.tkg.data import split_kg, with_reciprocals
-from chronoprobe.tkg.evaluate import (
-    KnownAnswers,
-    entity_ranks,
-    evaluate,
-    filtered_ranks,
-    rank_metrics,
-    time_ranks,
-)
+from chronoprobe.tkg.evaluate import KnownAnswers, entity_ranks, evaluate, rank_metrics, time_ranks
 from chronoprobe.tkg.models import build_model
 
 

@@ -21,24 +21,14 @@ from torch import Tensor
 from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
 from chronoprobe.kgqa.data import AnswerVocab, Questions
 from chronoprobe.kgqa.models import QAModel
+from chronoprobe.metrics.ranking import gold_ranks, rank_summary
 
 HITS_AT = (1, 10)
 TOP = 10  # predictions kept per question in the predictions table
 
 
-def gold_ranks(scores: Tensor, gold: Tensor) -> Tensor:
-    """(B,) rank of each row's best gold candidate; questions without gold get a huge rank."""
-    best = scores.masked_fill(~gold, -torch.inf).amax(1)
-    above = ((scores >= best[:, None]) & ~gold).sum(1)
-    return torch.where(gold.any(1), 1 + above, torch.iinfo(torch.long).max)
-
-
 def _group(ranks: np.ndarray) -> dict[str, float | int]:
-    metrics: dict[str, float | int] = {"questions": len(ranks)}
-    for k in HITS_AT:
-        metrics[f"hits@{k}"] = float((ranks <= k).mean()) if len(ranks) else 0.0
-    metrics["mrr"] = float((1.0 / ranks.astype(np.float64)).mean()) if len(ranks) else 0.0
-    return metrics
+    return {"questions": len(ranks), **rank_summary(ranks, HITS_AT)}
 
 
 def breakdown(ranks: np.ndarray, types: Sequence[str], answer_types: Sequence[str]) -> dict:

@@ -5,7 +5,7 @@ true relation where CronKGQA puts the question vector, from the TKG checkpoint's
 table: r when the question gives the fact's subject (its annotated ``head``), the reciprocal
 r + R the TKG trained on when it gives the object (``tail``). Head, tail and time come through the
 same data path as the QA models' (:func:`chronoprobe.kgqa.data.encode`), and the rank is
-:func:`chronoprobe.kgqa.evaluate.gold_ranks`'s: best gold answer, the others set aside, ties
+:func:`chronoprobe.metrics.ranking.gold_ranks`'s: best gold answer, the others set aside, ties
 against. A simple question's answers are every answer its query has in the KG (every year a
 fact holds), so this is the TKG's filtered link-prediction rank on the question's query: what
 the embeddings can give a QA model that understood the question perfectly.
@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from chronoprobe.kgqa.data import AnswerVocab, Questions, is_simple
-from chronoprobe.kgqa.evaluate import breakdown, gold_ranks
+from chronoprobe.kgqa.evaluate import breakdown
+from chronoprobe.metrics.ranking import gold_ranks
 from chronoprobe.tkg.models import TKGModel
 
 MISS = torch.iinfo(torch.long).max  # gold_ranks' rank of a question that cannot be answered

@@ -44,3 +44,42 @@ def mean_reciprocal_rank(ranks: Sequence[int | None]) -> float:
     if not ranks:
         return 0.0
     return float(np.mean([1.0 / r if r else 0.0 for r in ranks]))
+
+
+# --- ranks of whole score tables (torch tensors; the TKG and KGQA evaluators) -------------------
+
+
+def filtered_ranks(scores, gold, rows, cols):
+    """(B,) rank of each row's ``gold`` column once the known answers (``rows``, ``cols``) are
+    masked out: the filtered setting of link prediction (Bordes et al., 2013).
+
+    ``scores`` (B, N) is overwritten. The gold column itself is masked too, so a filter that
+    includes the gold answer (it always does: the fact is known) changes nothing; ties with the
+    gold score rank it lower (pessimistic).
+    """
+    import torch
+
+    batch = torch.arange(len(gold), device=scores.device)
+    target = scores[batch, gold].clone()
+    scores[rows, cols] = -torch.inf
+    scores[batch, gold] = -torch.inf
+    return 1 + (scores >= target[:, None]).sum(1)
+
+
+def gold_ranks(scores, gold):
+    """(B,) rank of each row's best gold candidate (``gold`` a (B, N) bool mask), the other
+    gold candidates set aside; rows without gold get the largest int64 as rank."""
+    import torch
+
+    best = scores.masked_fill(~gold, -torch.inf).amax(1)
+    above = ((scores >= best[:, None]) & ~gold).sum(1)
+    return torch.where(gold.any(1), 1 + above, torch.iinfo(torch.long).max)
+
+
+def rank_summary(ranks, ks: Sequence[int], prefix: str = "") -> dict[str, float]:
+    """MRR and Hits@k of 1-based ranks (a numpy array or a tensor); 0.0 over no ranks."""
+    r = np.asarray(ranks.cpu() if hasattr(ranks, "cpu") else ranks, dtype=np.float64)
+    out = {f"{prefix}mrr": float((1.0 / r).mean()) if len(r) else 0.0}
+    for k in ks:
+        out[f"{prefix}hits@{k}"] = float((r <= k).mean()) if len(r) else 0.0
+    return out

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from chronoprobe.metrics.ranking import filtered_ranks, rank_summary
 from chronoprobe.tkg.data import TKGData, with_reciprocals
 from chronoprobe.tkg.models import TKGModel
 
@@ -38,25 +39,8 @@ class KnownAnswers:
         return rows, self.answers[flat]
 
 
-def filtered_ranks(scores: Tensor, gold: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
-    """Rank of each row's gold column once the (rows, cols) candidates are masked out.
-
-    ``scores`` is overwritten. The gold column itself is masked too, so a filter that includes
-    the gold answer (it always does: the fact is known) changes nothing.
-    """
-    batch = torch.arange(len(gold), device=scores.device)
-    target = scores[batch, gold].clone()
-    scores[rows, cols] = -torch.inf
-    scores[batch, gold] = -torch.inf
-    return 1 + (scores >= target[:, None]).sum(1)
-
-
 def rank_metrics(ranks: Tensor, prefix: str = "") -> dict[str, float]:
-    r = ranks.double()
-    metrics = {f"{prefix}mrr": float((1.0 / r).mean()) if len(r) else 0.0}
-    for k in HITS_AT:
-        metrics[f"{prefix}hits@{k}"] = float((r <= k).double().mean()) if len(r) else 0.0
-    return metrics
+    return rank_summary(ranks, HITS_AT, prefix)
 
 
 def _keys(a: Tensor, b: Tensor, c: Tensor, sizes: tuple[int, int]) -> Tensor:
