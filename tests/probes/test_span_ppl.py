@@ -367,7 +367,7 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     assert len(recall_tables) == 1  # the T5 model's only
     assert recall_tables[0].rows[0][2] == round(t5["overall"]["original"]["recall@10"], 2)
     [problem] = kind.problems(params, ["data", "kg"])
-    assert problem == "inputs.kg: probe takes no input 'kg' (it takes: data, series)"
+    assert problem == "inputs.kg: probe takes no input 'kg' (it takes: data, model, series)"
 
 
 def test_beam_spans_read_the_text_between_the_sentinels(tiny, monkeypatch):

@@ -160,6 +160,18 @@ def _probe_one(
     model = load_model(
         spec, family=params.family, device=params.device, batch_size=params.batch_size
     )
+    store = None
+    if params.reuse_answers:
+        from chronoprobe.models.request_cache import (
+            STORE_NAME,
+            CachedModel,
+            RequestStore,
+            model_fingerprint,
+        )
+        from chronoprobe.runs.cache import default_cache_dir
+
+        store = RequestStore(default_cache_dir() / STORE_NAME)
+        model = CachedModel(model, model_fingerprint(spec, model), store)
     mine = view.for_model(params, model, ctx.log.info) if view.for_model else params
     limit = None if view.drift_rows else params.limit  # drift rows were limited already
     try:
@@ -169,6 +181,12 @@ def _probe_one(
             every = list(view.read(rows_file))[: params.limit]
             metrics["warnings"] = view.warnings(model, every)
     finally:
+        if store is not None:
+            if model.hits:
+                ctx.log.info(
+                    f"{name}: {model.hits:,} of {model.hits + model.misses:,} answers reused"
+                )
+            store.close()
         del model
         gc.collect()
     answers = [*read_jsonl(work / "predictions.jsonl"), *read_jsonl(work / "skipped.jsonl")]

@@ -42,6 +42,12 @@ class ProbeParams(Params):
     )
     batch_size: int = Field(64, ge=1, description="Sequences per forward pass.")
     limit: int | None = Field(None, ge=1, description="Probe only the first N rows (a quick look).")
+    reuse_answers: bool = Field(
+        True,
+        description="Keep each request's answer in the cache's requests.sqlite and reuse it, so "
+        "another view or run asking the same of the same weights costs nothing (off: always "
+        "ask the model).",
+    )
     rows: str | None = Field(
         None,
         description="Which file of the data directory holds the rows (default: the view's, "
