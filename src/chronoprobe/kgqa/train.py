@@ -12,7 +12,6 @@ resumed from its last checkpoint ends where an uninterrupted one does.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -20,11 +19,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import torch
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import Progress
 from torch import Tensor
 
 from chronoprobe.atomic import atomic_path, atomic_write_text
 from chronoprobe.core.devices import resolve_device
+from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.kgqa import checkpoint
 from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, read_rows
 from chronoprobe.kgqa.encoder import TINY, build_encoder
@@ -67,16 +67,6 @@ def soft_cross_entropy(scores: Tensor, gold: Tensor) -> Tensor:
     return (-log_probs.sum(1) / gold.sum(1)).mean()
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} questions"),
-        TimeRemainingColumn(),
-        transient=True,
-    )
-
-
 def _batches(order: Tensor, size: int) -> list[Tensor]:
     """Batches of ``order``; a last batch of one joins the one before (batch norm needs two)."""
     batches = list(order.split(size))
@@ -99,31 +89,18 @@ def _epoch(
     torch.manual_seed(draw)  # dropout
     trainable = torch.nonzero(questions.answer_counts() > 0).squeeze(1)
     order = trainable[torch.randperm(len(trainable), generator=torch.Generator().manual_seed(draw))]
-    task = bar.add_task(f"epoch {epoch}", total=len(order)) if bar else None
-    began, loss_sum, seen = time.perf_counter(), 0.0, 0
-    for index in _batches(order, config.batch_size):
-        if len(index) < 2:
-            continue  # one trainable question in all: nothing batch norm can learn from
+
+    def step(index: Tensor) -> tuple[float, int]:
         scores = model(*model_inputs(model, questions, index, device, config.answer_type_given))
         loss = soft_cross_entropy(scores, questions.gold_mask(index, model.n_candidates).to(device))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        loss_sum += loss.item() * len(index)
-        seen += len(index)
-        if task is not None:
-            bar.update(
-                task, advance=len(index), description=f"epoch {epoch} loss {loss_sum / seen:.3f}"
-            )
-    if task is not None:
-        bar.remove_task(task)
-    seconds = time.perf_counter() - began
-    return {
-        "epoch": epoch,
-        "loss": loss_sum / max(seen, 1),
-        "seconds": round(seconds, 3),
-        "questions_per_s": round(seen / seconds, 1) if seconds else 0.0,
-    }
+        return loss.item(), len(index)
+
+    # one trainable question in a batch: nothing batch norm can learn from
+    batches = [index for index in _batches(order, config.batch_size) if len(index) >= 2]
+    return run_epoch(epoch, batches, step, total=len(order), unit="questions", bar=bar)
 
 
 def train(
@@ -179,7 +156,7 @@ def train(
     data = {"cronq": str(cronq_dir), "tkg": str(tkg_dir), "embeddings": embeddings}
     best = saved_best  # the epoch whose weights best.safetensors holds
     best_hits = history[best - 1]["valid"]["hits@1"] if best else -1.0
-    own = _progress() if progress is True else None
+    own = epoch_progress("questions") if progress is True else None
     bar = own if own is not None else (progress if isinstance(progress, Progress) else None)
     with own if own is not None else nullcontext():
         for epoch in range(len(history) + 1, config.epochs + 1):  # history: a row per epoch

@@ -10,7 +10,6 @@ more than once per chunk and nothing is recomputed in the backward pass.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -18,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import Progress
 from torch import Tensor
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.devices import resolve_device
+from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, with_reciprocals
 from chronoprobe.tkg.evaluate import evaluate_split
@@ -94,18 +94,6 @@ def _default_chunk(device: torch.device, n_entities: int, batch: int) -> int:
     return min(batch, max(_MIN_CHUNK_ROWS, _CPU_CHUNK_BYTES // (4 * n_entities)))
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("epoch {task.fields[epoch]}"),
-        BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} ex"),
-        TextColumn("loss {task.fields[loss]:.3f}"),
-        TextColumn("{task.fields[rate]:,.0f} ex/s"),
-        TimeRemainingColumn(),
-        transient=True,
-    )
-
-
 def train(
     data: TKGData,
     config: TKGTrainParams,
@@ -157,7 +145,7 @@ def train(
     chunk = _default_chunk(device, shape["n_entities"], config.batch_size)
     fixed = None if data.mode is TimeMode.sampled else data.training_quadruples(0, config.seed)
     result = TrainResult(model, history, started_at_epoch=start)
-    own = _progress() if progress is True else None
+    own = epoch_progress("examples") if progress is True else None
     bar = own if own is not None else (progress if isinstance(progress, Progress) else None)
     with own if own is not None else nullcontext():
         for epoch in range(start + 1, config.epochs + 1):
@@ -195,11 +183,8 @@ def _epoch(
     # One generator per epoch, so a resumed run shuffles exactly as an uninterrupted one.
     shuffle = torch.Generator().manual_seed(config.seed * 1_000_003 + epoch)
     order = torch.randperm(len(examples), generator=shuffle).to(examples.device)
-    task = None
-    if bar is not None:
-        task = bar.add_task("train", total=len(examples), epoch=epoch, loss=0.0, rate=0.0)
-    began, fit_sum, seen = time.perf_counter(), 0.0, 0
-    for batch in examples[order].split(config.batch_size):
+
+    def step(batch: Tensor) -> tuple[float, int]:
         s, r, o, t = batch.unbind(1)
         fit = full_softmax_cross_entropy(model.object_query(s, r, t), model.entity, o, chunk)
         loss = fit + penalty(model, s, r, o, t, config.n3, config.smoothness)
@@ -210,20 +195,10 @@ def _epoch(
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        fit_sum += fit.item() * len(batch)
-        seen += len(batch)
-        if task is not None:
-            rate = seen / (time.perf_counter() - began)
-            bar.update(task, advance=len(batch), loss=fit_sum / seen, rate=rate)
-    if task is not None:
-        bar.remove_task(task)
-    seconds = time.perf_counter() - began
-    return {
-        "epoch": epoch,
-        "loss": fit_sum / max(seen, 1),
-        "seconds": round(seconds, 3),
-        "examples_per_s": round(seen / seconds, 1) if seconds else 0.0,
-    }
+        return fit.item(), len(batch)
+
+    batches = examples[order].split(config.batch_size)
+    return run_epoch(epoch, batches, step, total=len(examples), unit="examples", bar=bar)
 
 
 def _check_compatible(saved: checkpoint.Checkpoint, shape: dict, data: TKGData, out: Path) -> None:
