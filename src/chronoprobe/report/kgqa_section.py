@@ -18,7 +18,7 @@ from typing import Any
 from chronoprobe.datasets.cronq import QUESTION_TYPES
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars
-from chronoprobe.report.rundir import load_run
+from chronoprobe.report.rundir import RunInfo, StepInfo
 from chronoprobe.report.sections import read_metrics, section
 from chronoprobe.report.tkg_section import loss_curve
 
@@ -87,15 +87,12 @@ def _with_oracles(
     return rows
 
 
-def _kgqa_steps(step_dir: Path, step_id: str) -> list[tuple[str, Path]]:
-    """(id, directory) of every finished kgqa step of the run, in config order; just this one
-    when the run directory cannot be read."""
-    try:
-        run = load_run(step_dir.parent.parent)
-    except (ValueError, FileNotFoundError):
-        return [(step_id, step_dir)]
-    steps = [(s.id, s.dir) for s in run.steps if s.kind == "kgqa" and s.done]
-    return steps or [(step_id, step_dir)]
+def compare_kgqa_steps(run: RunInfo, steps: list[StepInfo]) -> list[Block]:
+    """Every QA model of the run side by side (two or more), with their oracle ceilings."""
+    if len(steps) < 2:
+        return []
+    note = Text(f"The run's {len(steps)} QA models, side by side:")
+    return [note, hits_bars([(s.id, read_metrics(s.dir)) for s in steps])]
 
 
 def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
@@ -140,7 +137,11 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     return embed(figure, alt=alt, caption=caption, data=data)
 
 
-@section("kgqa", headline=("hits@1", "hits@10", "simple.hits@1", "complex.hits@1"))
+@section(
+    "kgqa",
+    headline=("hits@1", "hits@10", "simple.hits@1", "complex.hits@1"),
+    compare=compare_kgqa_steps,
+)
 def kgqa_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
     step_id = str(record.get("id", step_dir.name))
@@ -168,10 +169,5 @@ def kgqa_section(step_dir: Path, record: dict) -> Section:
         )
     if "epoch" in metrics:  # the model tested: the best on valid, or the last
         tiles["epoch tested"] = metrics["epoch"]
-    steps = _kgqa_steps(step_dir, step_id)
-    if steps[0][0] == step_id:
-        blocks: list[Block] = [Stats(tiles), hits_bars([(i, read_metrics(d)) for i, d in steps])]
-    else:
-        note = f"Compared with the run's other QA models in the section of {steps[0][0]}."
-        blocks = [Stats(tiles), hits_bars([(step_id, metrics)]), Text(note, style="note")]
+    blocks: list[Block] = [Stats(tiles), hits_bars([(step_id, metrics)])]
     return Section(title, [*blocks, *loss_curve(step_dir, "cross entropy")])

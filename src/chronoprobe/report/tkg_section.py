@@ -14,7 +14,7 @@ from typing import Any
 
 from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars, line_plot
-from chronoprobe.report.rundir import load_run
+from chronoprobe.report.rundir import RunInfo, StepInfo
 from chronoprobe.report.sections import read_metrics, section
 
 METRICS = {
@@ -30,14 +30,12 @@ def _label(step_id: str, metrics: dict[str, Any]) -> str:
     return f"{step_id} ({metrics.get('model', '?')})"
 
 
-def _tkg_steps(step_dir: Path, step_id: str) -> list[tuple[str, Path]]:
-    """(id, directory) of every finished tkg step of the run, in config order; just this one
-    when the run directory cannot be read."""
-    try:
-        run = load_run(step_dir.parent.parent)
-    except (ValueError, FileNotFoundError):
-        return [(step_id, step_dir)]
-    return [(s.id, s.dir) for s in run.steps if s.kind == "tkg" and s.done] or [(step_id, step_dir)]
+def compare_tkg_steps(run: RunInfo, steps: list[StepInfo]) -> list[Block]:
+    """Every embedding model of the run side by side (two or more)."""
+    if len(steps) < 2:
+        return []
+    note = Text(f"The run's {len(steps)} embedding models, side by side:")
+    return [note, metric_bars([(s.id, read_metrics(s.dir)) for s in steps])]
 
 
 def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
@@ -92,7 +90,7 @@ def loss_curve(step_dir: Path, ylabel: str = "cross entropy over entities") -> l
     return [embed(figure, alt=alt)]
 
 
-@section("tkg", headline=("mrr", "hits@1", "hits@10", "time_accuracy"))
+@section("tkg", headline=("mrr", "hits@1", "hits@10", "time_accuracy"), compare=compare_tkg_steps)
 def tkg_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
     step_id = str(record.get("id", step_dir.name))
@@ -106,10 +104,5 @@ def tkg_section(step_dir: Path, record: dict) -> Section:
         "test queries": metrics.get("queries", 0),
         **{label: round(metrics[key], 4) for key, label in METRICS.items() if key in metrics},
     }
-    steps = _tkg_steps(step_dir, step_id)
-    if steps[0][0] == step_id:
-        blocks: list[Block] = [Stats(tiles), metric_bars([(i, read_metrics(d)) for i, d in steps])]
-    else:
-        note = f"Compared with the run's other embedding models in the section of {steps[0][0]}."
-        blocks = [Stats(tiles), metric_bars([(step_id, metrics)]), Text(note, style="note")]
+    blocks: list[Block] = [Stats(tiles), metric_bars([(step_id, metrics)])]
     return Section(title, [*blocks, *loss_curve(step_dir)])

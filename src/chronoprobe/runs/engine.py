@@ -78,6 +78,18 @@ def _say(log: logging.Logger, markup: str) -> None:
     log.info(Text.from_markup(markup).plain, extra={"rich": markup})
 
 
+def step_progress(console: Console) -> Progress:
+    """The bars of a run's (or a command's) steps: what each step reports, done of total."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+
+
 @contextmanager
 def console_logger(console: Console, path: Path | None = None) -> Iterator[logging.Logger]:
     """The run's logger, printing on ``console`` and, given a ``path``, appending to it."""
@@ -289,14 +301,7 @@ def _run(
     atomic_write_text(run_dir / "config.yaml", resolved)
     record = json.dumps(environment(config.seed), indent=2) + "\n"
     atomic_write_text(run_dir / "environment.json", record)
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = step_progress(console)
     results: list[StepResult] = []
     with console_logger(console, run_dir / "run.log") as log, progress:
         _say(log, f"run [bold]{config.name}[/] into {run_dir}")

@@ -15,10 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from chronoprobe.runs.cache import STEP_RECORD, StepCache, canonical_json, default_cache_dir
-from chronoprobe.runs.engine import StepExecutor, StepResult, console_logger
+from chronoprobe.runs.engine import StepExecutor, StepResult, console_logger, step_progress
 from chronoprobe.runs.steps import StepKind
 
 
@@ -83,14 +82,7 @@ def run_operation(
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file or directory (input {name!r})")
     keys = {name: input_key((keyed or {}).get(name, path)) for name, path in inputs.items()}
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = step_progress(console)
     out.parent.mkdir(parents=True, exist_ok=True)
     with console_logger(console) as log, progress:
         executor = StepExecutor(StepCache(cache_root), use_cache, log, progress, out.parent, seed)
