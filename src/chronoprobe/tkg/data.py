@@ -147,7 +147,7 @@ class TKGData:
         v = self.vocab
         text = (
             f"{len(v.entities):,} entities, {len(v.relations):,} relations, "
-            f"{v.n_times:,} years ({v.first_year}-{v.last_year}); facts: "
+            f"{v.n_times:,} years ({v.first_year} to {v.last_year}); facts: "
             f"{len(self.train):,} train, {len(self.valid):,} valid, {len(self.test):,} test "
             f"({ORIGINS[self.origin]})"
         )
@@ -158,11 +158,12 @@ class TKGData:
 # ----- reading a TemporalKG -------------------------------------------------------------------
 
 
-def _years(facts: pa.Table, bound: str) -> np.ndarray:
-    """A bound's year, or -1 where the bound is absent (null precision)."""
+def _years(facts: pa.Table, bound: str) -> tuple[np.ndarray, np.ndarray]:
+    """A bound's year (0 where absent) and whether it is present (non-null precision); a
+    year may be negative (BCE), so no year can stand for "absent"."""
     present = facts.column(f"{bound}_precision").is_valid().to_numpy(zero_copy_only=False)
     years = facts.column(f"{bound}_year").fill_null(0).to_numpy().astype(np.int64)
-    return np.where(present, years, -1)
+    return np.where(present, years, 0), present
 
 
 def _entity_ids(kg: TemporalKG) -> pa.Array:
@@ -188,8 +189,8 @@ class _Intervals:
 
 def _intervals(kg: TemporalKG) -> _Intervals:
     facts = kg.facts
-    start, end = _years(facts, "start"), _years(facts, "end")
-    timed = (start >= 0) | (end >= 0)
+    (start, has_start), (end, has_end) = _years(facts, "start"), _years(facts, "end")
+    timed = has_start | has_end
     if not timed.any():
         raise ValueError(
             f"the KG {kg.name!r} has no fact with a start or end year: nothing to train temporal "
@@ -199,17 +200,17 @@ def _intervals(kg: TemporalKG) -> _Intervals:
     relations = pc.unique(kg.relations.column("id").combine_chunks())
     relations = relations.take(pc.array_sort_indices(relations))
     facts = facts.filter(pa.array(timed))
-    start, end = start[timed], end[timed]
-    bounds = np.concatenate([start[start >= 0], end[end >= 0]])
+    start, end, has_start, has_end = start[timed], end[timed], has_start[timed], has_end[timed]
+    bounds = np.concatenate([start[has_start], end[has_end]])
     vocab = Vocab(
         tuple(entities.to_pylist()),
         tuple(relations.to_pylist()),
         int(bounds.min()),
         int(bounds.max()),
     )
-    first = np.where(start >= 0, start, end)
-    last = np.where(end >= 0, end, vocab.last_year)
-    last = np.where(start >= 0, np.maximum(last, first), first)
+    first = np.where(has_start, start, end)
+    last = np.where(has_end, end, vocab.last_year)
+    last = np.where(has_start, np.maximum(last, first), first)
     subject = _index(facts.column("subject"), entities)
     relation = _index(facts.column("relation"), relations)
     object_ = _index(facts.column("object"), entities)
