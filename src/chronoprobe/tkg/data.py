@@ -6,7 +6,9 @@ penalty relies on it). Relations get reciprocals (index ``r + n_relations``) so 
 prediction is object prediction with the inverse relation, as in tkbc.
 
 Facts are kept as intervals of time indices, ``(s, r, o, first, last)``; a :class:`TimeMode`
-says which ``(s, r, o, t)`` quadruples a training epoch draws from them.
+says which ``(s, r, o, t)`` quadruples a training epoch draws from them. Entities and relations
+are all the KG's, so ranking is among all of them; the split is the KG's own
+(:func:`given_split`) or one drawn with a seed (:func:`split_kg`).
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ class TKGData:
     valid: np.ndarray
     test: np.ndarray
     skipped: dict[str, int] = field(default_factory=dict)
-    origin: str = "seeded"  # where the split comes from: "seeded", "given" (the KG's own)
+    origin: str = "seeded"  # where the split comes from: a key of ORIGINS
 
     def split(self, name: str) -> np.ndarray:
         if name not in SPLITS:
