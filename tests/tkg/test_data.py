@@ -5,6 +5,7 @@ import pytest
 
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import Fact
+from chronoprobe.time import TimePoint
 from chronoprobe.tkg.data import TimeMode, Vocab, every_year, intervals_of, split_kg
 
 
@@ -25,7 +26,11 @@ def test_intervals_follow_the_time_semantics(tiny_kg):
     vocab, rows, skipped = intervals_of(tiny_kg)
     assert (vocab.first_year, vocab.last_year) == (2003, 2021)
     assert vocab.relations == ("held", "occurred", "spouse")
-    assert "nobody" not in vocab.entities and "nothing" not in vocab.entities
+    # every entity is a candidate, even one no fact with a time names
+    assert vocab.entities == (
+        "biden", "event", "michelle", "nobody", "nothing", "obama", "president", "trump",
+        "vice_president", "war",
+    )  # fmt: skip
     assert _named(vocab, rows) == {
         ("obama", "held", "president", 2009, 2017),
         ("trump", "held", "president", 2017, 2021),  # month precision counts as its year
@@ -83,3 +88,19 @@ def test_bad_fractions_and_timeless_kgs_are_refused(tiny_kg):
     timeless = TemporalKG.from_records([Fact("a", "r", "b")], name="flat")
     with pytest.raises(ValueError, match="'flat' has no fact with a start or end year"):
         intervals_of(timeless)
+
+
+def test_a_year_before_the_common_era_is_a_time():
+    kg = TemporalKG.from_records(
+        [
+            Fact("caesar", "held", "consul", TimePoint(-59), TimePoint(-59)),
+            Fact("cicero", "held", "consul", TimePoint(-63), None),
+        ]
+    )
+    vocab, rows, skipped = intervals_of(kg)
+    assert (vocab.first_year, vocab.last_year) == (-63, -59)
+    assert _named(vocab, rows) == {
+        ("caesar", "held", "consul", -59, -59),
+        ("cicero", "held", "consul", -63, -59),  # open end: up to the KG's last year
+    }
+    assert skipped == {"facts without a start or end year": 0, "duplicate facts": 0}

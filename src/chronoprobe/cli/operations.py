@@ -140,7 +140,8 @@ def _input_parameter(kind: StepKind, index: int) -> inspect.Parameter:
     declared = kind.inputs[index]  # type: ignore[index]
     default = ... if declared.required else None
     if declared.option:
-        info = typer.Option(default, f"--{declared.name}", help=declared.help)
+        flag = "--" + declared.name.replace("_", "-")
+        info = typer.Option(default, flag, help=declared.help)
     else:
         info = typer.Argument(default, help=declared.help, show_default=False)
     annotation = Path if declared.required else Path | None

@@ -23,6 +23,9 @@ from chronoprobe.kg.records import (
     ENTITY_SCHEMA,
     FACT_SCHEMA,
     RELATION_SCHEMA,
+    SPLIT_COLUMN,
+    SPLIT_FIELD,
+    SPLIT_NAMES,
     BoundColumns,
     Entity,
     Fact,
@@ -177,10 +180,13 @@ class TemporalKG:
 
         Relations used by facts but never declared get their id as label, so every fact's
         relation can be looked up; entities without a record are left out (use ``label()``,
-        which falls back to the id).
+        which falls back to the id). A ``split`` column of the facts is kept (see
+        :data:`SPLIT_COLUMN`); a fact given twice keeps its first row, and so its first split.
         """
-        facts = facts.select(FACT_SCHEMA.names).cast(FACT_SCHEMA)
-        facts = _distinct_rows(facts)
+        schema = FACT_SCHEMA
+        if SPLIT_COLUMN in facts.column_names:
+            schema = FACT_SCHEMA.append(SPLIT_FIELD)
+        facts = _distinct_rows(facts.select(schema.names).cast(schema), FACT_SCHEMA.names)
         relations = relations.select(RELATION_SCHEMA.names).cast(RELATION_SCHEMA)
         declared = set(relations.column("id").to_pylist())
         used = pc.unique(facts.column("relation")).to_pylist()
@@ -270,9 +276,15 @@ class TemporalKG:
             absent = [n for n in _SCHEMAS[key].names if n not in tables[key].column_names]
             if absent:
                 raise KGFormatError(f"{file}: missing columns {', '.join(absent)}")
+        _check_split(tables["facts"], path / _FILES["facts"])
         return cls.from_tables(
             **tables, name=manifest.get("name", path.name), meta=manifest.get("meta")
         )
+
+    @property
+    def has_split(self) -> bool:
+        """Whether the facts come with their own train/valid/test split."""
+        return SPLIT_COLUMN in self.facts.column_names
 
     # ----- lookups ---------------------------------------------------------------------------
 
@@ -512,13 +524,24 @@ def _run_starts(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
     return np.flatnonzero(changed)
 
 
-def _distinct_rows(table: pa.Table) -> pa.Table:
-    """Drop exact duplicate rows, keeping the first occurrence's order."""
+def _check_split(facts: pa.Table, file: Path) -> None:
+    if SPLIT_COLUMN not in facts.column_names:
+        return
+    found = pc.unique(facts.column(SPLIT_COLUMN).drop_null()).to_pylist()
+    unknown = sorted(str(name) for name in found if name not in SPLIT_NAMES)
+    if unknown:
+        raise KGFormatError(
+            f"{file}: column {SPLIT_COLUMN!r} holds {', '.join(map(repr, unknown))}; a fact's "
+            f"split is one of {', '.join(SPLIT_NAMES)} or null"
+        )
+
+
+def _distinct_rows(table: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """Keep the first row of each distinct value of ``keys``, in the rows' order."""
     if table.num_rows == 0:
         return table
     indexed = table.append_column("_row", pa.array(np.arange(table.num_rows)))
-    keys = [name for name in table.column_names]
-    first = indexed.group_by(keys, use_threads=False).aggregate([("_row", "min")])
+    first = indexed.group_by(list(keys), use_threads=False).aggregate([("_row", "min")])
     keep = np.sort(first.column("_row_min").to_numpy())
     if len(keep) == table.num_rows:
         return table

@@ -59,6 +59,12 @@ FACT_SCHEMA = pa.schema(
     ]
 )
 
+# A KG may carry its own train/valid/test split of the facts (as released KGs do): an optional
+# column of the facts table, null for a fact in no split.
+SPLIT_COLUMN = "split"
+SPLIT_NAMES = ("train", "valid", "test")
+SPLIT_FIELD = pa.field(SPLIT_COLUMN, pa.string())
+
 ENTITY_SCHEMA = pa.schema(
     [
         pa.field("id", pa.string(), nullable=False),

@@ -6,7 +6,9 @@ penalty relies on it). Relations get reciprocals (index ``r + n_relations``) so 
 prediction is object prediction with the inverse relation, as in tkbc.
 
 Facts are kept as intervals of time indices, ``(s, r, o, first, last)``; a :class:`TimeMode`
-says which ``(s, r, o, t)`` quadruples a training epoch draws from them.
+says which ``(s, r, o, t)`` quadruples a training epoch draws from them. Entities and relations
+are all the KG's, so ranking is among all of them; the split is the KG's own
+(:func:`given_split`) or one drawn with a seed (:func:`split_kg`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.records import SPLIT_COLUMN, SPLIT_NAMES
 
-SPLITS = ("train", "valid", "test")
+SPLITS = SPLIT_NAMES
+ORIGINS = {
+    "seeded": "split with the seed",
+    "given": "the KG's own split",
+    "split-from": "the split of another KG",
+}
 
 
 class TimeMode(StrEnum):
@@ -105,6 +114,7 @@ class TKGData:
     valid: np.ndarray
     test: np.ndarray
     skipped: dict[str, int] = field(default_factory=dict)
+    origin: str = "seeded"  # where the split comes from: a key of ORIGINS
 
     def split(self, name: str) -> np.ndarray:
         if name not in SPLITS:
@@ -139,8 +149,9 @@ class TKGData:
         v = self.vocab
         text = (
             f"{len(v.entities):,} entities, {len(v.relations):,} relations, "
-            f"{v.n_times:,} years ({v.first_year}-{v.last_year}); facts: "
-            f"{len(self.train):,} train, {len(self.valid):,} valid, {len(self.test):,} test"
+            f"{v.n_times:,} years ({v.first_year} to {v.last_year}); facts: "
+            f"{len(self.train):,} train, {len(self.valid):,} valid, {len(self.test):,} test "
+            f"({ORIGINS[self.origin]})"
         )
         left_out = ", ".join(f"{n:,} {why}" for why, n in self.skipped.items() if n)
         return f"{text}; left out: {left_out}" if left_out else text
@@ -149,59 +160,111 @@ class TKGData:
 # ----- reading a TemporalKG -------------------------------------------------------------------
 
 
-def _years(facts: pa.Table, bound: str) -> np.ndarray:
-    """A bound's year, or -1 where the bound is absent (null precision)."""
+def _years(facts: pa.Table, bound: str) -> tuple[np.ndarray, np.ndarray]:
+    """A bound's year (0 where absent) and whether it is present (non-null precision); a
+    year may be negative (BCE), so no year can stand for "absent"."""
     present = facts.column(f"{bound}_precision").is_valid().to_numpy(zero_copy_only=False)
     years = facts.column(f"{bound}_year").fill_null(0).to_numpy().astype(np.int64)
-    return np.where(present, years, -1)
+    return np.where(present, years, 0), present
 
 
-def _ids(column: pa.Array) -> tuple[list[str], np.ndarray]:
-    """Sorted distinct strings of a column and each row's index among them."""
-    encoded = column.dictionary_encode()
-    words = encoded.dictionary.to_pylist()
-    order = np.argsort(np.array(words, dtype=object)) if words else np.empty(0, np.int64)
-    rank = np.empty(len(words), np.int64)
-    rank[order] = np.arange(len(words))
-    indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return [words[i] for i in order], rank[indices]
+def _entity_ids(kg: TemporalKG) -> pa.Array:
+    """Every entity of the KG, sorted: those with a record and those its facts name."""
+    names = [kg.entities.column("id"), kg.facts.column("subject"), kg.facts.column("object")]
+    chunks = [chunk for column in names for chunk in column.chunks]
+    ids = pc.unique(pa.chunked_array(chunks, pa.string()).combine_chunks())
+    return ids.take(pc.array_sort_indices(ids))
 
 
-def intervals_of(kg: TemporalKG) -> tuple[Vocab, np.ndarray, dict[str, int]]:
-    """The vocabulary and distinct (s, r, o, first, last) intervals of a KG.
+def _index(column: pa.ChunkedArray, words: pa.Array) -> np.ndarray:
+    return pc.index_in(column, value_set=words).to_numpy(zero_copy_only=False).astype(np.int64)
 
-    A bound of month or day precision counts as its year. A missing end means the fact still
-    holds: its interval runs to the KG's last year. A missing start means the start is unknown:
-    the fact is only known to hold in its end year. Facts with neither bound carry no time and
-    are left out (and counted).
-    """
+
+@dataclass
+class _Intervals:
+    """One (s, r, o, first, last) row per fact with a time, and which facts those are."""
+
+    vocab: Vocab
+    rows: np.ndarray
+    timed: np.ndarray  # bool per fact of the KG
+
+
+def _intervals(kg: TemporalKG) -> _Intervals:
     facts = kg.facts
-    start, end = _years(facts, "start"), _years(facts, "end")
-    timed = (start >= 0) | (end >= 0)
+    (start, has_start), (end, has_end) = _years(facts, "start"), _years(facts, "end")
+    timed = has_start | has_end
     if not timed.any():
         raise ValueError(
             f"the KG {kg.name!r} has no fact with a start or end year: nothing to train temporal "
             "embeddings on"
         )
+    entities = _entity_ids(kg)
+    relations = pc.unique(kg.relations.column("id").combine_chunks())
+    relations = relations.take(pc.array_sort_indices(relations))
     facts = facts.filter(pa.array(timed))
-    start, end = start[timed], end[timed]
-    ends = [facts.column(name).combine_chunks() for name in ("subject", "object")]
-    entities, both = _ids(pa.concat_arrays(ends))
-    relations, relation = _ids(facts.column("relation").combine_chunks())
-    bounds = np.concatenate([start[start >= 0], end[end >= 0]])
-    vocab = Vocab(tuple(entities), tuple(relations), int(bounds.min()), int(bounds.max()))
-    first = np.where(start >= 0, start, end)
-    last = np.where(end >= 0, end, vocab.last_year)
-    last = np.where(start >= 0, np.maximum(last, first), first)
-    n = facts.num_rows
-    rows = np.stack([both[:n], relation, both[n:], first - vocab.first_year, last - first], 1)
+    start, end, has_start, has_end = start[timed], end[timed], has_start[timed], has_end[timed]
+    bounds = np.concatenate([start[has_start], end[has_end]])
+    vocab = Vocab(
+        tuple(entities.to_pylist()),
+        tuple(relations.to_pylist()),
+        int(bounds.min()),
+        int(bounds.max()),
+    )
+    first = np.where(has_start, start, end)
+    last = np.where(has_end, end, vocab.last_year)
+    last = np.where(has_start, np.maximum(last, first), first)
+    subject = _index(facts.column("subject"), entities)
+    relation = _index(facts.column("relation"), relations)
+    object_ = _index(facts.column("object"), entities)
+    rows = np.stack([subject, relation, object_, first - vocab.first_year, last - first], 1)
     rows[:, 4] += rows[:, 3]
-    distinct = _distinct(rows)
+    return _Intervals(vocab, rows, timed)
+
+
+def intervals_of(kg: TemporalKG) -> tuple[Vocab, np.ndarray, dict[str, int]]:
+    """The vocabulary and distinct (s, r, o, first, last) intervals of a KG.
+
+    The vocabulary holds every entity and relation of the KG, whether or not a fact with a
+    time names it, so that ranking is among all of them. A bound of month or day precision
+    counts as its year. A missing end means the fact still holds: its interval runs to the KG's
+    last year. A missing start means the start is unknown: the fact is only known to hold in
+    its end year. Facts with neither bound carry no time and are left out (and counted).
+    """
+    found = _intervals(kg)
+    distinct = _distinct(found.rows)
     skipped = {
-        "facts without a start or end year": int((~timed).sum()),
-        "duplicate facts": n - len(distinct),
+        "facts without a start or end year": int((~found.timed).sum()),
+        "duplicate facts": len(found.rows) - len(distinct),
     }
-    return vocab, distinct, skipped
+    return found.vocab, distinct, skipped
+
+
+def given_split(
+    kg: TemporalKG, mode: TimeMode = TimeMode.every_year, origin: str = "given"
+) -> TKGData:
+    """The KG's own train/valid/test split (its facts' ``split`` column), kept as given.
+
+    A fact in no split is left out (and counted); facts that become the same interval once
+    times are years are one fact per split.
+    """
+    if not kg.has_split:
+        raise ValueError(f"the KG {kg.name!r} has no split of its own (no `split` column)")
+    found = _intervals(kg)
+    split = kg.facts.column(SPLIT_COLUMN).filter(pa.array(found.timed))
+    parts = {}
+    for name in SPLITS:
+        chosen = pc.fill_null(pc.equal(split, name), False).to_numpy(zero_copy_only=False)
+        parts[name] = _distinct(found.rows[chosen])
+        if name != "valid" and not len(parts[name]):
+            raise ValueError(f"the KG {kg.name!r} has a split without {name} facts with a time")
+    in_none = pc.sum(pc.is_null(split)).as_py() or 0
+    kept = sum(len(part) for part in parts.values())
+    skipped = {
+        "facts without a start or end year": int((~found.timed).sum()),
+        "facts in no split": in_none,
+        "duplicate facts": len(found.rows) - in_none - kept,
+    }
+    return TKGData(found.vocab, TimeMode(mode), **parts, skipped=skipped, origin=origin)
 
 
 def split_kg(

@@ -58,9 +58,16 @@ class TKGTrainParams(Params):
         description="Training quadruples per fact: one per year it holds, its start year only, "
         "or one year sampled anew each epoch.",
     )
-    valid_fraction: float = Field(0.05, ge=0, lt=1, description="Share of facts for validation.")
+    valid_fraction: float = Field(
+        0.05, ge=0, lt=1, description="Share of facts for validation, when re-splitting."
+    )
     test_fraction: float = Field(
-        0.05, gt=0, lt=1, description="Share of facts held out for testing."
+        0.05, gt=0, lt=1, description="Share of facts held out for testing, when re-splitting."
+    )
+    resplit: bool = Field(
+        False,
+        description="Split the facts anew with the seed even when the KG has its own split "
+        "(figures are then not comparable with those on the given split).",
     )
     init_scale: float = Field(1e-2, gt=0, description="Scale of the initial embeddings.")
     eval_every: int = Field(0, ge=0, description="Rank the valid split every N epochs (0: off).")
@@ -90,42 +97,92 @@ def show(out: Path):
     return _metrics_table(metrics, f"{metrics['model']}, {metrics['split']} split")
 
 
+SPLIT_FROM = Input(
+    "split_from",
+    "Take the train/valid/test split from this directory: a KG with its own split, or "
+    "CronQuestions' train/valid/test fact files. Its split facts must be facts of the KG.",
+    required=False,
+    option=True,
+)
+
+
+def _tkg_check(params: TKGTrainParams, inputs: frozenset[str]) -> list[str]:
+    if params.resplit and SPLIT_FROM.name in inputs:
+        return ["resplit: give `resplit` or the input `split_from`, not both"]
+    return []
+
+
 @step_kind(
     "tkg",
     TKGTrainParams,
-    inputs=(Input("kg", "The KG directory to train on (`kg synth`, `kg convert`, ...)."),),
+    inputs=(
+        Input("kg", "The KG directory to train on (`kg synth`, `kg convert`, ...)."),
+        SPLIT_FROM,
+    ),
+    check=_tkg_check,
     command=("tkg", "train"),
     show=show,
     continues=("epochs", checkpoint_continuation),
 )
 def run_tkg(ctx: StepContext, params: TKGTrainParams, inputs: dict[str, Path]) -> None:
-    """Train embeddings on a KG directory and rank its test facts.
+    """Train embeddings on a KG directory and rank its test facts among all its entities.
 
-    The distinct facts are shuffled with the seed and split into test, valid and train (the
-    shares given); all years of a fact stay on one side. Training scores every entity for each
-    (s, r, ?, t) and (o, r⁻¹, ?, t) with a full softmax, Adagrad, N3 and temporal smoothness
-    (Lacroix et al., Tensor Decompositions for Temporal Knowledge Base Completion, ICLR 2020);
-    after each epoch the checkpoint is replaced atomically, so an interrupted run picks up at the
-    last finished epoch.
+    A KG with its own split (a released one, such as CronQuestions' through `kg convert`) is
+    trained and ranked on that split; so is one given another's with --split-from. Otherwise,
+    or with --resplit, the distinct facts are shuffled with the seed and split into test, valid
+    and train (the shares given); all years of a fact stay on one side. Either way every
+    entity and year of the KG is a candidate, trained on or not. Training scores every entity
+    for each (s, r, ?, t) and (o, r⁻¹, ?, t) with a full softmax, Adagrad, N3 and temporal
+    smoothness (Lacroix et al., Tensor Decompositions for Temporal Knowledge Base Completion,
+    ICLR 2020); after each epoch the checkpoint is replaced atomically, so an interrupted run
+    picks up at the last finished epoch.
     """
-    from chronoprobe.kg.graph import TemporalKG
-    from chronoprobe.tkg.data import TimeMode, split_kg
     from chronoprobe.tkg.train import train
 
     if params.seed is None:
         params = params.model_copy(update={"seed": ctx.seed})
-    data = split_kg(
-        TemporalKG.load(inputs["kg"]),
-        valid_fraction=params.valid_fraction,
-        test_fraction=params.test_fraction,
-        seed=params.seed,
-        mode=TimeMode(params.time_mode),
-    )
+    data = _training_data(params, inputs)
     ctx.log.info(data.summary())
     work = ctx.out_dir / SHARDS_DIR / "checkpoint"
     train(data, params, work, progress=ctx.progress or False, log=ctx.log.info)
     for path in work.iterdir():
         os.replace(path, ctx.out_dir / path.name)
+
+
+def _split_source(directory: Path):
+    """The facts of a directory that carry a split: a KG's, or CronQuestions' split files."""
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.kg.io import cronquestions
+    from chronoprobe.kg.io.options import LoadOptions
+
+    if not (directory / "manifest.json").is_file():
+        return cronquestions.split_facts(directory, LoadOptions())
+    source = TemporalKG.load(directory)
+    if not source.has_split:
+        raise ValueError(f"{directory}: the KG has no split of its own to take")
+    return source.facts
+
+
+def _training_data(params: TKGTrainParams, inputs: dict[str, Path]):
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.kg.splits import adopt_split
+    from chronoprobe.tkg.data import TimeMode, given_split, split_kg
+
+    kg = TemporalKG.load(inputs["kg"])
+    mode = TimeMode(params.time_mode)
+    if SPLIT_FROM.name in inputs:
+        source = inputs[SPLIT_FROM.name]
+        kg = adopt_split(kg, _split_source(source), str(source))
+        return given_split(kg, mode, origin="split-from")
+    if kg.has_split and not params.resplit:
+        return given_split(kg, mode)
+    return split_kg(
+        kg,
+        valid_fraction=params.valid_fraction,
+        test_fraction=params.test_fraction,
+        seed=params.seed,
+        mode=mode,
+    )
 
 
 class TKGEvalParams(Params):

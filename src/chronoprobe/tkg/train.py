@@ -165,7 +165,14 @@ def train(
     if log is not None:
         log(f"test: {_describe_metrics(result.metrics)}")
     if out is not None:
-        body = {"model": config.model, "split": "test", **result.metrics}
+        body = {
+            "model": config.model,
+            "split": "test",
+            "split_origin": data.origin,
+            "candidate_entities": len(data.vocab.entities),
+            "candidate_years": data.vocab.n_times,
+            **result.metrics,
+        }
         atomic_write_text(Path(out) / "metrics.json", json.dumps(body, indent=2) + "\n")
     return result
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.graph import KGFormatError, TemporalKG
 from chronoprobe.kg.io.cronquestions import find_inputs, load, parse_lines
 from chronoprobe.kg.io.jsonl import fact_tuples, iso_column
 from chronoprobe.kg.io.options import LoadOptions, get_loader
@@ -89,9 +89,10 @@ def test_a_directory_without_full_txt_reads_its_splits(tmp_path):
     for split in ("train", "valid", "test"):
         shutil.copy(KG / f"{split}.txt", tmp_path / split)
     shutil.copy(KG / "wd_id2entity_text.txt", tmp_path)
-    facts, labels = find_inputs([tmp_path])
-    assert [p.name for p in facts] == ["train", "valid", "test"]
-    assert [p.name for p in labels] == ["wd_id2entity_text.txt"]
+    found = find_inputs([tmp_path])
+    assert [p.name for p in found.facts] == ["train", "valid", "test"]
+    assert [p.name for p in found.labels] == ["wd_id2entity_text.txt"]
+    assert found.splits == []
     kg, _ = _load([tmp_path])
     assert fact_tuples(kg) == FACTS
     assert kg.label("Q615") == "Lionel Messi"
@@ -227,3 +228,81 @@ def test_a_file_of_another_format_is_refused_saying_which(tmp_path):
         f"{jsonl}:1: this looks like chronoprobe JSONL rows, not CronQuestions KG lines "
         "(5 tab-separated fields); read it with --format jsonl"
     )
+
+
+# The released split of the fixture, hand-checked against train.txt, valid.txt and test.txt
+# (the line with 0 and 9999 in train.txt has no time and is no fact).
+SPLIT = {
+    "train": [
+        ("Q1048", "P39", "Q39686", "-0059", "-0059"),
+        ("Q35171", "P39", "Q11696", "1885", "1889"),
+        ("Q362", "P793", "Q1190554", "1939", "1945"),
+        ("Q615", "P54", "Q7156", "2004", "2021"),
+        ("Q76", "P39", "Q11696", "2009", "2017"),
+    ],
+    "valid": [
+        ("Q11571", "P54", "Q75729", None, "2003"),
+        ("Q22686", "P39", "Q11696", "2017", "2021"),
+        ("Q35171", "P39", "Q11696", "1893", "1897"),
+        ("Q7186", "P166", "Q38104", "1903", "1903"),
+    ],
+    "test": [
+        ("Q11571", "P54", "Q18656", "2003", "2009"),
+        ("Q11571", "P54", "Q18656", "2021", "2022"),
+        ("Q6279", "P39", "Q11696", "2021", None),
+        ("Q76", "P26", "Q13133", "1992", None),
+    ],
+}
+
+
+def _split_facts(kg, split):
+    rows = kg.facts.filter(pc.equal(kg.facts["split"], split))
+    return fact_tuples(TemporalKG.from_tables(kg.entities, kg.relations, rows))
+
+
+@pytest.mark.parametrize("use_full", [True, False])
+def test_the_released_split_is_kept(tmp_path, use_full):
+    if not use_full:  # the splits alone, as tkbc reads them
+        for name in ("train", "valid", "test"):
+            shutil.copy(KG / f"{name}.txt", tmp_path / name)
+    kg, problems = _load([KG if use_full else tmp_path])
+    assert problems.total == 0 and fact_tuples(kg) == FACTS
+    assert {name: _split_facts(kg, name) for name in SPLIT} == SPLIT
+    assert kg.facts["split"].null_count == 0
+    saved = TemporalKG.load(kg.save(tmp_path / "saved"))
+    assert saved.has_split and saved.facts["split"].to_pylist() == kg.facts["split"].to_pylist()
+
+
+def test_a_fact_in_no_split_file_is_in_no_split(tmp_path):
+    shutil.copy(KG / "full.txt", tmp_path)
+    shutil.copy(KG / "train.txt", tmp_path)
+    kg, _ = _load([tmp_path])
+    assert _split_facts(kg, "train") == SPLIT["train"]
+    assert kg.facts["split"].null_count == len(FACTS) - len(SPLIT["train"])
+
+
+def test_a_split_fact_missing_from_full_txt_is_an_error(tmp_path):
+    shutil.copy(KG / "full.txt", tmp_path)
+    (tmp_path / "test.txt").write_text("Q76\tP39\tQ11696\t2009\t2018\n", encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        _load([tmp_path])
+    assert str(caught.value) == (
+        f"{tmp_path / 'test.txt'}: 1 of its 1 split facts are not facts of the KG 'kg', e.g. "
+        "(Q76, P39, Q11696, 2009, 2018); give the split of this KG's own facts"
+    )
+
+
+def test_convert_keeps_the_split_and_a_bad_split_value_is_refused(tmp_path):
+    out = tmp_path / "kg"
+    result = CliRunner().invoke(
+        app, ["kg", "convert", str(KG), "--format", "cronquestions", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    kg = TemporalKG.load(out)
+    assert {name: _split_facts(kg, name) for name in SPLIT} == SPLIT
+    facts = kg.facts.set_column(
+        kg.facts.schema.get_field_index("split"), "split", pa.array(["dev"] * len(kg))
+    )
+    TemporalKG(kg.entities, kg.relations, facts).save(out)
+    with pytest.raises(KGFormatError, match="column 'split' holds 'dev'; a fact's split is one"):
+        TemporalKG.load(out)

@@ -3,7 +3,11 @@
 Facts are tab-separated ``head rel tail start end`` lines (``Q25559009	P39	Q41582555	1847
 1852``) in ``full.txt`` and its splits ``train``/``valid``/``test`` (with or without ``.txt``);
 labels are tab-separated ``id label`` lines in ``wd_id2entity_text.txt`` and
-``wd_id2relation_text.txt``. Times are years: each bound is a year-precision point, a negative
+``wd_id2relation_text.txt``. The split files keep their split: the KG's facts get a ``split``
+column (:mod:`chronoprobe.kg.splits`) saying which of ``train``/``valid``/``test`` lists each
+fact (the first of them, in that order, should one list a fact twice); a fact of ``full.txt``
+listed in none is in no split, and a split file listing a fact that ``full.txt`` lacks is an
+error. Times are years: each bound is a year-precision point, a negative
 year is BCE, and the years in :data:`UNKNOWN_YEARS` stand for "not known": an unknown start, an
 open end (9999), or an end that is unknown (0), which is no open end, so such a line is skipped
 as the dump loader skips a statement whose end is unknown. Ids and years follow the rules of
@@ -37,12 +41,14 @@ from chronoprobe.kg.io.checks import ID_PATTERN, YEAR_MAX, YEAR_MIN, Invalid, ch
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.kg.io.shapes import expect
-from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, Entity, Relation
+from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, SPLIT_NAMES, Entity, Relation
+from chronoprobe.kg.splits import adopt_split, with_split
 from chronoprobe.time import Precision, TimePoint
 
 ENTITY_LABELS = "wd_id2entity_text.txt"
 RELATION_LABELS = "wd_id2relation_text.txt"
-# In a directory, full.txt holds every fact; the splits are read only when it is absent.
+# In a directory, full.txt holds every fact and the splits say only which split each is in;
+# without full.txt, the splits hold the facts.
 FULL = "full.txt"
 SPLITS = ("train.txt", "valid.txt", "test.txt", "train", "valid", "test")
 # Years that mean "not known": the start of a fact whose beginning Wikidata lacks, the end of
@@ -222,37 +228,57 @@ def _label_lines(path: Path, problems: Problems) -> Iterator[tuple[str, str]]:
             yield key, label
 
 
-def find_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-    """Fact files and label files from files or release directories, labels found beside facts.
+@dataclass
+class Inputs:
+    """The files a load reads."""
 
-    A directory contributes ``full.txt`` (or, without it, its splits); a label file is known by
-    its released name, and one lying beside a fact file is read too.
+    facts: list[Path]  # the KG's facts (a split file among them gives its facts their split)
+    labels: list[Path]
+    splits: list[Path]  # split files beside a full.txt: read only for their split
+
+
+def split_of(path: Path) -> str | None:
+    """The split a fact file lists by its released name (``train``, ``valid.txt``...), or None."""
+    name = path.name.removesuffix(".txt")
+    return name if name in SPLIT_NAMES else None
+
+
+def find_inputs(paths: Sequence[Path]) -> Inputs:
+    """Fact, label and split files from files or release directories, labels found beside facts.
+
+    A directory contributes ``full.txt`` and its splits (or, without ``full.txt``, the splits
+    as its facts); a label file is known by its released name, and one lying beside a fact
+    file is read too.
     """
-    facts: list[Path] = []
-    labels: list[Path] = []
+    found = Inputs([], [], [])
 
-    def add(path: Path) -> None:
-        target = labels if path.name in (ENTITY_LABELS, RELATION_LABELS) else facts
+    def add(path: Path, target: list[Path]) -> None:
+        if path.name in (ENTITY_LABELS, RELATION_LABELS):
+            target = found.labels
         if path not in target:
             target.append(path)
 
     for path in map(Path, paths):
         if not path.is_dir():
-            add(path)
+            add(path, found.facts)
             continue
-        found = [path / FULL] if (path / FULL).is_file() else [path / s for s in SPLITS]
-        found = [p for p in found if p.is_file()]
-        if not found:
+        splits = [path / name for name in SPLITS if (path / name).is_file()]
+        if (path / FULL).is_file():
+            add(path / FULL, found.facts)
+            for split_file in splits:
+                add(split_file, found.splits)
+        elif splits:
+            for split_file in splits:
+                add(split_file, found.facts)
+        else:
             raise FileNotFoundError(
                 f"{path}: no CronQuestions KG file ({FULL}, or train/valid/test)"
             )
-        for fact_file in found:
-            add(fact_file)
-    for fact_file in list(facts):
+    for fact_file in found.facts + found.splits:
         for name in (ENTITY_LABELS, RELATION_LABELS):
             if (fact_file.parent / name).is_file():
-                add(fact_file.parent / name)
-    return facts, labels
+                add(fact_file.parent / name, found.labels)
+    return found
 
 
 def _event_spans(facts: pa.Table, labels: dict[str, str]) -> list[Entity]:
@@ -299,25 +325,50 @@ def _entities(facts: pa.Table, labels: dict[str, str]) -> pa.Table:
     )
 
 
+def _read_facts(path: Path, options: LoadOptions, problems: Problems | None) -> Parsed:
+    """A fact file's facts; its bad lines are reported to ``problems`` (None: not reported)."""
+    lines, undecoded = _lines(path)
+    parsed = parse_lines(lines, options.relations)
+    if problems is not None:
+        for row, reason, kind in sorted(undecoded + parsed.bad):
+            problems.report(str(path), row + 1, reason, kind=kind)
+    return parsed
+
+
+def _split_table(paths: Sequence[Path], options: LoadOptions) -> pa.Table:
+    """The facts of split files, each with its ``split`` (bad lines are the KG's to report)."""
+    tagged = [with_split(_read_facts(p, options, None).facts, split_of(p)) for p in paths]
+    return pa.concat_tables(tagged)
+
+
+def split_facts(directory: Path, options: LoadOptions) -> pa.Table:
+    """The facts of a release directory's split files, each with its ``split``."""
+    found = find_inputs([directory])
+    paths = [path for path in found.facts + found.splits if split_of(path) is not None]
+    if not paths:
+        raise FileNotFoundError(f"{directory}: no train, valid or test file")
+    return _split_table(paths, options)
+
+
 def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> TemporalKG:
     """Load CronQuestions KG files or release directories into one temporal KG."""
-    fact_files, label_files = find_inputs(paths)
-    for path in fact_files + label_files:
+    found = find_inputs(paths)
+    for path in found.facts + found.splits + found.labels:
         expect(path, "cronquestions", "CronQuestions KG lines (5 tab-separated fields)")
     entity_labels: dict[str, str] = {}
     relation_labels: dict[str, str] = {}
-    for path in label_files:
+    for path in found.labels:
         target = relation_labels if path.name == RELATION_LABELS else entity_labels
         target.update(_label_lines(path, problems))
     tables, timeless, unknown_end = [], 0, 0
-    for path in fact_files:
-        lines, undecoded = _lines(path)
-        parsed = parse_lines(lines, options.relations)
-        for row, reason, kind in sorted(undecoded + parsed.bad):
-            problems.report(str(path), row + 1, reason, kind=kind)
+    for path in found.facts:
+        parsed = _read_facts(path, options, problems)
         tables.append(parsed.facts)
         timeless += parsed.timeless
         unknown_end += parsed.unknown_end
+    named = [split_of(path) for path in found.facts]
+    if any(named):
+        tables = [with_split(t, split) for t, split in zip(tables, named, strict=True)]
     facts = pa.concat_tables(tables) if tables else FACT_SCHEMA.empty_table()
     used = pc.unique(facts["relation"]).to_pylist()
     relations = relations_table(Relation(r, relation_labels.get(r, r)) for r in sorted(used))
@@ -325,7 +376,7 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
         "source": {
             "format": "cronquestions",
             "inputs": [str(p) for p in paths],
-            "files": [str(p) for p in fact_files + label_files],
+            "files": [str(p) for p in found.facts + found.splits + found.labels],
         },
         "skipped": {
             key: count
@@ -336,4 +387,7 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
     kg = TemporalKG.from_tables(_entities(facts, entity_labels), relations, facts, meta=meta)
     if facts.num_rows > len(kg):
         kg.meta["skipped"]["duplicate"] = facts.num_rows - len(kg)
+    if found.splits:
+        where = ", ".join(str(path) for path in found.splits)
+        kg = adopt_split(kg, _split_table(found.splits, options), where)
     return kg
