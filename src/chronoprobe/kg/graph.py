@@ -236,6 +236,8 @@ class TemporalKG:
     def load(cls, directory: str | Path) -> TemporalKG:
         path = Path(directory)
         manifest_path = path / "manifest.json"
+        if path.is_file():
+            raise KGFormatError(_file_is_no_kg(path))
         if not path.is_dir():
             raise KGFormatError(f"{path}: no such KG directory")
         if not manifest_path.is_file():
@@ -497,6 +499,31 @@ class TemporalKG:
         )
         bounds = pc.min_max(years).as_py()
         return bounds["min"], bounds["max"]
+
+
+def _file_is_no_kg(path: Path) -> str:
+    """Why a file given as a KG directory is none, and what to give instead."""
+    if (
+        path.name in ("manifest.json", *_FILES.values())
+        and (path.parent / "manifest.json").is_file()
+    ):
+        return f"{path}: a file of the KG directory {path.parent}; give the directory"
+    from chronoprobe.kg.io.shapes import sniff
+
+    message = (
+        f"{path}: a file, not a KG directory (one holds manifest.json and "
+        f"{', '.join(_FILES.values())})"
+    )
+    try:
+        shape = sniff(path)
+    except (OSError, ValueError, EOFError):
+        shape = None
+    if shape is not None and shape.format is not None:
+        message += (
+            f"; it looks like {shape.what}: make a KG of it with "
+            f"`chronoprobe kg convert {path} --format {shape.format} -o DIR`"
+        )
+    return message
 
 
 def _run_starts(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
