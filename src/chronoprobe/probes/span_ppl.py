@@ -413,6 +413,7 @@ SPAN_PPL = View(
     metrics=span_ppl_metrics,
     aggregate=_aggregate,
     read=read_examples,
+    row_fields=("sentence", "span_start", "span_end", "span"),
     drift_rows=False,
     for_model=_for_model,
 )
