@@ -1,8 +1,9 @@
 """Assemble the report of a run: summary first, one section per step in config order, then the run.
 
-A section that fails to build (a step's outputs damaged, a bug in a section function) shows the
-error in its place and the rest of the report is still written: one broken step should not
-hide hours of other results, nor be hidden itself.
+A section that fails to build or to draw (a step's outputs damaged, a bug in a section function)
+shows the error in its place, naming the step, and the rest of the report is still written: one
+broken step should not hide hours of other results, nor be hidden itself. Each such failure is
+also logged as a warning (``chronoprobe report`` prints it).
 """
 
 from __future__ import annotations
@@ -124,10 +125,11 @@ def _step_view(step: StepInfo) -> StepView | None:
     try:
         section = section_kind(step.kind, step.record).build(step.dir, step.record)
     except Exception as err:  # a broken section is shown, not raised: see the module docstring
-        log.warning("report: section of step %s failed: %s", step.id, err)
-        log.debug("report: section of step %s failed", step.id, exc_info=True)
-        message = f"This section could not be built: {type(err).__name__}: {err}"
-        section = Section(f"Step {step.id}", [Text(message, style="error")])
+        message = f"the {step.kind} section of step {step.id} could not be built"
+        log.warning("report: %s: %s: %s", message, type(err).__name__, err)
+        log.debug("report: %s", message, exc_info=True)
+        text = f"{message[0].upper()}{message[1:]}: {type(err).__name__}: {err}"
+        section = Section(f"Step {step.id}", [Text(text, style="error")])
     if section is None:
         return None
     extra: list[Block] = []

@@ -17,7 +17,7 @@ from typing import Any
 
 from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars, heatmap
-from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.sections import answered_nothing, read_metrics, section
 
 # what each metric means, for captions and axis labels
 LABELS = {
@@ -155,6 +155,10 @@ def probe_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
     title = f"Drift probe: {record.get('id', step_dir.name)}"
     path = step_dir / "matrix.json"
+    models = metrics.get("models") or {}
+    notes = [n for name, m in models.items() if (n := answered_nothing(name, m)) is not None]
+    if models and len(notes) == len(models):
+        return Section(title, notes)
     if not path.is_file():
         return Section(title, [Text("The step wrote no matrix.json.", style="error")])
     tables = json.loads(path.read_text(encoding="utf-8"))
