@@ -20,7 +20,9 @@ from chronoprobe.time import Granularity
 Stats = dict[str, Any]
 
 
-def _write_stats(out: Path, stats: Any) -> None:
+def _write_stats(out: Path, stats: Any, kg: TemporalKG) -> None:
+    """``stats.json``, with the fingerprint of the KG the rows come from (added to ``stats``)."""
+    stats["kg_fingerprint"] = kg.fingerprint
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
 
 
@@ -49,7 +51,7 @@ def write_drift(
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     stats = drift_statistics(rows)
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 
@@ -99,7 +101,7 @@ def write_lamatk(
     if queries is not None:
         write_jsonl(out / "queries.jsonl", queries)
         stats["queries"] = builder.statistics(queries)
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 
@@ -131,7 +133,7 @@ def write_cronq(
         "dropped_by_split": len(splits["dropped"]),
         "skipped_facts": dict(skipped),
     }
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 
@@ -156,7 +158,7 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
         "groups": dict(sorted(groups.items())),
         "articles": {k: seen[k] for k in ("matched", "too short", "longest")},
     }
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 

@@ -101,6 +101,7 @@ def save(
         "model": model.config(),
         "mode": str(data.mode),
         "skipped": data.skipped,
+        "kg_fingerprint": data.kg_fingerprint,
         **config,
     }
     atomic_write_text(directory / FILES[4], json.dumps(body, indent=2) + "\n")
@@ -150,6 +151,10 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
     optimizer_state = load_file(str(directory / FILES[1]))
     splits = load_file(str(directory / FILES[2]))
     data = TKGData(
-        vocab, mode, *(splits[name].to(torch.int64).numpy() for name in SPLITS), config["skipped"]
+        vocab,
+        mode,
+        *(splits[name].to(torch.int64).numpy() for name in SPLITS),
+        config["skipped"],
+        config.get("kg_fingerprint"),
     )
     return Checkpoint(model, data, config, optimizer_state)
