@@ -52,8 +52,8 @@ def test_fingerprints_travel_from_the_kg_to_questions_and_embeddings(tmp_path, m
     steps = run(tmp_path, "world")
     kg = TemporalKG.load(steps / "world")
     assert kg.fingerprint and len(kg.fingerprint) == 24
-    stats = json.loads((steps / "cronq" / "stats.json").read_text())
-    assert stats["kg_fingerprint"] == kg.fingerprint
+    source = json.loads((steps / "cronq" / "kg.json").read_text())
+    assert source == {"name": kg.name, "fingerprint": kg.fingerprint}
     assert tkg_checkpoint.load(steps / "emb").data.kg_fingerprint == kg.fingerprint
     qa = json.loads((steps / "qa" / "config.json").read_text())
     assert qa["data"]["kg_fingerprint"] == kg.fingerprint
@@ -71,15 +71,15 @@ def test_questions_and_embeddings_of_two_kgs_stop_the_qa_step(tmp_path, monkeypa
     world = TemporalKG.load(steps / "world").fingerprint
     other = TemporalKG.load(steps / "other").fingerprint
     message = str(err.value)
-    assert f"the questions ({steps / 'cronq' / 'stats.json'}) comes from KG {world}" in message
+    assert f"the questions ({steps / 'cronq' / 'kg.json'}) comes from KG {world}" in message
     assert f"the embeddings ({steps / 'emb'}) from KG {other}: inputs of different KGs" in message
 
 
 def test_an_artefact_without_a_fingerprint_passes_with_a_warning():
     warnings: list[str] = []
-    same_kg(("the questions (q/stats.json)", None), ("the embeddings (e)", "abc"), warnings.append)
+    same_kg(("the questions (q)", None), ("the embeddings (e)", "abc"), warnings.append)
     assert warnings == [
-        "the questions (q/stats.json): records no KG fingerprint (made by an older chronoprobe); "
+        "the questions (q): records no KG fingerprint (made by an older chronoprobe); "
         "cannot check that the inputs come from one KG"
     ]
     same_kg(("a", "abc"), ("b", "abc"), warnings.append)

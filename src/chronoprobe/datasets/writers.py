@@ -20,10 +20,15 @@ from chronoprobe.time import Granularity
 Stats = dict[str, Any]
 
 
+KG_RECORD = "kg.json"  # the KG a probe set was built from
+
+
 def _write_stats(out: Path, stats: Any, kg: TemporalKG) -> None:
-    """``stats.json``, with the fingerprint of the KG the rows come from (added to ``stats``)."""
-    stats["kg_fingerprint"] = kg.fingerprint
+    """``stats.json``, and ``kg.json``: the name and fingerprint of the KG the rows come from,
+    which later steps compare with their other inputs' (see ``TemporalKG.fingerprint``)."""
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
+    source = {"name": kg.name, "fingerprint": kg.fingerprint}
+    atomic_write_text(out / KG_RECORD, json.dumps(source, indent=2) + "\n")
 
 
 def write_drift(

@@ -120,10 +120,10 @@ class Questions:
 
 def questions_kg(cronq_dir: Path) -> tuple[str, str | None]:
     """(where, fingerprint) of the KG a question directory was built from (None: not recorded)."""
-    path = Path(cronq_dir) / "stats.json"
+    path = Path(cronq_dir) / "kg.json"
     if not path.is_file():
-        return str(path), None
-    fingerprint = read_json_object(path, "question statistics").get("kg_fingerprint")
+        return f"the questions ({cronq_dir})", None
+    fingerprint = read_json_object(path, "the KG record").get("fingerprint")
     return f"the questions ({path})", fingerprint if isinstance(fingerprint, str) else None
 
 
