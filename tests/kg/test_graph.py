@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -379,14 +380,19 @@ def test_save_load_round_trip(kg: TemporalKG, tmp_path: Path) -> None:
         "relations.parquet",
     ]
     manifest = json.loads((out / "manifest.json").read_text())
+    # the fingerprint: a digest of the Parquet files as written, in a fixed order
+    tables = ("entities", "relations", "facts")
+    written = b"".join((out / f"{n}.parquet").read_bytes() for n in tables)
     assert manifest == {
         "format": "chronoprobe-kg",
         "version": FORMAT_VERSION,
         "name": "timeline",
+        "fingerprint": hashlib.blake2b(written, digest_size=12).hexdigest(),
         "counts": {"entities": 5, "relations": 4, "facts": 15},
         "meta": {"source": "hand-made"},
     }
     loaded = TemporalKG.load(out)
+    assert loaded.fingerprint == kg.fingerprint == manifest["fingerprint"]
     assert loaded.name == "timeline" and loaded.meta == {"source": "hand-made"}
     for name in ("entities", "relations", "facts"):
         assert getattr(loaded, name).equals(getattr(kg, name)), name
