@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -379,14 +380,19 @@ def test_save_load_round_trip(kg: TemporalKG, tmp_path: Path) -> None:
         "relations.parquet",
     ]
     manifest = json.loads((out / "manifest.json").read_text())
+    # the fingerprint: a digest of the Parquet files as written, in a fixed order
+    tables = ("entities", "relations", "facts")
+    written = b"".join((out / f"{n}.parquet").read_bytes() for n in tables)
     assert manifest == {
         "format": "chronoprobe-kg",
         "version": FORMAT_VERSION,
         "name": "timeline",
+        "fingerprint": hashlib.blake2b(written, digest_size=12).hexdigest(),
         "counts": {"entities": 5, "relations": 4, "facts": 15},
         "meta": {"source": "hand-made"},
     }
     loaded = TemporalKG.load(out)
+    assert loaded.fingerprint == kg.fingerprint == manifest["fingerprint"]
     assert loaded.name == "timeline" and loaded.meta == {"source": "hand-made"}
     for name in ("entities", "relations", "facts"):
         assert getattr(loaded, name).equals(getattr(kg, name)), name
@@ -509,3 +515,48 @@ def test_open_bounds_on_the_kg(kg: TemporalKG) -> None:
         entities_table([]), relations_table([]), pa.Table.from_batches([], schema=FACT_SCHEMA)
     )
     assert empty.start_days.tolist() == [] and empty.holding_mask("2019").tolist() == []
+
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("source", "fmt", "what"),
+    [
+        ("jsonl/presidents.jsonl", "jsonl", "chronoprobe JSONL rows"),
+        ("sparql/heads_of_state.json", "wikidata-sparql", "SPARQL JSON results"),
+    ],
+)
+def test_load_a_source_file_suggests_converting_it(source, fmt, what) -> None:
+    path = FIXTURES / source
+    with pytest.raises(KGFormatError) as err:
+        TemporalKG.load(path)
+    message = str(err.value)
+    assert message.startswith(
+        f"{path}: a file, not a KG directory (one holds manifest.json and entities.parquet, "
+        "relations.parquet, facts.parquet); it looks like "
+    )
+    assert what in message
+    assert message.endswith(
+        f"make a KG of it with `chronoprobe kg convert {path} --format {fmt} -o DIR`"
+    )
+
+
+def test_load_a_file_of_unknown_shape_says_what_a_kg_directory_holds(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("a few words\n")
+    with pytest.raises(KGFormatError) as err:
+        TemporalKG.load(path)
+    assert str(err.value) == (
+        f"{path}: a file, not a KG directory (one holds manifest.json and entities.parquet, "
+        "relations.parquet, facts.parquet)"
+    )
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "facts.parquet"])
+def test_load_a_file_of_a_kg_directory_names_the_directory(saved: Path, name: str) -> None:
+    with pytest.raises(KGFormatError) as err:
+        TemporalKG.load(saved / name)
+    assert (
+        str(err.value) == f"{saved / name}: a file of the KG directory {saved}; give the directory"
+    )

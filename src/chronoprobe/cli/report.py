@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import webbrowser
 from pathlib import Path
 
@@ -9,6 +10,19 @@ import typer
 from rich.console import Console
 
 from chronoprobe.cli.errors import user_errors
+
+
+class _Warnings(logging.Handler):
+    """Prints the report's warnings (a section that could not be built) as they come."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.WARNING)
+        self.console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.console.print(
+            f"[yellow]warning:[/] {record.getMessage()}", highlight=False, soft_wrap=True
+        )
 
 
 @user_errors
@@ -24,10 +38,19 @@ def report(
     """Write RUNDIR/report.html: a summary table, then one section per step, with its plots.
 
     The file is self-contained (plots embedded, no network), so it can be mailed or archived.
+    A step whose section cannot be built shows the error in its place and is named in a warning;
+    the rest of the report is still written.
     """
     from chronoprobe.report import write_report
 
-    path = write_report(run_dir, out)
-    Console(stderr=True).print(f"report: [bold]{path}[/]", highlight=False)
+    console = Console(stderr=True)
+    warnings = _Warnings(console)
+    logger = logging.getLogger("chronoprobe.report")
+    logger.addHandler(warnings)
+    try:
+        path = write_report(run_dir, out)
+    finally:
+        logger.removeHandler(warnings)
+    console.print(f"report: [bold]{path}[/]", highlight=False)
     if open_browser:
         webbrowser.open(path.resolve().as_uri())

@@ -20,8 +20,18 @@ from chronoprobe.time import Granularity
 Stats = dict[str, Any]
 
 
-def _write_stats(out: Path, stats: Any) -> None:
+KG_RECORD = "kg.json"  # the KG a probe set was built from
+
+
+def _write_stats(out: Path, stats: Any, kg: TemporalKG | None) -> None:
+    """``stats.json``, and ``kg.json``: the name and fingerprint of the KG the rows come from,
+    which later steps compare with their other inputs' (see ``TemporalKG.fingerprint``); an
+    imported set has no KG of its own."""
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
+    if kg is None:
+        return
+    source = {"name": kg.name, "fingerprint": kg.fingerprint}
+    atomic_write_text(out / KG_RECORD, json.dumps(source, indent=2) + "\n")
 
 
 def write_drift(
@@ -55,11 +65,14 @@ def write_drift(
             on_period=on_period,
         )
     ]
-    return write_drift_rows(out, rows)
+    return write_drift_rows(out, rows, kg=kg)
 
 
 def write_drift_rows(
-    out: Path, rows: Sequence[dict], deleted: dict[str, int] | None = None
+    out: Path,
+    rows: Sequence[dict],
+    deleted: dict[str, int] | None = None,
+    kg: TemporalKG | None = None,
 ) -> list[Stats]:
     """``examples.jsonl`` and ``stats.json`` of drift rows, built or imported; ``deleted``
     counts, per period, queries of the previous period that have no row (imported sets keep
@@ -72,7 +85,7 @@ def write_drift_rows(
     for period in stats:
         if deleted and deleted.get(period["period"]):
             period["deleted"] = period.get("deleted", 0) + deleted[period["period"]]
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 
@@ -125,7 +138,7 @@ def write_lamatk(
     if queries is not None:
         write_jsonl(out / "queries.jsonl", queries)
         stats["queries"] = builder.statistics(queries)
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 
@@ -146,11 +159,15 @@ def write_cronq(
     events = {event for event, _, _ in generator.YearIndex.from_kg(kg, []).events}
     splits = generator.split_questions(rows, events, seed=seed)
     extra = {"dropped_by_split": len(splits["dropped"]), "skipped_facts": dict(skipped)}
-    return write_cronq_rows(out, rows, splits, extra)
+    return write_cronq_rows(out, rows, splits, extra, kg)
 
 
 def write_cronq_rows(
-    out: Path, rows: Sequence[dict], splits: dict[str, Sequence[dict]], extra: Stats
+    out: Path,
+    rows: Sequence[dict],
+    splits: dict[str, Sequence[dict]],
+    extra: Stats,
+    kg: TemporalKG | None = None,
 ) -> Stats:
     """``questions.jsonl``, ``train/valid/test.jsonl`` (empty where ``splits`` has none) and
     ``stats.json`` of question rows, generated or imported."""
@@ -165,7 +182,7 @@ def write_cronq_rows(
         **{name: question_statistics(splits.get(name, [])) for name in ("train", "valid", "test")},
         **extra,
     }
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 
@@ -183,17 +200,19 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
     if not rows:
         raise ValueError(f"{articles}: no ECBD examples: {_why_no_examples(seen, config)}")
     articles_seen = {k: seen[k] for k in ("matched", "too short", "longest")}
-    return write_ecbd_rows(out, rows, {"articles": articles_seen})
+    return write_ecbd_rows(out, rows, {"articles": articles_seen}, kg)
 
 
-def write_ecbd_rows(out: Path, rows: Sequence[dict], extra: Stats | None = None) -> Stats:
+def write_ecbd_rows(
+    out: Path, rows: Sequence[dict], extra: Stats | None = None, kg: TemporalKG | None = None
+) -> Stats:
     """``examples.jsonl`` and ``stats.json`` (examples per year group, plus ``extra``) of ECBD
     rows, built or imported."""
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "examples.jsonl", rows)
     groups = Counter(str(row["year"]) for row in rows)
     stats = {"examples": len(rows), "groups": dict(sorted(groups.items())), **(extra or {})}
-    _write_stats(out, stats)
+    _write_stats(out, stats, kg)
     return stats
 
 

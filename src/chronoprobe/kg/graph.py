@@ -1,14 +1,17 @@
 """TemporalKG: the one structure every probe-set builder reads.
 
-Three Arrow tables (entities, relations, facts) on disk as Parquet plus a JSON manifest. Every
+Three Arrow tables (entities, relations, facts) on disk as Parquet plus a JSON manifest, which
+records the KG's fingerprint (a digest of its Parquet files as written): every artefact derived
+from the KG (probe sets, embeddings) carries it, so mismatched inputs are caught. Every
 query is columnar: intervals become two int64 day-number arrays once, and a period filter is two
 vectorised comparisons, so a million facts answer in milliseconds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -166,6 +169,7 @@ class TemporalKG:
         self.facts = facts
         self.name = name
         self.meta = dict(meta or {})
+        self.fingerprint: str | None = None  # set by save() and load(); None for older KGs
 
     @classmethod
     def from_tables(
@@ -221,13 +225,19 @@ class TemporalKG:
         """Write Parquet files and the manifest; each file atomically, the manifest last."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.blake2b(digest_size=12)
         for key, filename in _FILES.items():
             with atomic_path(out / filename) as tmp:
                 pq.write_table(getattr(self, key), tmp, compression="zstd")
+                with open(tmp, "rb") as written:
+                    for block in iter(lambda: written.read(1 << 20), b""):
+                        digest.update(block)
+        self.fingerprint = digest.hexdigest()
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "name": self.name,
+            "fingerprint": self.fingerprint,
             "counts": {
                 "entities": self.entities.num_rows,
                 "relations": self.relations.num_rows,
@@ -242,6 +252,8 @@ class TemporalKG:
     def load(cls, directory: str | Path) -> TemporalKG:
         path = Path(directory)
         manifest_path = path / "manifest.json"
+        if path.is_file():
+            raise KGFormatError(_file_is_no_kg(path))
         if not path.is_dir():
             raise KGFormatError(f"{path}: no such KG directory")
         if not manifest_path.is_file():
@@ -277,9 +289,12 @@ class TemporalKG:
             if absent:
                 raise KGFormatError(f"{file}: missing columns {', '.join(absent)}")
         _check_split(tables["facts"], path / _FILES["facts"])
-        return cls.from_tables(
+        kg = cls.from_tables(
             **tables, name=manifest.get("name", path.name), meta=manifest.get("meta")
         )
+        fingerprint = manifest.get("fingerprint")
+        kg.fingerprint = fingerprint if isinstance(fingerprint, str) else None
+        return kg
 
     @property
     def has_split(self) -> bool:
@@ -509,6 +524,50 @@ class TemporalKG:
         )
         bounds = pc.min_max(years).as_py()
         return bounds["min"], bounds["max"]
+
+
+def same_kg(
+    ours: tuple[str, str | None], theirs: tuple[str, str | None], warn: Callable[[str], None]
+) -> None:
+    """Stop when two artefacts, each ``(where, KG fingerprint)``, come from different KGs; an
+    artefact of an older chronoprobe (no fingerprint) passes with a warning."""
+    (where, mine), (other, its) = ours, theirs
+    if mine is None or its is None:
+        older = where if mine is None else other
+        warn(
+            f"{older}: records no KG fingerprint (made by an older chronoprobe); cannot check "
+            "that the inputs come from one KG"
+        )
+    elif mine != its:
+        raise ValueError(
+            f"{where} comes from KG {mine}, {other} from KG {its}: inputs of different KGs; "
+            "build both from one KG directory"
+        )
+
+
+def _file_is_no_kg(path: Path) -> str:
+    """Why a file given as a KG directory is none, and what to give instead."""
+    if (
+        path.name in ("manifest.json", *_FILES.values())
+        and (path.parent / "manifest.json").is_file()
+    ):
+        return f"{path}: a file of the KG directory {path.parent}; give the directory"
+    from chronoprobe.kg.io.shapes import sniff
+
+    message = (
+        f"{path}: a file, not a KG directory (one holds manifest.json and "
+        f"{', '.join(_FILES.values())})"
+    )
+    try:
+        shape = sniff(path)
+    except (OSError, ValueError, EOFError):
+        shape = None
+    if shape is not None and shape.format is not None:
+        message += (
+            f"; it looks like {shape.what}: make a KG of it with "
+            f"`chronoprobe kg convert {path} --format {shape.format} -o DIR`"
+        )
+    return message
 
 
 def _run_starts(table: pa.Table, keys: Sequence[str]) -> np.ndarray:

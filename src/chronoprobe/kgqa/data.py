@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
-from chronoprobe.jsonl import numbered_lines
+from chronoprobe.jsonl import numbered_lines, read_json_object
 
 ANSWER_TYPES = ("entity", "time")
 REQUIRED = ("id", "question", "type", "answer_type", "answers", "entities", "times")
@@ -116,6 +116,15 @@ class Questions:
                 f"{n:,} {what}" for what, n in sorted(self.unknown.items())
             )
         return text
+
+
+def questions_kg(cronq_dir: Path) -> tuple[str, str | None]:
+    """(where, fingerprint) of the KG a question directory was built from (None: not recorded)."""
+    path = Path(cronq_dir) / "kg.json"
+    if not path.is_file():
+        return f"the questions ({cronq_dir})", None
+    fingerprint = read_json_object(path, "the KG record").get("fingerprint")
+    return f"the questions ({path})", fingerprint if isinstance(fingerprint, str) else None
 
 
 def read_rows(path: Path, question_input: str = "question") -> list[dict]:

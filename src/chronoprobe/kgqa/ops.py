@@ -181,14 +181,18 @@ def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Pa
     metrics.json and predictions.parquet (each question's top 10 answers and rank).
     """
     from chronoprobe.core.devices import resolve_device
+    from chronoprobe.kg.graph import same_kg
     from chronoprobe.kgqa import checkpoint
-    from chronoprobe.kgqa.data import load_split
+    from chronoprobe.kgqa.data import load_split, questions_kg
     from chronoprobe.kgqa.evaluate import evaluate
     from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
     from chronoprobe.kgqa.train import protocol_of, write_results
 
     device = resolve_device(params.device)
     saved = checkpoint.load(inputs["checkpoint"], device, selected=True)
+    embeddings_kg = saved.config.get("data", {}).get("kg_fingerprint")
+    where = f"the embeddings of {inputs['checkpoint']}"
+    same_kg(questions_kg(inputs["questions"]), (where, embeddings_kg), ctx.log.warning)
     protocol = protocol_of(saved.config.get("train", {}))
     if params.answer_type_given is not None:
         protocol["answer_type_given"] = params.answer_type_given

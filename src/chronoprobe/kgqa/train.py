@@ -25,8 +25,9 @@ from torch import Tensor
 from chronoprobe.atomic import atomic_path, atomic_write_text
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
+from chronoprobe.kg.graph import same_kg
 from chronoprobe.kgqa import checkpoint
-from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, read_rows
+from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, questions_kg, read_rows
 from chronoprobe.kgqa.encoder import TINY, build_encoder
 from chronoprobe.kgqa.evaluate import evaluate, model_inputs
 from chronoprobe.kgqa.models import QAModel, build_qa_model
@@ -53,12 +54,13 @@ def input_for(encoder: str) -> str:
     return "template" if encoder == TINY else "question"
 
 
-def answer_vocab(tkg_dir: Path) -> tuple[AnswerVocab, Tensor, Tensor | None, str]:
-    """The candidates and frozen tables of a TKG checkpoint (no year table for ComplEx)."""
+def answer_vocab(tkg_dir: Path) -> tuple[AnswerVocab, Tensor, Tensor | None, str, str | None]:
+    """The candidates and frozen tables of a TKG checkpoint (no year table for ComplEx), its
+    model's name and the fingerprint of the KG it was trained on."""
     saved = tkg_checkpoint.load(tkg_dir)
     vocab = AnswerVocab(saved.vocab.entities, tuple(saved.vocab.years))
     time = saved.model.time.detach() if saved.model.has_time else None
-    return vocab, saved.model.entity.detach(), time, saved.model.name
+    return vocab, saved.model.entity.detach(), time, saved.model.name, saved.data.kg_fingerprint
 
 
 def soft_cross_entropy(scores: Tensor, gold: Tensor) -> Tensor:
@@ -128,11 +130,13 @@ def train(
         model, vocab, history = saved.model, saved.vocab, list(saved.config.get("history", []))
         saved_best = saved.config.get("best_epoch")
         embeddings = saved.config.get("data", {}).get("embeddings")
+        kg = saved.config.get("data", {}).get("kg_fingerprint")
         optimizer = torch.optim.Adam(_trainable(model), lr=config.learning_rate)
         optimizer.load_state_dict(saved.optimizer_state)
         say(f"resuming {out} after epoch {saved.epoch}")
     else:
-        vocab, entity, time_table, embeddings = answer_vocab(tkg_dir)
+        vocab, entity, time_table, embeddings, kg = answer_vocab(tkg_dir)
+        same_kg(questions_kg(cronq_dir), (f"the embeddings ({tkg_dir})", kg), say)
         train_rows = read_rows(cronq_dir / "train.jsonl", config.question_input)
         texts = [row[config.question_input] for row in train_rows]
         encoder = build_encoder(config.encoder, texts, config.seed)
@@ -153,7 +157,12 @@ def train(
     }
     for name, questions in splits.items():
         say(f"{name}: {questions.summary()}")
-    data = {"cronq": str(cronq_dir), "tkg": str(tkg_dir), "embeddings": embeddings}
+    data = {
+        "cronq": str(cronq_dir),
+        "tkg": str(tkg_dir),
+        "embeddings": embeddings,
+        "kg_fingerprint": kg,
+    }
     best = saved_best  # the epoch whose weights best.safetensors holds
     best_hits = history[best - 1]["valid"]["hits@1"] if best else -1.0
     own = epoch_progress("questions") if progress is True else None

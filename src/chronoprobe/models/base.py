@@ -3,6 +3,13 @@
 An adapter answers a whole list of requests at once. It sorts them by token length, cuts the
 sorted list into batches padded only to their own longest member, and writes each answer back at
 its request's original index, so a caller never sees the order the work was done in.
+
+Inputs longer than the model's positions are cut to fit, here and only here (``fit_window``):
+the gap (or, for a causal model, the whole continuation it scores) and the special tokens around
+the text stay whole, and the context farthest from the gap goes first. A causal model's context
+lies all on the left, so it loses its beginning, as lm-eval truncates loglikelihood requests. A
+request whose gap alone does not fit is answered ``None``, never a score of a cut gap; views
+skip its row with ``LanguageModel.unfit_reason``.
 """
 
 from __future__ import annotations
@@ -26,14 +33,15 @@ from chronoprobe.models.requests import (
 Progress = Callable[[int, int], None] | None
 
 
-def length_buckets(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
-    """Indices of ``lengths`` in batches of similar length, longest batch first.
+def length_buckets(lengths: Sequence[int | None], batch_size: int) -> Iterator[list[int]]:
+    """Indices of ``lengths`` in batches of similar length, longest batch first; a length of
+    None is a request that is not run (it does not fit the model), left out.
 
     Longest first makes an out-of-memory batch size fail at once rather than at the end.
     """
     if batch_size < 1:
         raise ValueError(f"batch size must be at least 1, got {batch_size}")
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    order = sorted((i for i, n in enumerate(lengths) if n is not None), key=lambda i: -lengths[i])
     for start in range(0, len(order), batch_size):
         yield order[start : start + batch_size]
 
@@ -47,6 +55,57 @@ def pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch
         ids[i, : len(row)] = torch.as_tensor(row, dtype=torch.long)
         mask[i, : len(row)] = 1
     return ids, mask
+
+
+def position_limit(model: PreTrainedModel) -> int | None:
+    """How many tokens one sequence may hold, or None when the model's positions are relative
+    (T5) and set no limit.
+
+    RoBERTa-style embeddings number positions from the padding id + 1, so two of their
+    ``max_position_embeddings`` (for padding id 1) are never a token's.
+    """
+    limit = getattr(model.config, "max_position_embeddings", None)
+    if not isinstance(limit, int) or limit < 1:
+        return None
+    embeddings = getattr(getattr(model, "base_model", None), "embeddings", None)
+    padding = getattr(embeddings, "padding_idx", None)
+    return limit - padding - 1 if isinstance(padding, int) else limit
+
+
+def fit_window(
+    ids: Sequence[int], keep: tuple[int, int], frame: tuple[int, int], limit: int | None
+) -> tuple[list[int], int] | None:
+    """``ids`` cut to at most ``limit`` tokens, and how many were cut before ``keep``.
+
+    The first ``frame[0]`` and last ``frame[1]`` ids (the special tokens around the text) and
+    ``ids[keep[0]:keep[1]]`` (the gap) stay whole. The context between is cut farthest from the
+    gap first: each side gets half the room left, and a side shorter than its half gives the
+    rest to the other, so a context on one side only keeps its end nearest the gap. None when
+    the frame and the gap alone exceed ``limit``.
+    """
+    if limit is None or len(ids) <= limit:
+        return list(ids), 0
+    head, tail = frame
+    start, end = keep
+    room = limit - head - tail - (end - start)
+    if room < 0:
+        return None
+    before, after = start - head, len(ids) - tail - end
+    take_after = min(after, room // 2)
+    take_before = min(before, room - take_after)
+    take_after = min(after, room - take_before)
+    fitted = [*ids[:head], *ids[start - take_before : end + take_after], *ids[len(ids) - tail :]]
+    return fitted, before - take_before
+
+
+def special_frame(tokenizer) -> tuple[list[int], list[int]]:
+    """The special ids a tokenizer puts before and after any text (e.g. <s> ... </s>)."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    framed = tokenizer("a")["input_ids"]
+    for start in range(len(framed) - len(plain) + 1):
+        if framed[start : start + len(plain)] == plain:
+            return framed[:start], framed[start + len(plain) :]
+    return [], []
 
 
 def span_positions(offsets: Sequence[tuple[int, int]], start: int, end: int) -> list[int]:
@@ -120,7 +179,14 @@ class LanguageModel(ABC):
         self.batch_size = batch_size
         self.name = name or getattr(model.config, "name_or_path", "") or type(model).__name__
         self.pad_id = self._pick_pad_id()
+        self.lead, self.trail = special_frame(tokenizer)
+        self.max_positions = position_limit(model)
         self._token_text: dict[int, str] = {}
+
+    @property
+    def unfit_reason(self) -> str:
+        """Why a request answered ``None`` was not: its gap does not fit the positions."""
+        return f"longer than the model's {self.max_positions:,} positions"
 
     @property
     def device(self) -> torch.device:
@@ -171,16 +237,18 @@ class LanguageModel(ABC):
     def _ranked(
         self,
         requests: Sequence[RankRequest],
-        costs: Sequence[int],
+        costs: Sequence[int | None],
         gap_logits: Callable[[list[int]], torch.Tensor],
         top_k: int,
         vocabulary: Sequence[int] | None,
         progress: Progress,
-    ) -> list[Ranking]:
-        """Rankings batch by batch (length-bucketed by ``costs``); ``gap_logits(batch)`` gives the
-        vocabulary logits at the gap of each request of a batch of indices."""
+    ) -> list[Ranking | None]:
+        """Rankings batch by batch (length-bucketed by ``costs``, None for a request that does
+        not fit); ``gap_logits(batch)`` gives the vocabulary logits at the gap of each request
+        of a batch of indices."""
         restrict = self.vocabulary_mask(vocabulary, self.vocabulary_size())
         results: list[Ranking | None] = [None] * len(requests)
+        total = sum(c is not None for c in costs)
         done = 0
         for batch in length_buckets(costs, self.batch_size):
             logits = gap_logits(batch).float()
@@ -191,8 +259,8 @@ class LanguageModel(ABC):
                 results[i] = ranking
             done += len(batch)
             if progress:
-                progress(done, len(requests))
-        return results  # type: ignore[return-value]
+                progress(done, total)
+        return results
 
     @abstractmethod
     def rank(
@@ -201,18 +269,21 @@ class LanguageModel(ABC):
         top_k: int = 10,
         vocabulary: Sequence[int] | None = None,
         progress: Progress = None,
-    ) -> list[Ranking]:
-        """Rank the vocabulary at each request's gap."""
+    ) -> list[Ranking | None]:
+        """Rank the vocabulary at each request's gap (None: the request does not fit)."""
 
     @abstractmethod
-    def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
-        """Summed log-probability of each request's span in its gap."""
+    def score(
+        self, requests: Sequence[ScoreRequest], progress: Progress = None
+    ) -> list[SpanScore | None]:
+        """Summed log-probability of each request's span in its gap (None: it does not fit)."""
 
     @abstractmethod
     def generate(
         self, requests: Sequence[GenerateRequest], progress: Progress = None
-    ) -> list[list[Candidate]]:
-        """Greedy fillings of each gap, one candidate per length 1..max_tokens."""
+    ) -> list[list[Candidate] | None]:
+        """Greedy fillings of each gap, one candidate per length 1..max_tokens (None: the
+        request does not fit)."""
 
     @property
     def fills_spans(self) -> bool:

@@ -7,7 +7,9 @@ log p(span + right | left), the tokens after the span as the filled sentence tok
 that "[MASK] is the head of the government of France." is scored with France in it. Generate:
 greedy tokens after the left context; a candidate of m tokens is scored with the right context
 that must follow it. The backbone runs over every position, the LM head only where a request
-reads logits. Rank and generate read the left context only (``reads_left_only``).
+reads logits. Rank and generate read the left context only (``reads_left_only``). A context
+longer than the model's positions loses its beginning (the BOS a tokenizer frames text with
+stays), as lm-eval truncates loglikelihood requests.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class CausalLM(DecoderLM):
     def rank_row(self, cloze: Cloze) -> DecoderRow:
         left = cloze.left.rstrip()
         ids = self.tokenizer(left, add_special_tokens=False)["input_ids"] if left else []
-        return DecoderRow(self._context(ids))
+        return DecoderRow(self._context(ids), head=len(self.lead))
 
     def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
         scored = []
@@ -66,7 +68,8 @@ class CausalLM(DecoderLM):
             context = self._context(ids[: positions[0]])
             span = ids[positions[0] : positions[-1] + 1]
             right = ids[positions[-1] + 1 :] if r.right_context else []
-            scored.append(Scored(DecoderRow(context + span + right), len(context), span))
+            row = DecoderRow(context + span + right, head=len(self.lead))
+            scored.append(Scored(row, len(context), span))
         return scored
 
     def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:

@@ -7,6 +7,10 @@ after every token, scores the "closing" ids that must follow a finished span (a 
 right context, T5's next sentinel, BART's right context and end token), so that candidates of
 different lengths are compared as whole sentences. Step ``m`` runs one forward over
 ``prefix + generated[:m] + closing``: the causal mask makes it serve both purposes at once.
+
+A row longer than the model's positions loses context from its start, after its frame (the
+start and special tokens that open it); what is scored (the span, and a causal request's right
+context) or generated after stays whole, or the request is answered ``None``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from chronoprobe.models.base import LanguageModel, Progress, length_buckets, pad
+from chronoprobe.models.base import LanguageModel, Progress, fit_window, length_buckets, pad
 from chronoprobe.models.requests import (
     Candidate,
     Cloze,
@@ -31,10 +35,12 @@ from chronoprobe.models.requests import (
 
 @dataclass(frozen=True)
 class DecoderRow:
-    """Decoder ids and, for seq2seq models, the encoder ids they attend to."""
+    """Decoder ids and, for seq2seq models, the encoder ids they attend to; the first ``head``
+    ids are the frame (start and special tokens) a row cut to fit keeps."""
 
     ids: list[int]
     encoder: list[int] | None = None
+    head: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,22 +50,11 @@ class Scored:
     span_ids: list[int]  # context's, when a causal request asks for it)
 
 
-def special_frame(tokenizer) -> tuple[list[int], list[int]]:
-    """The special ids a tokenizer puts before and after any text (e.g. <s> ... </s>)."""
-    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
-    framed = tokenizer("a")["input_ids"]
-    for start in range(len(framed) - len(plain) + 1):
-        if framed[start : start + len(plain)] == plain:
-            return framed[:start], framed[start + len(plain) :]
-    return [], []
-
-
 class DecoderLM(LanguageModel):
     """Rank, score and generate on top of three row builders and one forward."""
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)
-        self.lead, self.trail = special_frame(tokenizer)
         self._special = sorted(set(tokenizer.all_special_ids))
 
     # --- what a family defines -------------------------------------------------------------
@@ -79,6 +74,10 @@ class DecoderLM(LanguageModel):
     @abstractmethod
     def encode(self, ids: torch.Tensor, attention: torch.Tensor):
         """Encoder state for a batch (None for decoder-only models)."""
+
+    def fit_encoder(self, ids: list[int]) -> list[int] | None:
+        """Encoder ids cut to the model's positions around their gap (seq2seq families)."""
+        return ids
 
     @abstractmethod
     def logits_at(
@@ -101,8 +100,21 @@ class DecoderLM(LanguageModel):
         return ids, attention, encoded
 
     @staticmethod
-    def _cost(row: DecoderRow) -> int:
-        return len(row.ids) + len(row.encoder or ())
+    def _cost(row: DecoderRow | None) -> int | None:
+        """A row's tokens, for length bucketing (None: a row not run)."""
+        return None if row is None else len(row.ids) + len(row.encoder or ())
+
+    def _fit(self, row: DecoderRow, keep: int, room: int = 0) -> tuple[DecoderRow, int] | None:
+        """``row`` cut to the model's positions less ``room`` (tokens a generation appends),
+        ``ids[keep:]`` whole, and the number of ids cut before ``keep``; None if it cannot be."""
+        if self.max_positions is None:
+            return row, 0
+        fitted = fit_window(row.ids, (keep, len(row.ids)), (row.head, 0), self.max_positions - room)
+        encoder = row.encoder if row.encoder is None else self.fit_encoder(row.encoder)
+        if fitted is None or (row.encoder is not None and encoder is None):
+            return None
+        ids, cut = fitted
+        return DecoderRow(ids, encoder, row.head), cut
 
     def rank(
         self,
@@ -110,10 +122,14 @@ class DecoderLM(LanguageModel):
         top_k: int = 10,
         vocabulary: Sequence[int] | None = None,
         progress: Progress = None,
-    ) -> list[Ranking]:
+    ) -> list[Ranking | None]:
         if not requests:
             return []
-        rows = [self.rank_row(r.cloze) for r in requests]
+        rows: list[DecoderRow | None] = []
+        for request in requests:
+            row = self.rank_row(request.cloze)
+            fitted = self._fit(row, len(row.ids) - 1)  # the last id predicts the gap
+            rows.append(None if fitted is None else fitted[0])
 
         def gap_logits(batch: list[int]) -> torch.Tensor:
             ids, attention, encoded = self._batch([rows[i] for i in batch])
@@ -128,13 +144,25 @@ class DecoderLM(LanguageModel):
             return []
         return [s.span_ids for s in self.score_rows(requests)]
 
-    def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
+    def _fit_scored(self, scored: Scored) -> Scored | None:
+        """``scored`` cut to fit, its targets and the id that predicts the first kept whole."""
+        fitted = self._fit(scored.row, scored.first - 1)
+        if fitted is None:
+            return None
+        row, cut = fitted
+        return Scored(row, scored.first - cut, scored.span_ids)
+
+    def score(
+        self, requests: Sequence[ScoreRequest], progress: Progress = None
+    ) -> list[SpanScore | None]:
         if not requests:
             return []
-        scored = self.score_rows(requests)
+        scored = [self._fit_scored(s) for s in self.score_rows(requests)]
+        costs = [None if s is None else self._cost(s.row) for s in scored]
+        total = sum(c is not None for c in costs)
         results: list[SpanScore | None] = [None] * len(requests)
         done = 0
-        for batch in length_buckets([self._cost(s.row) for s in scored], self.batch_size):
+        for batch in length_buckets(costs, self.batch_size):
             ids, attention, encoded = self._batch([scored[i].row for i in batch])
             where = [
                 (b, p)
@@ -154,20 +182,29 @@ class DecoderLM(LanguageModel):
                 results[i] = SpanScore(logprob=totals[b], n_tokens=n_tokens)
             done += len(batch)
             if progress:
-                progress(done, len(requests))
-        return results  # type: ignore[return-value]
+                progress(done, total)
+        return results
+
+    def _generation_start(self, request: GenerateRequest) -> tuple[DecoderRow, list[int]] | None:
+        """The prefix, cut to leave room for the generated tokens and the closing ids, and the
+        closing ids; None if they cannot fit with the prefix's last id."""
+        prefix, closing = self.generate_row(request.cloze)
+        fitted = self._fit(prefix, len(prefix.ids) - 1, request.max_tokens + len(closing))
+        return None if fitted is None else (fitted[0], closing)
 
     def generate(
         self, requests: Sequence[GenerateRequest], progress: Progress = None
-    ) -> list[list[Candidate]]:
+    ) -> list[list[Candidate] | None]:
         if not requests:
             return []
-        starts = [self.generate_row(r.cloze) for r in requests]
+        starts = [self._generation_start(r) for r in requests]
+        costs = [None if s is None else self._cost(s[0]) for s in starts]
+        total = sum(c is not None for c in costs)
         results: list[list[Candidate] | None] = [None] * len(requests)
         done = 0
-        for batch in length_buckets([self._cost(row) for row, _ in starts], self.batch_size):
-            prefixes = [starts[i][0] for i in batch]
-            closings = [starts[i][1] for i in batch]
+        for batch in length_buckets(costs, self.batch_size):
+            prefixes = [starts[i][0] for i in batch]  # type: ignore[index]
+            closings = [starts[i][1] for i in batch]  # type: ignore[index]
             limits = [requests[i].max_tokens for i in batch]
             made: list[list[int]] = [[] for _ in batch]
             made_lp: list[list[float]] = [[] for _ in batch]
@@ -213,8 +250,8 @@ class DecoderLM(LanguageModel):
                 ]
             done += len(batch)
             if progress:
-                progress(done, len(requests))
-        return results  # type: ignore[return-value]
+                progress(done, total)
+        return results
 
     def _greedy(self, logprobs: torch.Tensor) -> tuple[int, float]:
         """The best token that is not a special one (an end token is a closing, not content)."""

@@ -2,7 +2,8 @@
 
 The encoder runs over the whole sentence, but the LM head (a vocabulary-sized projection, the
 costliest layer for a small model) runs only at the positions a request asks about: for a
-16-token query that is one row of logits instead of sixteen.
+16-token query that is one row of logits instead of sixteen. A sentence longer than the model's
+positions is cut around its gap, the context farthest from it first (``base.fit_window``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import torch
 from chronoprobe.models.base import (
     LanguageModel,
     Progress,
+    fit_window,
     length_buckets,
     locate_spans,
     pad,
@@ -67,16 +69,27 @@ class MaskedLM(LanguageModel):
         hidden = base(input_ids=ids, attention_mask=attention).last_hidden_state
         return head(hidden[rows, cols])
 
-    def _masked_ids(self, clozes: Sequence, counts: Sequence[int]) -> list[list[int]]:
-        """Token ids of each cloze with ``count`` mask tokens in its gap."""
+    def _fit(self, ids: list[int], start: int, end: int) -> tuple[list[int], int] | None:
+        """``ids`` cut to the model's positions around ``ids[start:end]`` (kept whole), and the
+        number of ids cut before it; None if the gap and special tokens alone do not fit."""
+        frame = (len(self.lead), len(self.trail))
+        return fit_window(ids, (start, end), frame, self.max_positions)
+
+    def _masked_ids(self, clozes: Sequence, counts: Sequence[int]) -> list[list[int] | None]:
+        """Token ids of each cloze with ``count`` mask tokens in its gap, cut to fit (None when
+        the masks do not fit)."""
         mask = self.tokenizer.mask_token
         texts = [c.left + mask * n + c.right for c, n in zip(clozes, counts, strict=True)]
         encoded = self.tokenizer(texts, add_special_tokens=True)["input_ids"]
+        fitted: list[list[int] | None] = []
         for text, ids, n in zip(texts, encoded, counts, strict=True):
             found = ids.count(self.mask_id)
             if found != n:
                 raise ValueError(f"{text!r}: expected {n} mask token(s), tokenized to {found}")
-        return encoded
+            first = ids.index(self.mask_id)
+            window = self._fit(ids, first, first + n)
+            fitted.append(None if window is None else window[0])
+        return fitted
 
     def rank(
         self,
@@ -84,7 +97,7 @@ class MaskedLM(LanguageModel):
         top_k: int = 10,
         vocabulary: Sequence[int] | None = None,
         progress: Progress = None,
-    ) -> list[Ranking]:
+    ) -> list[Ranking | None]:
         if not requests:
             return []
         encoded = self._masked_ids([r.cloze for r in requests], [1] * len(requests))
@@ -94,7 +107,7 @@ class MaskedLM(LanguageModel):
             cols = torch.tensor([encoded[i].index(self.mask_id) for i in batch])
             return self.logits_at(ids, attention, torch.arange(len(batch)), cols)
 
-        costs = [len(e) for e in encoded]
+        costs = [None if e is None else len(e) for e in encoded]
         return self._ranked(requests, costs, gap_logits, top_k, vocabulary, progress)
 
     def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
@@ -106,19 +119,36 @@ class MaskedLM(LanguageModel):
         """Each filled sentence's ids (special tokens included) and its span's positions."""
         return locate_spans(self.tokenizer, requests, special_tokens=True)
 
-    def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
+    def _located_to_fit(
+        self, requests: Sequence[ScoreRequest]
+    ) -> list[tuple[list[int], list[int]] | None]:
+        """``_locate``'s sentences cut to fit around their spans (None: a span that does not)."""
+        fitted: list[tuple[list[int], list[int]] | None] = []
+        for ids, positions in self._locate(requests):
+            window = self._fit(ids, positions[0], positions[-1] + 1)
+            if window is None:
+                fitted.append(None)
+            else:
+                cut_ids, cut = window
+                fitted.append((cut_ids, [p - cut for p in positions]))
+        return fitted
+
+    def score(
+        self, requests: Sequence[ScoreRequest], progress: Progress = None
+    ) -> list[SpanScore | None]:
         """PLL: each span token scored with only that token masked, every copy in one pool."""
         if not requests:
             return []
-        located = self._locate(requests)
-        copies = [(i, p) for i, (_, positions) in enumerate(located) for p in positions]
+        located = self._located_to_fit(requests)
+        sentences = {i: found[0] for i, found in enumerate(located) if found is not None}
+        copies = [(i, p) for i in sentences for p in located[i][1]]  # type: ignore[index]
         values = [0.0] * len(copies)
         done = 0
-        for batch in length_buckets([len(located[i][0]) for i, _ in copies], self.batch_size):
+        for batch in length_buckets([len(sentences[i]) for i, _ in copies], self.batch_size):
             rows, targets = [], []
             for c in batch:
                 i, p = copies[c]
-                ids = list(located[i][0])
+                ids = list(sentences[i])
                 targets.append(ids[p])
                 ids[p] = self.mask_id
                 rows.append(ids)
@@ -136,20 +166,28 @@ class MaskedLM(LanguageModel):
         for (i, _), v in zip(copies, values, strict=True):  # summed in token order
             totals[i] += v
         return [
-            SpanScore(logprob=t, n_tokens=len(p)) for t, (_, p) in zip(totals, located, strict=True)
+            None if found is None else SpanScore(logprob=t, n_tokens=len(found[1]))
+            for t, found in zip(totals, located, strict=True)
         ]
 
     def generate(
         self, requests: Sequence[GenerateRequest], progress: Progress = None
-    ) -> list[list[Candidate]]:
-        """For m = 1..max_tokens, fill m masks left to right, each with its greedy token."""
+    ) -> list[list[Candidate] | None]:
+        """For m = 1..max_tokens, fill m masks left to right, each with its greedy token (None
+        for a request whose max_tokens masks do not fit)."""
         if not requests:
             return []
         items = [(i, m) for i, r in enumerate(requests) for m in range(1, r.max_tokens + 1)]
         encoded = self._masked_ids([requests[i].cloze for i, _ in items], [m for _, m in items])
+        unfit = {i for (i, _), e in zip(items, encoded, strict=True) if e is None}
+        costs = [
+            None if e is None or i in unfit else len(e)
+            for (i, _), e in zip(items, encoded, strict=True)
+        ]
+        total = sum(c is not None for c in costs)
         found: dict[tuple[int, int], Candidate] = {}
         done = 0
-        for batch in length_buckets([len(e) for e in encoded], self.batch_size):
+        for batch in length_buckets(costs, self.batch_size):
             ids, attention = pad([encoded[c] for c in batch], self.pad_id)
             masks = [[p for p, t in enumerate(encoded[c]) if t == self.mask_id] for c in batch]
             filled: list[list[int]] = [[] for _ in batch]
@@ -170,8 +208,11 @@ class MaskedLM(LanguageModel):
                 )
             done += len(batch)
             if progress:
-                progress(done, len(items))
-        return [[found[i, m] for m in range(1, r.max_tokens + 1)] for i, r in enumerate(requests)]
+                progress(done, total)
+        return [
+            None if i in unfit else [found[i, m] for m in range(1, r.max_tokens + 1)]
+            for i, r in enumerate(requests)
+        ]
 
     def _greedy(self, logits: torch.Tensor) -> tuple[list[int], list[float]]:
         """The best non-special token per row and its log-probability under the full softmax."""

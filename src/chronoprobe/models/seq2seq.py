@@ -5,7 +5,8 @@ span is the decoder target after ``<extra_id_0>``, closed by ``<extra_id_1>``. B
 token): the encoder reads ``left <mask> right``; the decoder rewrites the whole sentence, so the
 span's tokens are scored in place, after the left context. Targets are a few tokens long, so the
 full decoder logits are cheap and read as they are (T5's tied-head scaling and BART's logit bias
-stay the model's business).
+stay the model's business). BART's learned positions bound both sides: the encoder's input is
+cut around the mask, the decoder's context from its start (see ``base.fit_window``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
-from chronoprobe.models.base import Progress, length_buckets, locate_spans, pad
+from chronoprobe.models.base import Progress, fit_window, length_buckets, locate_spans, pad
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 
@@ -59,12 +60,19 @@ class Seq2SeqLM(DecoderLM):
             self.lead + self._tokens([cloze.left + gap + cloze.right])["input_ids"][0] + self.trail
         )
 
+    def fit_encoder(self, ids: list[int]) -> list[int] | None:
+        gap = ids.index(self.sentinels[0] if self.sentinels else self.tokenizer.mask_token_id)
+        frame = (len(self.lead), len(self.trail))
+        fitted = fit_window(ids, (gap, gap + 1), frame, self.max_positions)
+        return None if fitted is None else fitted[0]
+
     def rank_row(self, cloze: Cloze) -> DecoderRow:
         if self.sentinels:
-            return DecoderRow([self.start, self.sentinels[0]], self._encoder_ids(cloze))
+            return DecoderRow([self.start, self.sentinels[0]], self._encoder_ids(cloze), head=2)
         left = cloze.left.rstrip()
         ids = self._tokens([left])["input_ids"][0] if left else []
-        return DecoderRow([self.start, *self.lead, *ids], self._encoder_ids(cloze))
+        head = 1 + len(self.lead)
+        return DecoderRow([self.start, *self.lead, *ids], self._encoder_ids(cloze), head)
 
     def score_rows(self, requests: Sequence[ScoreRequest]) -> list[Scored]:
         if self.sentinels:
@@ -73,7 +81,8 @@ class Seq2SeqLM(DecoderLM):
             for r, span in zip(requests, spans, strict=True):
                 if not span:
                     raise ValueError(f"span {r.span!r} has no tokens")
-                row = DecoderRow([self.start, self.sentinels[0], *span], self._encoder_ids(r.cloze))
+                encoder = self._encoder_ids(r.cloze)
+                row = DecoderRow([self.start, self.sentinels[0], *span], encoder, head=2)
                 scored.append(Scored(row, 2, span))
             return scored
         scored = []
@@ -81,9 +90,8 @@ class Seq2SeqLM(DecoderLM):
         for r, (ids, positions) in zip(requests, located, strict=True):
             context = [self.start, *self.lead, *ids[: positions[0]]]
             span = ids[positions[0] : positions[-1] + 1]
-            scored.append(
-                Scored(DecoderRow(context + span, self._encoder_ids(r.cloze)), len(context), span)
-            )
+            row = DecoderRow(context + span, self._encoder_ids(r.cloze), head=1 + len(self.lead))
+            scored.append(Scored(row, len(context), span))
         return scored
 
     def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:

@@ -121,7 +121,14 @@ def random_model(
             )
         ),
         "gpt2": lambda: tf.GPT2LMHeadModel(
-            tf.GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=layers, n_head=heads, **special)
+            tf.GPT2Config(
+                vocab_size=vocab,
+                n_embd=hidden,
+                n_layer=layers,
+                n_head=heads,
+                n_positions=max_positions,
+                **special,
+            )
         ),
         "t5": lambda: tf.T5ForConditionalGeneration(
             tf.T5Config(

@@ -8,7 +8,9 @@
   al., 2020; causal: the label and the right context after it; seq2seq: decoder scoring).
 
 Their metrics are given overall, per period, per split and per period and split; deleted rows
-(the previous period's answers) count in their own split only unless ``include_deleted``.
+(the previous period's answers) count in their own split only unless ``include_deleted``. A row
+longer than the model's positions is read with its context cut (see ``models.base``); a row
+whose gap or label does not fit even so is skipped with that reason.
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def _answer_or_skip(
     answer: Callable[[list[int]], list[dict]],
 ) -> list[dict]:
     """``answer(indices)`` for the rows without a reason to skip them, in row order with the
-    skipped rows (``{**key, "skipped": reason}``)."""
+    skipped rows (``{**key, "skipped": reason}``); ``answer`` may skip rows too (a row that
+    does not fit the model)."""
     answered = iter(answer([i for i, why in enumerate(reasons) if why is None]))
     return [
         next(answered) if why is None else {**row.key(), SKIPPED: why}
@@ -122,7 +125,9 @@ def single_token(model, rows: Sequence[ProbeRow], params: SingleTokenParams, pro
         requests = [RankRequest(rows[i].cloze, singles[i]) for i in kept]
         rankings = model.rank(requests, top_k=params.top_k, progress=progress)
         return [
-            {
+            {**rows[i].key(), SKIPPED: model.unfit_reason}
+            if ranking is None
+            else {
                 **rows[i].key(),
                 "predictions": [model.token_text(t) for t in ranking.token_ids],
                 "gold_rank": min(ranking.candidate_ranks, default=None),
@@ -162,6 +167,9 @@ def multi_token(model, rows: Sequence[ProbeRow], params: MultiTokenParams, progr
         requests = [GenerateRequest(rows[i].cloze, limit) for i in kept]
         out = []
         for i, candidates in zip(kept, model.generate(requests, progress=progress), strict=True):
+            if candidates is None:
+                out.append({**rows[i].key(), SKIPPED: model.unfit_reason})
+                continue
             best = max(candidates, key=lambda c: c.mean_logprob)
             out.append(
                 {
@@ -193,7 +201,8 @@ def pll(model, rows: Sequence[ProbeRow], params: PllParams, progress: Progress):
 
     A causal model scores the label and the right context after it (log p(label + right |
     left)), so the question is read wherever the gap stands; the other families read the
-    whole sentence anyway and score the label's tokens.
+    whole sentence anyway and score the label's tokens. A row with a label that does not fit
+    the model is skipped, so that every row compares all its labels.
     """
     labels = [list(dict.fromkeys(r.labels)) for r in rows]
     requests = [
@@ -205,6 +214,9 @@ def pll(model, rows: Sequence[ProbeRow], params: PllParams, progress: Progress):
     out = []
     for row, ls in zip(rows, labels, strict=True):
         got = [next(scores) for _ in ls]
+        if any(s is None for s in got):
+            out.append({**row.key(), SKIPPED: model.unfit_reason})
+            continue
         out.append(
             {
                 **row.key(),

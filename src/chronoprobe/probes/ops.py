@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.probes.view import SKIPPED, VIEWS, View
+from chronoprobe.probes.view import SKIPPED, VIEWS, View, check_rows_kind
 from chronoprobe.runs.steps import SHARDS_DIR, Input, StepContext, variant_kind
 
 INPUTS = (
@@ -104,6 +104,7 @@ def _rows_file(view: View, params: Any, inputs: dict[str, Path]) -> Path:
             f"{path}: no such file; input `data` must hold the rows the {view.name} view reads "
             f"({params.rows or view.rows_file}; another file of it with `rows`)"
         )
+    check_rows_kind(view, path)
     return path
 
 

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from chronoprobe.metrics.ranking import acc_at_k, hit_at_k
 from chronoprobe.models.requests import Cloze, RankRequest
-from chronoprobe.probes.view import ProbeParams, Progress, View
+from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View
 
 ACC_KS = (1, 5)
 HIT_KS = (5, 10)
@@ -78,8 +78,11 @@ def predict_recite(model, rows: Sequence[dict], params: ReciteParams, progress: 
     rankings = model.rank(requests, top_k=params.top_k, progress=progress)
     out = []
     for row, ranking in zip(rows, rankings, strict=True):
-        top = [model.token_text(i) for i in ranking.token_ids]
         prediction = {key: row.get(key) for key in KEYS}
+        if ranking is None:
+            out.append({**prediction, SKIPPED: model.unfit_reason})
+            continue
+        top = [model.token_text(i) for i in ranking.token_ids]
         prediction["predictions"] = top
         prediction["probabilities"] = [math.exp(lp) for lp in ranking.logprobs]
         prediction["target_rank"] = ranking.candidate_ranks[0] if ranking.candidate_ranks else None
@@ -163,5 +166,6 @@ RECITE = View(
     figures=lambda m: {"statements": m["statements"], **{k: m[k] for k in METRICS}},
     read=_read,
     rows_file="statements.jsonl",
+    row_fields=("text", "slot", "target"),
     drift_rows=False,
 )

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import read_jsonl, write_jsonl
-from chronoprobe.probes.view import SKIPPED, VIEWS, View
+from chronoprobe.probes.view import SKIPPED, VIEWS, View, check_rows_kind
 
 SHARD_ROWS = 8192
 DELETED = "deleted"
@@ -95,6 +95,7 @@ def run_probe(
     view = VIEWS.get(view_name)
     params = params if params is not None else view.params()
     data, out_dir = Path(data), Path(out_dir)
+    check_rows_kind(view, data)
     rows = list(view.read(data))[:limit]
     warnings = view.warnings(model, rows) if view.warnings else []
     shard_dir = out_dir / f".shards-{view_name}"

@@ -6,7 +6,9 @@ prepended) and DEFINITION (the entity's own definition prepended). Each conditio
 the text around the span, so one ``score`` request per (example, condition) covers every model
 family: the adapter decides what log p(span | context) means (causal: left context; T5: the
 sentinel target; BART: the decoder after the left context; masked: pseudo-log-likelihood), and
-all requests of a shard go to it in one pool, so it can sort and batch them.
+all requests of a shard go to it in one pool, so it can sort and batch them. A sentence (with its
+definition) longer than the model's positions loses the context farthest from the span; an
+example whose span does not fit even so is skipped, all its conditions together.
 
 Perplexity is token-normalised and averaged per entity first, then over entities (ECBD's
 aggregation, in :mod:`chronoprobe.metrics.perplexity`), so entities with many sentences do not
@@ -30,7 +32,7 @@ from pydantic import Field
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
-from chronoprobe.probes.view import ProbeParams, View
+from chronoprobe.probes.view import SKIPPED, ProbeParams, View
 
 CONDITIONS = ("original", "no-ent", "random-def", "definition")
 Condition = Literal["original", "no-ent", "random-def", "definition"]
@@ -234,9 +236,14 @@ def predict_span_ppl(
         clozes = [r.cloze for r in requests]
         beamed = model.beam_spans(clozes, params.recall_beams, RECALL_K, progress=phase(0))
     scores = model.score(requests, progress=phase(phases - 1))
+    unfit = {i // len(conditions) for i, score in enumerate(scores) if score is None}
     out = []
     for i, ((request, source), score) in enumerate(zip(framed, scores, strict=True)):
         row = rows[i // len(conditions)]
+        if i // len(conditions) in unfit:
+            if i % len(conditions) == 0:
+                out.append({**row.key(), SKIPPED: model.unfit_reason})
+            continue
         prediction = {
             **row.key(),
             "condition": conditions[i % len(conditions)],
@@ -406,6 +413,7 @@ SPAN_PPL = View(
     metrics=span_ppl_metrics,
     aggregate=_aggregate,
     read=read_examples,
+    row_fields=("sentence", "span_start", "span_end", "span"),
     drift_rows=False,
     for_model=_for_model,
 )

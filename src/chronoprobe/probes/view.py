@@ -75,6 +75,8 @@ class View:
     figures: Callable[[dict], dict[str, Any]]
     read: Callable[[Path], Sequence[Any]]
     rows_file: str = "examples.jsonl"
+    # the fields that tell this view's rows from other files' (cloze rows by default)
+    row_fields: tuple[str, ...] = ("query", "answer_labels")
     # rows with a query and answer labels, per period and split (drift, TempLAMA): distinct
     # queries are answered once, and the models x periods matrix is written
     drift_rows: bool = True
@@ -102,6 +104,41 @@ VIEWS: Registry[View] = Registry(
         "recite": "chronoprobe.probes.recite:RECITE",
     },
 )
+
+
+# rows no view reads, told by their fields, and what reads them
+OTHER_ROWS = (
+    ("CronQuestions questions", ("question", "answer_type", "times"), "`chronoprobe kgqa`"),
+)
+
+
+def check_rows_kind(view: View, path: Path) -> None:
+    """Stop at once when the first row of ``path`` lacks the fields ``view`` reads but has
+    another kind's: the error names the views (or the command) that read such rows."""
+    from chronoprobe.jsonl import numbered_lines
+
+    try:
+        number, first = next(iter(numbered_lines(path)), (0, None))
+    except ValueError:
+        return  # broken JSON: the view's reader names the line
+    if not isinstance(first, dict) or all(f in first for f in view.row_fields):
+        return
+    fits = [v.name for _, v in VIEWS.items() if all(f in first for f in v.row_fields)]
+    if fits:
+        names = fits[0] if len(fits) == 1 else f"{', '.join(fits[:-1])} or {fits[-1]}"
+        kind, reader = (
+            f"rows for the {names} view",
+            f"probe them with `chronoprobe probe {fits[0]}`",
+        )
+    else:
+        found = [(k, r) for k, fields, r in OTHER_ROWS if all(f in first for f in fields)]
+        if not found:
+            return  # unknown: the view's reader names what is missing
+        kind, reader = found[0][0], f"they are read by {found[0][1]}"
+    raise ValueError(
+        f"{path}:{number}: these are {kind} (fields {', '.join(sorted(first)[:8])}), not "
+        f"the {view.name} view's (it needs {', '.join(view.row_fields)}); {reader}"
+    )
 
 
 def mean(values: Sequence[float]) -> float | None:

@@ -1,8 +1,9 @@
 """Assemble the report of a run: summary first, one section per step in config order, then the run.
 
-A section that fails to build (a step's outputs damaged, a bug in a section function) shows the
-error in its place and the rest of the report is still written: one broken step should not
-hide hours of other results, nor be hidden itself.
+A section that fails to build or to draw (a step's outputs damaged, a bug in a section function)
+shows the error in its place, naming the step, and the rest of the report is still written: one
+broken step should not hide hours of other results, nor be hidden itself. Each such failure is
+also logged as a warning (``chronoprobe report`` prints it).
 """
 
 from __future__ import annotations
@@ -117,10 +118,12 @@ def _files(step_dir: Path) -> Table:
     return Table(["file", "size", "rows"], rows, omitted=max(0, len(files) - MAX_FILES))
 
 
-def _failed(step_id: str, what: str, err: Exception) -> Text:
-    log.warning("report: %s of step %s failed: %s", what, step_id, err)
-    log.debug("report: %s of step %s failed", what, step_id, exc_info=True)
-    return Text(f"This {what} could not be built: {type(err).__name__}: {err}", style="error")
+def _failed(step: StepInfo, what: str, err: Exception) -> Text:
+    """An error box in place of what could not be built; the command line warns of it."""
+    message = f"the {step.kind} {what} of step {step.id} could not be built"
+    log.warning("report: %s: %s: %s", message, type(err).__name__, err)
+    log.debug("report: %s", message, exc_info=True)
+    return Text(f"{message[0].upper()}{message[1:]}: {type(err).__name__}: {err}", style="error")
 
 
 def _comparisons(run: RunInfo) -> dict[str, list[Block]]:
@@ -135,7 +138,7 @@ def _comparisons(run: RunInfo) -> dict[str, list[Block]]:
         try:
             out[steps[0].id] = kind.compare(run, steps)
         except Exception as err:  # shown, not raised, as a broken section is
-            out[steps[0].id] = [_failed(steps[0].id, "comparison", err)]
+            out[steps[0].id] = [_failed(steps[0], "comparison", err)]
     return out
 
 
@@ -147,7 +150,7 @@ def _step_view(step: StepInfo, first: list[Block]) -> StepView | None:
     try:
         section = section_kind(step.kind, step.record).build(step.dir, step.record)
     except Exception as err:  # a broken section is shown, not raised: see the module docstring
-        section = Section(f"Step {step.id}", [_failed(step.id, "section", err)])
+        section = Section(f"Step {step.id}", [_failed(step, "section", err)])
     if section is None:
         return None
     extra: list[Block] = []

@@ -1,7 +1,8 @@
 """The report section of a ``probe`` step: what each model knows, period by period.
 
 It reads the step's ``matrix.json`` (no model is loaded, no prediction re-scored): a heatmap of
-the models x periods matrix (the paper's Table 2), one per split that has rows, bars of each
+the models x periods matrix (the paper's Table 2; for one model, a line over the periods), one
+per split that has rows, each cell with the rows behind it and faded below a few, bars of each
 model's score per fine-grained split, and, when the models are a series named by period, the
 t-1 / t / t+1 window (the paper's Figure 4: an adapting series peaks at t on updated facts).
 Deleted rows carry the previous period's answers: figures over "all rows" leave them out unless
@@ -16,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, grouped_bars, heatmap
-from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.plots import FEW_ROWS, embed, grouped_bars, heatmap, line_plot
+from chronoprobe.report.sections import answered_nothing, read_metrics, section
 
 # what each metric means, for captions and axis labels
 LABELS = {
@@ -55,37 +56,55 @@ def rows_named(split: str, excludes: list[str]) -> str:
 
 
 def _heatmap(matrix: dict, metric: str, split: str) -> Block:
+    """The models x periods matrix of ``metric``: a heatmap, or a line for a single model; each
+    cell with its rows, faded below ``FEW_ROWS``."""
     rows_label = "model (trained up to)" if _is_series(matrix) else "model"
     rows = rows_named(split, matrix.get("excludes", []))
-    title = f"{metric} per model and period ({rows})"
+    models, periods, counts = _short(matrix["models"]), matrix["periods"], matrix["counts"]
     scale = (0.0, 1.0) if metric not in ("median_nll", "mean_label_logprob") else (None, None)
-    figure = heatmap(
-        _nan(matrix["values"]),
-        _short(matrix["models"]),
-        matrix["periods"],
-        title=title,
-        xlabel="test period",
-        ylabel=rows_label,
-        value_label=metric,
-        vmin=scale[0],
-        vmax=scale[1],
-    )
+    if len(models) == 1:
+        values = _nan(matrix["values"])[0]
+        figure = line_plot(
+            {models[0]: (list(range(len(periods))), values)},
+            title=f"{metric} of {models[0]} per period ({rows})",
+            xlabel="test period",
+            ylabel=metric,
+            markers=True,
+            ylim=scale if scale[0] is not None else None,
+            categories=periods,
+            faded={models[0]: [n < FEW_ROWS for n in counts[0]]},
+        )
+        alt = f"Line chart of {metric} for {models[0]} over {len(periods)} periods ({rows})"
+    else:
+        figure = heatmap(
+            _nan(matrix["values"]),
+            models,
+            periods,
+            title=f"{metric} per model and period ({rows})",
+            xlabel="test period",
+            ylabel=rows_label,
+            value_label=metric,
+            vmin=scale[0],
+            vmax=scale[1],
+            counts=counts,
+        )
+        alt = f"Heatmap of {metric} for {len(models)} models over {len(periods)} periods ({rows})"
     data = Table(
-        ["model", *matrix["periods"]],
+        ["model", *(f"{p} ({what})" for p in periods for what in ("value", "rows"))],
         [
-            [m, *(_cell(v) for v in values)]
-            for m, values in zip(matrix["models"], matrix["values"], strict=True)
+            [m, *(x for v, n in zip(values, cells, strict=True) for x in (_cell(v), n))]
+            for m, values, cells in zip(matrix["models"], matrix["values"], counts, strict=True)
         ],
-        caption="Rows per cell: "
-        + "; ".join(
-            f"{m}: {sum(c)}" for m, c in zip(matrix["models"], matrix["counts"], strict=True)
-        ),
     )
-    alt = (
-        f"Heatmap of {metric} for {len(matrix['models'])} models over "
-        f"{len(matrix['periods'])} periods ({rows})"
-    )
-    return embed(figure, alt=alt, caption=LABELS.get(metric, metric), data=data)
+    few = sum(0 < n < FEW_ROWS for cells in counts for n in cells)
+    caption = LABELS.get(metric, metric)
+    if few:
+        caption += (
+            f". {few} of {sum(n > 0 for c in counts for n in c)} cells come from fewer than "
+            f"{FEW_ROWS} rows (n in each cell) and are drawn faded: values from so few rows "
+            "are uncertain (a share from 30 rows by about 18 points either way)"
+        )
+    return embed(figure, alt=alt, caption=caption, data=data)
 
 
 def _is_series(matrix: dict) -> bool:
@@ -155,6 +174,10 @@ def probe_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
     title = f"Drift probe: {record.get('id', step_dir.name)}"
     path = step_dir / "matrix.json"
+    models = metrics.get("models") or {}
+    notes = [n for name, m in models.items() if (n := answered_nothing(name, m)) is not None]
+    if models and len(notes) == len(models):
+        return Section(title, notes)
     if not path.is_file():
         return Section(title, [Text("The step wrote no matrix.json.", style="error")])
     tables = json.loads(path.read_text(encoding="utf-8"))

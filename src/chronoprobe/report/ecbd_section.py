@@ -13,7 +13,7 @@ from typing import Any
 
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars
-from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.sections import answered_nothing, read_metrics, section
 
 RECALL = "recall@10"
 HEADLINE = ("ppl_original", "ppl_no-ent", "ppl_random-def", "ppl_definition")
@@ -125,7 +125,8 @@ def ecbd_section(step_dir: Path, record: dict) -> Section:
     if len(models) > 1:
         blocks.append(Text("Tiles: mean over the models; each model's figures follow."))
     for model, model_metrics in models.items():
-        blocks.extend(model_blocks(model, model_metrics))
+        note = answered_nothing(model, model_metrics)
+        blocks.extend([note] if note else model_blocks(model, model_metrics))
     if first.get("cutoff_year") is None:
         blocks.append(
             Text("No cutoff year was given, so years are not grouped into seen and unseen.", "note")

@@ -5,6 +5,7 @@ Every string from a run (names, labels, parameters) is escaped here and nowhere 
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from chronoprobe.report.blocks import (
     Text,
     format_value,
 )
+
+log = logging.getLogger(__name__)
 
 CSS = """
 :root { --ink: #1f2328; --muted: #59636e; --line: #d8dee4; --paper: #ffffff;
@@ -183,7 +186,12 @@ def render_block(block: Block) -> str:
 def _step(view: StepView) -> str:
     badge = {"cached": "cached", "computed": "computed"}.get(view.status, "pending")
     seconds = f" · {view.seconds:,.1f} s" if view.seconds is not None else ""
-    blocks = "\n".join(render_block(b) for b in view.section.blocks)
+    try:
+        blocks = "\n".join(render_block(b) for b in view.section.blocks)
+    except Exception as err:  # one section that cannot be drawn must not cost the page
+        message = f"the {view.kind} section of step {view.id} could not be drawn"
+        log.warning("report: %s: %s: %s", message, type(err).__name__, err)
+        blocks = render_block(Text(f"{message}: {type(err).__name__}: {err}", style="error"))
     return (
         f'<section class="step" id="{anchor(view.id)}">\n'
         f"<h2>{escape(view.section.title)}</h2>\n"

@@ -36,6 +36,10 @@ OKABE_ITO = (
 OTHER = "#999999"  # for "other" / aggregate series, never confused with a palette colour
 WIDTH = 9.0  # inches; pages show figures at the column width, so all share one scale
 DPI = 150
+# rows below which a cell's share is drawn faded: from 30 rows a share of one half is uncertain
+# by about 18 points either way (95% normal interval), from 10 by about 31
+FEW_ROWS = 30
+FADED = 0.35  # opacity of a faded cell's colour and of a faded point
 
 _STYLE = {
     "font.size": 10,
@@ -98,11 +102,15 @@ def line_plot(
     markers: bool = False,
     ylim: tuple[float | None, float | None] | None = None,
     height: float = 3.6,
+    categories: Sequence[str] | None = None,
+    faded: Mapping[str, Sequence[bool]] | None = None,
 ) -> Figure:
     """One line per series (``name -> (x, y)``), e.g. accuracy over training epochs per model.
 
     ``stacked`` draws stacked areas instead (the series must share their x values), for parts
-    of a whole such as facts per year by relation.
+    of a whole such as facts per year by relation. ``categories`` names the x positions 0, 1,
+    ... (periods such as "2019-H1"); ``faded[name]`` marks points drawn hollow and faint (a
+    value from few rows).
     """
     if not series:
         raise ValueError("line_plot needs at least one series")
@@ -129,12 +137,26 @@ def line_plot(
                 ax.plot(
                     x, y, label=name, color=colour, linewidth=2, marker="o" if markers else None
                 )
+                weak = np.asarray((faded or {}).get(name, ()), dtype=bool)
+                if weak.any():
+                    ax.plot(
+                        np.asarray(x)[weak],
+                        np.asarray(y, dtype=float)[weak],
+                        linestyle="none",
+                        marker="o",
+                        markersize=8,
+                        markerfacecolor="white",
+                        markeredgecolor=colour,
+                        alpha=FADED + 0.3,
+                    )
+        if categories is not None:
+            ax.set_xticks(range(len(categories)), labels=list(categories))
         if ylim is not None:
             ax.set_ylim(*ylim)
         elif stacked or all(min(series[n][1], default=0) >= 0 for n in names):
             ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
-        if all(_integral(series[n][0]) for n in names):
+        if categories is None and all(_integral(series[n][0]) for n in names):
             # years, epochs, steps: whole ticks, and no thousands separator in "2024"
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0f}"))
@@ -164,15 +186,22 @@ def heatmap(
     fmt: str = "{:.2f}",
     vmin: float | None = None,
     vmax: float | None = None,
+    counts: Sequence[Sequence[int]] | None = None,
+    few: int = FEW_ROWS,
 ) -> Figure:
     """A matrix such as models x periods, every cell annotated with its value.
 
     NaN cells (no data) are left blank, not coloured as a value. Text is black or white by
-    the cell's luminance, so it stays readable at both ends of the colormap.
+    the cell's luminance, so it stays readable at both ends of the colormap. With ``counts``
+    (the rows behind each cell) every cell also shows its n, and a cell from fewer than
+    ``few`` rows is faded: its colour is drawn at low opacity and its text in grey.
     """
     matrix = np.asarray(values, dtype=float)
     if matrix.shape != (len(rows), len(columns)):
         raise ValueError(f"values have shape {matrix.shape}, labels ({len(rows)}, {len(columns)})")
+    n = None if counts is None else np.asarray(counts, dtype=int)
+    if n is not None and n.shape != matrix.shape:
+        raise ValueError(f"counts have shape {n.shape}, values {matrix.shape}")
     width = min(WIDTH, max(4.5, 2.8 + 0.55 * len(columns)))
     height = max(2.2, 1.2 + 0.38 * len(rows))
     fig, ax = new_figure(height, width)
@@ -182,6 +211,8 @@ def heatmap(
         cmap = colormaps["viridis"]
         masked = np.ma.masked_invalid(matrix)
         image = ax.imshow(masked, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+        if n is not None:
+            image.set_alpha(np.where(n < few, FADED, 1.0))
         ax.grid(False)
         ax.set_xticks(range(len(columns)), labels=list(columns))
         ax.set_yticks(range(len(rows)), labels=list(rows))
@@ -198,7 +229,11 @@ def heatmap(
                 continue
             r, g, b, _ = cmap(image.norm(value))
             colour = "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
-            ax.text(j, i, fmt.format(value), ha="center", va="center", color=colour, fontsize=size)
+            text = fmt.format(value)
+            if n is not None:
+                text += f"\nn={n[i, j]:,}"
+                colour = "#555555" if n[i, j] < few else colour
+            ax.text(j, i, text, ha="center", va="center", color=colour, fontsize=size)
     return _finish(fig, ax, title, xlabel, ylabel, legend=False)
 
 

@@ -105,6 +105,18 @@ def read_metrics(step_dir: Path) -> dict[str, Any]:
     return read_json_object(path, "metrics")
 
 
+def answered_nothing(model: str, metrics: dict[str, Any]) -> Text | None:
+    """A note for a model of a probe step that answered no row, saying why its rows were
+    skipped; None when it answered some."""
+    if metrics.get("predicted", 1):
+        return None
+    reasons = "; ".join(f"{n:,} {why}" for why, n in (metrics.get("skipped") or {}).items())
+    return Text(
+        f"{model} answered none of the rows" + (f" (skipped: {reasons})" if reasons else "") + ".",
+        style="error",
+    )
+
+
 def generic_section(step_dir: Path, record: dict) -> Section:
     """Parameters and every metric, for step kinds without a section of their own."""
     metrics = read_metrics(step_dir)

@@ -102,6 +102,7 @@ def save(
         "mode": str(data.mode),
         "skipped": data.skipped,
         "split_origin": data.origin,
+        "kg_fingerprint": data.kg_fingerprint,
         **config,
     }
     atomic_write_text(directory / FILES[4], json.dumps(body, indent=2) + "\n")
@@ -156,5 +157,6 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
         *(splits[name].to(torch.int64).numpy() for name in SPLITS),
         skipped=config["skipped"],
         origin=config.get("split_origin", "seeded"),
+        kg_fingerprint=config.get("kg_fingerprint"),
     )
     return Checkpoint(model, data, config, optimizer_state)

@@ -115,6 +115,7 @@ class TKGData:
     test: np.ndarray
     skipped: dict[str, int] = field(default_factory=dict)
     origin: str = "seeded"  # where the split comes from: a key of ORIGINS
+    kg_fingerprint: str | None = None  # of the KG the facts come from
 
     def split(self, name: str) -> np.ndarray:
         if name not in SPLITS:
@@ -297,4 +298,4 @@ def split_kg(
         raise ValueError(f"the KG has {len(facts)} distinct facts: too few to split")
     parts = np.split(order, [n_test, n_test + n_valid])
     test, valid, train = (facts[np.sort(part)] for part in parts)
-    return TKGData(vocab, TimeMode(mode), train, valid, test, skipped)
+    return TKGData(vocab, TimeMode(mode), train, valid, test, skipped, kg.fingerprint)
