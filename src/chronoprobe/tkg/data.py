@@ -265,7 +265,14 @@ def given_split(
         "facts in no split": in_none,
         "duplicate facts": len(found.rows) - in_none - kept,
     }
-    return TKGData(found.vocab, TimeMode(mode), **parts, skipped=skipped, origin=origin)
+    return TKGData(
+        found.vocab,
+        TimeMode(mode),
+        **parts,
+        skipped=skipped,
+        origin=origin,
+        kg_fingerprint=kg.fingerprint,
+    )
 
 
 def split_kg(
@@ -298,4 +305,6 @@ def split_kg(
         raise ValueError(f"the KG has {len(facts)} distinct facts: too few to split")
     parts = np.split(order, [n_test, n_test + n_valid])
     test, valid, train = (facts[np.sort(part)] for part in parts)
-    return TKGData(vocab, TimeMode(mode), train, valid, test, skipped, kg.fingerprint)
+    return TKGData(
+        vocab, TimeMode(mode), train, valid, test, skipped, kg_fingerprint=kg.fingerprint
+    )
