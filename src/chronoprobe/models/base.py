@@ -15,7 +15,9 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from chronoprobe.models.requests import (
     Candidate,
+    Completion,
     GenerateRequest,
+    PromptRequest,
     Ranking,
     RankRequest,
     ScoreRequest,
@@ -209,6 +211,15 @@ class LanguageModel(ABC):
         self, requests: Sequence[GenerateRequest], progress: Progress = None
     ) -> list[list[Candidate]]:
         """Greedy fillings of each gap, one candidate per length 1..max_tokens."""
+
+    def complete(
+        self, requests: Sequence[PromptRequest], progress: Progress = None
+    ) -> list[Completion]:
+        """Each prompt's free-text continuation (causal and seq2seq models)."""
+        raise ValueError(
+            f"{self.name}: a {self.family} model does not continue prompts; generating free "
+            "text needs a causal or seq2seq model"
+        )
 
     @property
     def fills_spans(self) -> bool:
