@@ -93,6 +93,7 @@ VIEWS: Registry[View] = Registry(
         "multi-token": "chronoprobe.probes.cloze_views:MULTI_TOKEN",
         "pll": "chronoprobe.probes.cloze_views:PLL",
         "span-ppl": "chronoprobe.probes.span_ppl:SPAN_PPL",
+        "generate": "chronoprobe.probes.generate:GENERATE",
     },
 )
 
