@@ -12,6 +12,7 @@ reads logits. Rank and generate read the left context only (``reads_left_only``)
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import torch
@@ -48,6 +49,8 @@ class CausalLM(DecoderLM):
         head = model.get_output_embeddings()
         plain = not any(getattr(model.config, a, None) for a in _LOGIT_TRANSFORMS)
         self._split = (base, head) if base is not None and head is not None and plain else None
+        # the prompt's forward needs the logits of its last position only
+        self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
 
     def _context(self, ids: list[int]) -> list[int]:
         """Context ids as the tokenizer frames them; an empty context becomes the start token."""

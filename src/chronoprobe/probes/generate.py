@@ -64,9 +64,10 @@ class GenerateParams(ProbeParams):
         False, description="Wrap each prompt in the model's chat template (instruct models)."
     )
     match: Literal["exact", "alias", "contains"] = Field(
-        "contains",
+        "alias",
         description="The loosest match that counts: exact (a label), alias (or another name of "
-        "an answer), contains (a label or alias inside the answer).",
+        "an answer), contains (a label or alias inside the answer; loose: 'Vice President of "
+        "the United States' contains 'President of the United States').",
     )
     seed: int | None = Field(
         None, description="Seed of exemplar draws and sampling (default: the run's seed)."
@@ -285,7 +286,7 @@ def _summarize(loosest: str):
     return summarize
 
 
-summarize_generate = _summarize("contains")
+summarize_generate = _summarize("alias")
 
 
 def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dict:
