@@ -4,7 +4,8 @@ Both sides answer the same greedy prompts (drift rows of the real sample KG, "In
 {statement}") with the same model. Ours is the ``chronoprobe probe generate`` command: start-up,
 model load, batched left-padded decoding with the key/value cache. The loop loads the same model
 through chronoprobe, then calls transformers' ``model.generate`` once per prompt (greedy, the
-same token limit, stopping at a newline or ". " as ours does). The answers must be identical.
+same token limit, stopping at a newline or sentence end as ours does). The answers must be
+identical.
 
     python benchmarks/bench_generate.py [--rows 200] [--model package:smollm2] [--threads 2]
 """
@@ -21,6 +22,22 @@ import time
 from pathlib import Path
 
 MAX_TOKENS = 12
+
+
+class StopAtAnswerEnd:
+    """The stop rule ours uses (a newline or a sentence end), as a cheap stopping criterion:
+    transformers' ``stop_strings`` preprocesses the whole vocabulary on every call."""
+
+    def __init__(self, tokenizer, prompt_length: int) -> None:
+        self.tokenizer, self.prompt_length = tokenizer, prompt_length
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        from chronoprobe.models.completion import cut_answer
+
+        text = self.tokenizer.decode(input_ids[0, self.prompt_length :], skip_special_tokens=True)
+        return torch.tensor([cut_answer(text)[1]])
 
 
 def loop(data: str, model_spec: str, rows: int, threads: int, out: str) -> None:
@@ -48,8 +65,7 @@ def loop(data: str, model_spec: str, rows: int, threads: int, out: str) -> None:
                 max_new_tokens=MAX_TOKENS,
                 do_sample=False,
                 pad_token_id=model.pad_id,
-                stop_strings=["\n", ". "],
-                tokenizer=model.tokenizer,
+                stopping_criteria=[StopAtAnswerEnd(model.tokenizer, ids.shape[1])],
             )
         raw = model.tokenizer.decode(made[0, ids.shape[1] :], skip_special_tokens=True)
         answers[row.id] = cut_answer(raw)[0]
