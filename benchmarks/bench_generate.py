@@ -100,7 +100,7 @@ def main() -> None:
         write_drift(load_sample(), data, first="2000", last="2024", relations=relations)
         out = Path(tmp) / "ours"
         ours_s = _timed(
-            [sys.executable, "-m", "chronoprobe.cli.main", "probe", "generate", str(data),
+            [str(Path(sys.executable).with_name("chronoprobe")), "probe", "generate", str(data),
              "-m", args.model, "--limit", str(args.rows), "--batch-size", str(args.batch_size),
              "--max-tokens", str(MAX_TOKENS), "--device", "cpu", "-o", str(out)],
             env,
