@@ -38,6 +38,10 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return sorted({*self._builtins, *self._entries})
 
+    def builtin_names(self) -> list[str]:
+        """The names that ship with chronoprobe (not those plugins or tests added)."""
+        return sorted(self._builtins)
+
     def __contains__(self, name: object) -> bool:
         return name in self._entries or name in self._builtins
 

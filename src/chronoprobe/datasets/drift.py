@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,6 +34,8 @@ class DriftRow:
     answers: list[str]
     answer_labels: list[str]
     split: str | None
+    # each answer's other names, in the order of answer_labels (for matching generated text)
+    answer_aliases: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -132,6 +134,7 @@ def build_drift(
             answers=list(answers),
             answer_labels=[kg.label(a) for a in answers],
             split=split,
+            answer_aliases=[kg.aliases(a) for a in answers],
         )
 
 

@@ -300,14 +300,85 @@ def show_ecbd(out: Path) -> str:
     return f"{stats['examples']:,} examples over {len(stats['groups'])} groups"
 
 
+# --- dated statements -------------------------------------------------------------------------
+
+
+class DatesParams(Params):
+    precisions: list[Literal["year", "month", "day"]] = Field(
+        default_factory=lambda: ["year", "month", "day"],
+        min_length=1,
+        description="Date precisions of the contexts (a fact gets those its dates allow).",
+    )
+    distances: list[int] = Field(
+        default_factory=lambda: [1, 2, 5, 10],
+        min_length=1,
+        description="How far wrong dates lie before the start and after the end, in units of "
+        "the precision (years, months, days).",
+    )
+    relations: list[str] | None = Field(
+        None, description="Relation ids to keep (default: every relation with a template)."
+    )
+    first_year: int | None = Field(
+        None, description="Keep facts still holding in or after this year."
+    )
+    max_facts: int | None = Field(None, ge=1, description="Draw this many facts (seeded).")
+    seed: int | None = Field(None, description=SEED_HELP)
+
+    @model_validator(mode="after")
+    def _positive(self) -> DatesParams:
+        if any(d < 1 for d in self.distances):
+            raise ValueError("distances must be at least 1")
+        return self
+
+
+def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) -> None:
+    """Build dated statements for the date-context test (TimeStress, Ammar Khodja et al., 2025):
+    each fact's statement behind its right date and behind wrong dates before its start and
+    after its end, at year, month and day precision. Writes statements.jsonl and stats.json.
+    """
+    from chronoprobe.datasets.dates import build_dated_statements
+    from chronoprobe.jsonl import write_jsonl
+
+    statements, stats = build_dated_statements(
+        _kg(inputs),
+        precisions=params.precisions,
+        distances=params.distances,
+        relations=params.relations,
+        first_year=params.first_year,
+        max_facts=params.max_facts,
+        seed=_seed(ctx, params),
+    )
+    if not statements:
+        raise ValueError("no fact with a start date and a statement template: nothing to write")
+    write_jsonl(ctx.out_dir / "statements.jsonl", statements)
+    atomic_write_text(ctx.out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
+    _finish(ctx, "dates", {"facts": stats["facts"], "statements": stats["statements"]})
+
+
+def show_dates(out: Path) -> str:
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    parts = [
+        f"{p}: {c['right']} right, {c['before'] + c['after']} wrong"
+        for p, c in stats["by_precision"].items()
+    ]
+    return f"{stats['statements']:,} statements of {stats['facts']:,} facts ({'; '.join(parts)})"
+
+
 # ---------------------------------------------------------------------------------------------
 
-SHOW = {"drift": show_drift, "lamatk": show_lamatk, "cronq": show_cronq, "ecbd": show_ecbd}
+SHOW = {
+    "drift": show_drift,
+    "lamatk": show_lamatk,
+    "cronq": show_cronq,
+    "ecbd": show_ecbd,
+    "dates": show_dates,
+}
 for _name, _params, _build in (
     ("drift", DriftParams, build_drift),
     ("lamatk", LamaTKParams, build_lamatk),
     ("cronq", CronQParams, build_cronq),
     ("ecbd", ECBDParams, build_ecbd),
+    ("dates", DatesParams, build_dates),
 ):
     BUILDERS.add(_name, Variant(_name, _params, _build))
 

@@ -332,6 +332,15 @@ class TemporalKG:
             )
         )
 
+    @cached_property
+    def _aliases(self) -> dict[str, list[str]]:
+        ids, aliases = self.entities.column("id").to_pylist(), self.entities.column("aliases")
+        return {i: a for i, a in zip(ids, aliases.to_pylist(), strict=True) if a}
+
+    def aliases(self, entity_id: str) -> list[str]:
+        """An entity's other names (none when the KG has no record of it)."""
+        return list(self._aliases.get(entity_id, ()))
+
     def label(self, entity_id: str) -> str:
         """An entity's label, or its id when the KG has no record of it."""
         return self._labels.get(entity_id, entity_id)

@@ -22,7 +22,9 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from chronoprobe.models.requests import (
     Candidate,
+    Completion,
     GenerateRequest,
+    PromptRequest,
     Ranking,
     RankRequest,
     ScoreRequest,
@@ -284,6 +286,15 @@ class LanguageModel(ABC):
     ) -> list[list[Candidate] | None]:
         """Greedy fillings of each gap, one candidate per length 1..max_tokens (None: the
         request does not fit)."""
+
+    def complete(
+        self, requests: Sequence[PromptRequest], progress: Progress = None
+    ) -> list[Completion]:
+        """Each prompt's free-text continuation (causal and seq2seq models)."""
+        raise ValueError(
+            f"{self.name}: a {self.family} model does not continue prompts; generating free "
+            "text needs a causal or seq2seq model"
+        )
 
     @property
     def fills_spans(self) -> bool:

@@ -14,13 +14,14 @@ stays), as lm-eval truncates loglikelihood requests.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import torch
 
 from chronoprobe.models.base import locate_spans
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
-from chronoprobe.models.requests import Cloze, ScoreRequest
+from chronoprobe.models.requests import Cloze, PromptRequest, ScoreRequest
 
 # config fields that transform logits after the output projection: the head-only path would
 # skip them, so such models take the full forward instead
@@ -50,6 +51,8 @@ class CausalLM(DecoderLM):
         head = model.get_output_embeddings()
         plain = not any(getattr(model.config, a, None) for a in _LOGIT_TRANSFORMS)
         self._split = (base, head) if base is not None and head is not None and plain else None
+        # the prompt's forward needs the logits of its last position only
+        self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
 
     def _context(self, ids: list[int]) -> list[int]:
         """Context ids as the tokenizer frames them; an empty context becomes the start token."""
@@ -75,6 +78,38 @@ class CausalLM(DecoderLM):
     def generate_row(self, cloze: Cloze) -> tuple[DecoderRow, list[int]]:
         right = self.tokenizer(cloze.right, add_special_tokens=False)["input_ids"]
         return self.rank_row(cloze), right
+
+    def prompt_row(self, request: PromptRequest) -> DecoderRow:
+        """The prompt's ids; with ``chat``, framed as one user turn by the chat template."""
+        if not (request.chat and getattr(self.tokenizer, "chat_template", None)):
+            return self.rank_row(request.cloze)
+        turn = [{"role": "user", "content": request.cloze.left.strip()}]
+        text = self.tokenizer.apply_chat_template(turn, tokenize=False, add_generation_prompt=True)
+        return DecoderRow(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    @torch.inference_mode()
+    def start_decoding(self, rows: Sequence[DecoderRow]):
+        from chronoprobe.models.completion import left_pad
+
+        ids, mask = left_pad([r.ids for r in rows], self.pad_id)
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        return out.logits[:, -1], (mask, positions[:, -1:], out.past_key_values)
+
+    @torch.inference_mode()
+    def continue_decoding(self, tokens: torch.Tensor, state):
+        mask, last, past = state
+        mask = torch.cat([mask, mask.new_ones((len(mask), 1))], dim=-1)
+        last = last + 1
+        out = self.model(
+            input_ids=tokens.to(self.device)[:, None],
+            attention_mask=mask,
+            position_ids=last,
+            past_key_values=past,
+            use_cache=True,
+        )
+        return out.logits[:, -1], (mask, last, out.past_key_values)
 
     def encode(self, ids: torch.Tensor, attention: torch.Tensor):
         return None

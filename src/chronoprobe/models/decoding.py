@@ -16,7 +16,7 @@ context) or generated after stays whole, or the request is answered ``None``.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -25,7 +25,9 @@ from chronoprobe.models.base import LanguageModel, Progress, fit_window, length_
 from chronoprobe.models.requests import (
     Candidate,
     Cloze,
+    Completion,
     GenerateRequest,
+    PromptRequest,
     Ranking,
     RankRequest,
     ScoreRequest,
@@ -89,6 +91,30 @@ class DecoderLM(LanguageModel):
         encoded=None,
     ) -> torch.Tensor:
         """Vocabulary logits at ``(rows[i], cols[i])`` of the decoder."""
+
+    @abstractmethod
+    def start_decoding(self, rows: Sequence[DecoderRow]) -> tuple[torch.Tensor, object]:
+        """Next-token logits after each prompt row of a batch, and the state (key/value cache)
+        that ``continue_decoding`` extends."""
+
+    @abstractmethod
+    def continue_decoding(self, tokens: torch.Tensor, state) -> tuple[torch.Tensor, object]:
+        """Next-token logits after appending one token per row, and the extended state."""
+
+    def prompt_row(self, request: PromptRequest) -> DecoderRow:
+        """Decoder ids (and encoder ids) whose last position predicts the first new token."""
+        return self.rank_row(request.cloze)
+
+    def prompt_batches(self, rows: Sequence[DecoderRow]) -> Iterator[list[int]]:
+        """Batches of prompt rows that ``start_decoding`` can run together."""
+        return length_buckets([self._cost(r) for r in rows], self.batch_size)
+
+    def complete(
+        self, requests: Sequence[PromptRequest], progress: Progress = None
+    ) -> list[Completion]:
+        from chronoprobe.models.completion import complete
+
+        return complete(self, requests, progress)
 
     # --- shared ------------------------------------------------------------------------------
     def _batch(self, rows: Sequence[DecoderRow]):

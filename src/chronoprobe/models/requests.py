@@ -86,6 +86,38 @@ class GenerateRequest:
 
 
 @dataclass(frozen=True)
+class PromptRequest:
+    """Continue a prompt with free text: greedy when ``temperature`` is 0, else sampled.
+
+    The prompt is ``cloze.left``; a seq2seq encoder also reads the gap and ``cloze.right`` (a
+    causal model reads the left context only). Decoding stops at an end token, at the first
+    newline, at a sentence end (``.``, ``!`` or ``?`` before a space) or after ``max_tokens``
+    tokens. Sampling keeps the smallest set of tokens whose probability reaches ``top_p``
+    (nucleus sampling, Holtzman et al., 2020) and draws with a generator seeded by ``seed``, so a
+    request's answer does not depend on the batch it was answered in. ``chat`` wraps the prompt
+    in the tokenizer's chat template as one user turn (instruct models), where it has one.
+    """
+
+    cloze: Cloze
+    max_tokens: int = 16
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    chat: bool = False
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A prompt's continuation: the answer text (cut at the stop), the raw text decoded, the
+    generated ids and their summed log-probability (untempered)."""
+
+    text: str
+    raw: str
+    token_ids: list[int]
+    logprob: float
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One filling of the gap: its text, its token ids and its summed log-probability.
 

@@ -117,6 +117,41 @@ class Seq2SeqLM(DecoderLM):
         ).logits
         return logits[rows.to(self.device), cols.to(self.device)]
 
+    def prompt_batches(self, rows: Sequence[DecoderRow]):
+        """Rows of one decoder prefix length per batch (a decoder's positions follow the index,
+        so its prefixes are never padded), by encoder length within a length."""
+        by_length: dict[int, list[int]] = {}
+        for i, row in enumerate(rows):
+            by_length.setdefault(len(row.ids), []).append(i)
+        for members in by_length.values():
+            lengths = [len(rows[i].encoder or ()) for i in members]
+            for batch in length_buckets(lengths, self.batch_size):
+                yield [members[j] for j in batch]
+
+    @torch.inference_mode()
+    def start_decoding(self, rows: Sequence[DecoderRow]):
+        enc_ids, enc_attention = pad([r.encoder for r in rows], self.pad_id)  # type: ignore[misc]
+        hidden, enc_attention = self.encode(enc_ids, enc_attention)
+        out = self.model(
+            encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
+            attention_mask=enc_attention,
+            decoder_input_ids=torch.tensor([r.ids for r in rows], device=self.device),
+            use_cache=True,
+        )
+        return out.logits[:, -1], (hidden, enc_attention, out.past_key_values)
+
+    @torch.inference_mode()
+    def continue_decoding(self, tokens: torch.Tensor, state):
+        hidden, enc_attention, past = state
+        out = self.model(
+            encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
+            attention_mask=enc_attention,
+            decoder_input_ids=tokens.to(self.device)[:, None],
+            past_key_values=past,
+            use_cache=True,
+        )
+        return out.logits[:, -1], (hidden, enc_attention, out.past_key_values)
+
     @property
     def fills_spans(self) -> bool:
         return self.sentinels is not None

@@ -102,6 +102,8 @@ VIEWS: Registry[View] = Registry(
         "pll": "chronoprobe.probes.cloze_views:PLL",
         "span-ppl": "chronoprobe.probes.span_ppl:SPAN_PPL",
         "recite": "chronoprobe.probes.recite:RECITE",
+        "generate": "chronoprobe.probes.generate:GENERATE",
+        "date-context": "chronoprobe.probes.date_consistency:DATE_CONTEXT",
     },
 )
 

@@ -50,6 +50,8 @@ BUILTIN_SECTIONS: dict[str, str] = {
     "probe:recite": "chronoprobe.report.lamatk_section",
     "build": "chronoprobe.report.build_section",
     "probe:span-ppl": "chronoprobe.report.ecbd_section",
+    "probe:generate": "chronoprobe.report.generative_section",
+    "probe:date-context": "chronoprobe.report.generative_section",
     "tkg": "chronoprobe.report.tkg_section",
     "probe": "chronoprobe.report.drift_section",
     "kgqa": "chronoprobe.report.kgqa_section",

@@ -1,0 +1,173 @@
+"""Report sections of the asking views: ``generate`` (knowledge categories over a timeline) and
+``date-context`` (right dates against wrong ones, by precision and distance)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
+from chronoprobe.report.plots import embed, line_plot
+from chronoprobe.report.sections import read_metrics, section
+
+
+def _share(value: float | None) -> Any:
+    return "\u2013" if value is None else Percent(value)
+
+
+def _x(periods: list[str]) -> tuple[list[float], str]:
+    """Periods as x values: years as numbers, else their order."""
+    if all(p.lstrip("-").isdigit() for p in periods):
+        return [float(p) for p in periods], "year"
+    return [float(i) for i in range(len(periods))], "period (in order: " + ", ".join(periods) + ")"
+
+
+def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
+    periods = sorted(by_period)
+    x, label = _x(periods)
+    series = {c: (x, [by_period[p].get(c) or 0.0 for p in periods]) for c in CATEGORIES}
+    series["accuracy (first greedy answer)"] = (x, [by_period[p]["accuracy"] or 0 for p in periods])
+    data = Table(
+        ["period", "rows", "accuracy", *CATEGORIES],
+        [
+            [p, by_period[p]["n"], _share(by_period[p]["accuracy"])]
+            + [_share(by_period[p].get(c)) for c in CATEGORIES]
+            for p in periods
+        ],
+    )
+    fig = line_plot(
+        series,
+        title=f"What {model} knows, period by period",
+        xlabel=label,
+        ylabel="share of facts",
+        markers=True,
+        ylim=(0, 1),
+    )
+    return embed(
+        fig,
+        alt=f"Share of Correct, Partial and Incorrect facts per period for {model}",
+        caption="Correct: every greedy answer (one per exemplar set) matches; Partial: some "
+        "greedy or sampled answer matches; Incorrect: none does (ChroKnowledge, Park et al., "
+        "2024).",
+        data=data,
+    )
+
+
+def _group_table(groups: dict[str, dict], name: str, caption: str) -> Table:
+    return Table(
+        [name, "rows", "accuracy", "exact", *CATEGORIES],
+        [
+            [k, g["n"], _share(g["accuracy"]), _share(g["exact"])]
+            + [_share(g.get(c)) for c in CATEGORIES]
+            for k, g in groups.items()
+        ],
+        caption=caption,
+    )
+
+
+def generate_blocks(model: str, metrics: dict) -> list[Block]:
+    overall = metrics["overall"]
+    blocks: list[Block] = [
+        Text(f"{model}: answers matched as '{metrics.get('match')}' or stricter."),
+        Stats(
+            {"accuracy": _share(overall["accuracy"]), **{c: _share(overall[c]) for c in CATEGORIES}}
+        ),
+    ]
+    if metrics.get("by_period"):
+        blocks.append(category_timeline(model, metrics["by_period"]))
+    if metrics.get("by_split"):
+        caption = "Per split against the previous period."
+        blocks.append(_group_table(metrics["by_split"], "split", caption))
+    if metrics.get("by_relation"):
+        blocks.append(_group_table(metrics["by_relation"], "relation", "Per relation."))
+    timelines = metrics.get("timelines") or {}
+    if timelines.get("facts"):
+        order = (*TIMELINES, MIXED)
+        rows = [["all", *(timelines["overall"][c] for c in order)]]
+        rows += [[r, *(c[n] for n in order)] for r, c in timelines["by_relation"].items()]
+        blocks.append(
+            Table(
+                ["relation", *order],
+                rows,
+                caption=f"{timelines['facts']:,} facts across the periods: known (not Incorrect) "
+                "in every period, only before or only after its change (the first period it was "
+                "updated), in none, or otherwise.",
+            )
+        )
+    return blocks
+
+
+@section("probe:generate", headline=("accuracy",))
+def generate_section(step_dir: Path, record: dict) -> Section:
+    metrics = read_metrics(step_dir)
+    title = f"Generated answers: {record.get('id', step_dir.name)}"
+    models = metrics.get("models") or {}
+    if not models:
+        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+    blocks: list[Block] = []
+    for model, model_metrics in models.items():
+        blocks.extend(generate_blocks(model, model_metrics))
+    return Section(title, blocks)
+
+
+def win_rate_figure(model: str, by_precision_distance: dict[str, dict]) -> Block:
+    lines: dict[str, tuple[list[float], list[float]]] = {}
+    rows = []
+    for key, value in by_precision_distance.items():
+        precision, distance = key.split("/")
+        x, y = lines.setdefault(precision, ([], []))
+        x.append(float(distance))
+        y.append(value["win_rate"])
+        rows.append([precision, int(distance), value["pairs"], _share(value["win_rate"])])
+    fig = line_plot(
+        lines,
+        title=f"{model}: right date preferred to a wrong one",
+        xlabel="distance of the wrong date (years, months or days)",
+        ylabel="share of pairs ordered correctly",
+        markers=True,
+        ylim=(0, 1),
+    )
+    return embed(
+        fig,
+        alt=f"Win rate of right over wrong dates by distance, one line per precision, {model}",
+        caption="A (right, wrong) pair is ordered correctly when the answer is more likely "
+        "after the right date (TimeStress, Ammar Khodja et al., 2025); 0.5 is chance.",
+        data=Table(["precision", "distance", "pairs", "win rate"], rows),
+    )
+
+
+@section("probe:date-context", headline=("win_rate",))
+def date_context_section(step_dir: Path, record: dict) -> Section:
+    metrics = read_metrics(step_dir)
+    title = f"Date-context consistency: {record.get('id', step_dir.name)}"
+    models = metrics.get("models") or {}
+    if not models:
+        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+    blocks: list[Block] = []
+    for model, m in models.items():
+        overall = m["overall"]
+        blocks.append(
+            Stats(
+                {
+                    "model": model,
+                    "pairs": overall["pairs"],
+                    "win rate": _share(overall["win_rate"]),
+                    "robust facts": _share(overall["robust"]),
+                }
+            )
+        )
+        if m.get("by_precision_distance"):
+            blocks.append(win_rate_figure(model, m["by_precision_distance"]))
+        blocks.append(
+            Table(
+                ["precision", "pairs", "win rate", "robust"],
+                [
+                    [p, v["pairs"], _share(v["win_rate"]), _share(v["robust"])]
+                    for p, v in m["by_precision"].items()
+                ],
+                caption="Robust: every wrong date of a fact at that precision scored below its "
+                "right date.",
+            )
+        )
+    return Section(title, blocks)
