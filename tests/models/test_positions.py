@@ -7,7 +7,13 @@ import pytest
 import torch
 
 from chronoprobe.models.base import fit_window, position_limit
-from chronoprobe.models.requests import Cloze, GenerateRequest, RankRequest, ScoreRequest
+from chronoprobe.models.requests import (
+    Cloze,
+    GenerateRequest,
+    PromptRequest,
+    RankRequest,
+    ScoreRequest,
+)
 from chronoprobe.models.tiny import random_model, train_tokenizer
 
 from .conftest import ADAPTERS, CORPUS
@@ -124,6 +130,17 @@ def test_causal_generation_leaves_room_for_its_tokens(short, architecture):
     assert candidates[0].token_ids == [int(first.argmax())]
     assert len(prefix) + 3 + len(closing) == N
     assert adapter.generate([GenerateRequest(cloze, max_tokens=N)]) == [None]
+
+
+@pytest.mark.parametrize("architecture", ["llama", "gpt2"])
+def test_a_long_prompt_loses_its_start_and_leaves_room_for_the_answer(short, architecture):
+    adapter = short(architecture)
+    (answer,) = adapter.complete([PromptRequest(Cloze(LONG, ""), max_tokens=3)])
+    window = adapter.prompt_row(PromptRequest(Cloze(LONG, ""))).ids[-(N - 3) :]
+    first = logprobs(adapter, window)[-1]
+    first[adapter._special] = float("-inf")
+    assert answer.token_ids[:1] == [int(first.argmax())]
+    assert adapter.complete([PromptRequest(Cloze(LONG, ""), max_tokens=N)]) == [None]
 
 
 @pytest.mark.parametrize("architecture", ["llama", "gpt2", "roberta", "bert", "bart"])

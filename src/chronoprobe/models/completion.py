@@ -99,18 +99,28 @@ def _complete_batch(model, requests: Sequence[PromptRequest], rows) -> list[Comp
 
 def complete(
     model, requests: Sequence[PromptRequest], progress: Progress = None
-) -> list[Completion]:
-    """Every request's continuation, in request order (see the module's docstring)."""
+) -> list[Completion | None]:
+    """Every request's continuation, in request order (see the module's docstring); None for
+    a prompt that cannot fit the model's positions."""
     if not requests:
         return []
-    rows = [model.prompt_row(r) for r in requests]
+    # a prompt longer than the model's positions (less the tokens to generate) loses its start,
+    # as a causal model's context does; one that cannot fit at all is answered None
+    prompts = [model.prompt_row(r) for r in requests]
+    fitted = [
+        model._fit(p, len(p.ids), r.max_tokens) for p, r in zip(prompts, requests, strict=True)
+    ]
+    # a prompt cut to its frame alone has nothing left to continue
+    rows = [None if f is None or len(f[0].ids) <= f[0].head else f[0] for f in fitted]
     results: list[Completion | None] = [None] * len(requests)
-    done = 0
-    for batch in model.prompt_batches(rows):
+    done = sum(row is None for row in rows)
+    kept = [i for i, row in enumerate(rows) if row is not None]
+    for part in model.prompt_batches([rows[i] for i in kept]):
+        batch = [kept[i] for i in part]
         answers = _complete_batch(model, [requests[i] for i in batch], [rows[i] for i in batch])
         for i, answer in zip(batch, answers, strict=True):
             results[i] = answer
         done += len(batch)
         if progress:
             progress(done, len(requests))
-    return results  # type: ignore[return-value]
+    return results

@@ -111,7 +111,7 @@ class DecoderLM(LanguageModel):
 
     def complete(
         self, requests: Sequence[PromptRequest], progress: Progress = None
-    ) -> list[Completion]:
+    ) -> list[Completion | None]:
         from chronoprobe.models.completion import complete
 
         return complete(self, requests, progress)

@@ -251,6 +251,9 @@ def predict_generate(
             continue
         greedy = [next(answers) for _ in range(sets)]
         sampled = [next(answers) for _ in range(params.samples)]
+        if any(a is None for a in (*greedy, *sampled)):  # a prompt too long for the model
+            out.append({**row.key(), SKIPPED: model.unfit_reason})
+            continue
         greedy_match = [match_kind(a.text, row.labels, row.aliases) for a in greedy]
         sample_match = [match_kind(a.text, row.labels, row.aliases) for a in sampled]
         out.append(
