@@ -57,13 +57,13 @@ def test_cloze_rows_given_to_span_ppl_name_every_cloze_view(tmp_path):
     path = rows_file(tmp_path, as_dicts())
     with pytest.raises(
         ValueError,
-        match=r"examples.jsonl:1: these are rows for the multi-token, pll or single-token view "
+        match=r"examples.jsonl:1: these are rows for the generate, multi-token, pll or single-token view "
         r"\(fields answer_labels, answers, id, period, query, relation, split, subject\)",
     ) as err:
         run_probe(path, None, "span-ppl", tmp_path / "out")
     assert str(err.value).endswith(
         "not the span-ppl view's (it needs sentence, span_start, span_end, span); "
-        "probe them with `chronoprobe probe multi-token`"
+        "probe them with `chronoprobe probe generate`"
     )
 
 
