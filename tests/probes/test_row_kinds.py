@@ -57,8 +57,9 @@ def test_cloze_rows_given_to_span_ppl_name_every_cloze_view(tmp_path):
     path = rows_file(tmp_path, as_dicts())
     with pytest.raises(
         ValueError,
-        match=r"examples.jsonl:1: these are rows for the generate, multi-token, pll or single-token view "
-        r"\(fields answer_labels, answers, id, period, query, relation, split, subject\)",
+        match=r"examples.jsonl:1: these are rows for the generate, multi-token, pll or "
+        r"single-token view \(fields answer_labels, answers, id, period, query, relation, split, "
+        r"subject\)",
     ) as err:
         run_probe(path, None, "span-ppl", tmp_path / "out")
     assert str(err.value).endswith(
