@@ -1,17 +1,17 @@
 """Scaling: the dump conversion and probe shards on 1 and 2 workers, local and on Ray.
 
-Dump: the synthetic dump of ``bench_wikidata_dump.py`` (real-looking lines, --mb of JSON; Ray
-parts of --part-mb, so that a small dump still makes several), converted by the local process pool (``--processes N``) and by Ray tasks on a local Ray instance
-of N CPUs (``--engine ray``), N = 1 and 2. Reported: wall seconds, MB/s, MB/s per worker, and the
-scaling efficiency (the rate on N workers over N times the rate on one). Each run is a fresh
-process: its imports, its pool or its Ray instance are counted in its wall time only from the
-call of the loader on (Ray's start-up is reported apart).
+Dump: the synthetic dump of ``bench_wikidata_dump.py`` (real-looking lines, --mb of JSON),
+converted by the local process pool (``--processes N``) and by Ray tasks on a local Ray
+instance of N CPUs (``--engine ray``, parts of --part-mb so that a small dump still makes
+several), N = 1 and 2. Reported: wall seconds, MB/s, MB/s per worker, and the scaling
+efficiency (the rate on N workers over N times the rate on one). Each run is a fresh process,
+timed from the call of the loader on (Ray's start-up is reported apart).
 
 Probe: a random RoBERTa (the tiny tokenizer), --queries temporal queries, the ``pll`` view, one
 model on 1 and 2 Ray CPU actors against the local engine in one process; examples/s of the
 whole step (model loads on the actors included).
 
-    python benchmarks/bench_scale.py [--mb 100] [--queries 2048] [--workers 1,2]
+    python benchmarks/bench_scale.py [--mb 100] [--part-mb 16] [--queries 2048] [--workers 1,2]
 """
 
 from __future__ import annotations
