@@ -43,8 +43,13 @@ def load(path: Path, **options):
 def test_ray_parts_give_the_local_kg(ray_session, small_parts, tmp_path, suffix):
     path = dump(tmp_path, suffix)
     local, local_problems = load(path)
-    got, problems = load(path, engine="ray", work_dir=tmp_path / "work")
+    seen = []
+    got, problems = load(
+        path, engine="ray", work_dir=tmp_path / "work", progress=lambda *a: seen.append(a)
+    )
     assert len(list((tmp_path / "work" / "dump-parts").glob("000-*"))) == 11
+    size = path.stat().st_size
+    assert seen[-1] == (size, size) and [d for d, _ in seen] == sorted(d for d, _ in seen)
     for table in ("facts", "entities", "relations"):
         assert getattr(got, table).equals(getattr(local, table)), table
     assert got.meta == local.meta

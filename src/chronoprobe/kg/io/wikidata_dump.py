@@ -696,10 +696,13 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
         elif options.processes > 1:
             pool = _process_pool(stack, options.processes)
 
+        furthest = 0
+
         def report(index: int, position: int) -> None:
+            nonlocal furthest  # never backwards: Ray parts are read back from the first
+            furthest = max(furthest, sum(sizes[:index]) + min(position, sizes[index]))
             if options.progress is not None:
-                done = sum(sizes[:index]) + min(position, sizes[index])
-                options.progress(done, sum(sizes))
+                options.progress(furthest, sum(sizes))
 
         for index, (path, shape) in enumerate(zip(paths, shapes, strict=True)):
             before = 0  # lines of the blocks before
