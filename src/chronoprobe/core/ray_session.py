@@ -20,7 +20,9 @@ def connect(address: str | None = None) -> Any:
     except ImportError:
         raise ValueError(f"--engine ray needs Ray, which is not installed: {INSTALL}") from None
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, logging_level="warning")
+        # a local instance starts without the dashboard; a cluster's options are its own
+        local = {} if address else {"include_dashboard": False}
+        ray.init(address=address, logging_level="warning", **local)
     return ray
 
 
