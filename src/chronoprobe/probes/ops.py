@@ -228,12 +228,12 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
     schema = pa.schema([("model", pa.string()), *view.columns(), (SKIPPED, pa.string())])
     with ExitStack() as stack:
         remote = {}
-        if params.engine == "ray":  # every model at once, taken in order below
+        todo = [i for i in range(len(models)) if not ctx.shard_path("predictions", i).is_file()]
+        if params.engine == "ray" and todo:  # every model at once, taken in order below
             from chronoprobe.probes.ray_engine import RayProbes
 
             probes = RayProbes(ctx, view, params, models)
             stack.callback(probes.close)
-            todo = [i for i in range(len(models)) if not ctx.shard_path("predictions", i).is_file()]
             remote = probes.start(todo, data, rows_file, area)
         _probe_models(ctx, view, params, models, data, rows_file, rows, remote, schema)
     merged = ctx.merge_shards("predictions")

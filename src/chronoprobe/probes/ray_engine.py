@@ -126,7 +126,7 @@ class RayProbes:
         mine = type(params).model_validate({**dumped, **own})
         limit = None if view.drift_rows else params.limit  # drift rows were limited already
         rows = len(list(view.read(data))[:limit])
-        # shards of at least a batch, at least four per actor when rows allow
+        # about four shards per actor, each of at least a batch
         shard_rows = min(SHARD_ROWS, max(params.batch_size, math.ceil(rows / (4 * len(group)))))
         work = area / "runs" / f"{index:05d}"
         probe = ShardedProbe.start(
