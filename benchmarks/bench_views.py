@@ -71,7 +71,7 @@ def make_queries(n: int, seed: int = 0) -> list[dict]:
 
 
 def make_tokenizer(kind: str):
-    """SmolLM2's 49k byte-level BPE plus <mask> (as PERFORMANCE.md), or a small trained BPE."""
+    """SmolLM2's 49k byte-level BPE plus <mask>, or a small BPE trained on the queries."""
     from tokenizers import AddedToken
 
     if kind == "smollm2":
