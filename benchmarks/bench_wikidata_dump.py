@@ -7,9 +7,9 @@ strings, quantities, dates, unqualified items) and a few time-qualified ones, se
 line. Each (file, processes) run is a fresh process, so its peak RSS (the largest of the main
 process and its workers) is its own. CPU seconds (all processes; in brackets the reading
 process's own) next to wall seconds keep the figures readable on a busy machine. The last line
-measures, in the same run, the reference way of PERFORMANCE.md (msgspec's typed decode of the
+measures, in the same run, the reference way (msgspec's typed decode of the
 fields a plain extraction loop reads) next to chronoprobe's parser on the same lines in memory.
-The target (PERFORMANCE.md): >= 300 MB/s per core.
+The target: >= 300 MB/s per core.
 
     python benchmarks/bench_wikidata_dump.py [--mb 200] [--formats json,json.gz] [--processes 1,2]
 """
@@ -280,7 +280,7 @@ def _plain_facts(line: bytes, decoders: tuple) -> list[tuple]:
 
 def reference(path: Path) -> dict:
     """MB per CPU second of one process on lines in memory: msgspec's typed decode of only the
-    fields a plain extraction reads plus that loop (PERFORMANCE.md's 310 MB/s way), and
+    fields a plain extraction reads plus that loop, 310 MB/s on real entities), and
     chronoprobe's ``parse_block`` (whole blocks, Arrow tables out), on the same lines."""
     from chronoprobe.kg.io.compressed import line_blocks
     from chronoprobe.kg.io.wikidata_dump import parse_block

@@ -29,3 +29,12 @@ def _one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One local Ray instance with two CPU workers, shared by every test that needs Ray."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'chronoprobe[ray]'")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    yield ray
+    ray.shutdown()

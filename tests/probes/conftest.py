@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chronoprobe.jsonl import write_jsonl
@@ -68,3 +70,16 @@ def tiny():
         return cache[architecture]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def model_dirs(tmp_path_factory) -> list[Path]:
+    """Two random RoBERTas (seeds 1 and 2) sharing one tokenizer, saved as local model specs."""
+    tokenizer = train_tokenizer(CORPUS, "roberta")
+    dirs = []
+    for seed in (1, 2):
+        path = tmp_path_factory.mktemp(f"roberta-{seed}")
+        random_model("roberta", tokenizer, seed=seed).save_pretrained(path)
+        tokenizer.save_pretrained(path)
+        dirs.append(path)
+    return dirs

@@ -13,26 +13,12 @@ from rich.console import Console
 
 from chronoprobe.jsonl import read_jsonl, write_jsonl
 from chronoprobe.models import load_model
-from chronoprobe.models.tiny import random_model, train_tokenizer
 from chronoprobe.probes import run_probe
 from chronoprobe.probes.series_matrix import read_predictions
 from chronoprobe.runs.engine import run_experiment
 from chronoprobe.runs.steps import StepContext, get_kind
 
-from .conftest import CORPUS, as_dicts
-
-
-@pytest.fixture(scope="module")
-def model_dirs(tmp_path_factory) -> list[Path]:
-    """Two random RoBERTas (seeds 1 and 2) sharing one tokenizer, saved as local model specs."""
-    tokenizer = train_tokenizer(CORPUS, "roberta")
-    dirs = []
-    for seed in (1, 2):
-        path = tmp_path_factory.mktemp(f"roberta-{seed}")
-        random_model("roberta", tokenizer, seed=seed).save_pretrained(path)
-        tokenizer.save_pretrained(path)
-        dirs.append(path)
-    return dirs
+from .conftest import as_dicts
 
 
 @pytest.fixture
@@ -283,3 +269,73 @@ def test_smollm2_knows_messis_club_of_2010_not_of_2022(tmp_path, two_threads):
     barcelona = scores["Q615_P54_2010"]["FC Barcelona"]
     assert barcelona - scores["Q615_P54_2022"]["Paris Saint-Germain F.C."] > 10  # nats
     assert all(math.isfinite(v) for s in scores.values() for v in s.values())
+
+
+def same_predictions(got: list[dict], want: list[dict]) -> bool:
+    return [(p["model"], p["id"]) for p in got] == [(p["model"], p["id"]) for p in want] and all(
+        close(g, w) for g, w in zip(got, want, strict=True)
+    )
+
+
+def test_ray_actors_give_the_single_process_probe_one_model_per_actor(
+    ray_session, model_dirs, data_dir, tmp_path
+):
+    specs = [str(d) for d in model_dirs]
+    local = run_step(tmp_path / "local", {"data": data_dir}, models=specs, view="multi-token")
+    step = {"models": specs, "view": "multi-token", "engine": "ray", "workers": 2}
+    ray = run_step(tmp_path / "ray", {"data": data_dir}, **step)
+    assert close(ray, {**local, "models": ray["models"]})
+    for spec in specs:
+        options = {**local["models"][spec]["options"], "engine": "ray", "workers": 2}
+        assert close(ray["models"][spec], {**local["models"][spec], "options": options})
+    got = read_predictions(tmp_path / "ray" / "predictions.parquet")
+    assert same_predictions(got, read_predictions(tmp_path / "local" / "predictions.parquet"))
+    assert not (tmp_path / "ray" / ".shards").exists()
+
+
+def test_a_killed_ray_probe_resumes_at_its_missing_shards(
+    ray_session, model_dirs, data_dir, tmp_path, monkeypatch
+):
+    """One model on two CPU actors: its 7 distinct queries in 2 shards of 4 rows (the batch
+    size), one per actor; killed after the first shard came back, it answers the other only,
+    and gives what a single process gives."""
+    from chronoprobe.probes.runner import ShardedProbe
+
+    written: list[int] = []
+    write = ShardedProbe.write
+
+    def killed_after_one(probe, number, predictions):
+        if written:
+            raise KeyboardInterrupt
+        written.append(number)
+        write(probe, number, predictions)
+
+    monkeypatch.setattr(ShardedProbe, "write", killed_after_one)
+    spec = str(model_dirs[0])
+    step = {"models": [spec], "view": "pll", "engine": "ray", "workers": 2, "batch_size": 4}
+    with pytest.raises(KeyboardInterrupt):
+        run_step(tmp_path / "out", {"data": data_dir}, **step)
+    first = written.pop()
+    monkeypatch.setattr(
+        ShardedProbe, "write", lambda probe, n, p: (written.append(n), write(probe, n, p))
+    )
+    run_step(tmp_path / "out", {"data": data_dir}, **step)
+    assert written == [1 - first]  # 2 shards: only the one not finished was answered again
+    ray = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    local = run_step(tmp_path / "local", {"data": data_dir}, models=[spec], view="pll")
+    options = {**local["models"][spec]["options"], "engine": "ray", "workers": 2}
+    assert close(ray["models"][spec], {**local["models"][spec], "options": options})
+    assert same_predictions(
+        read_predictions(tmp_path / "out" / "predictions.parquet"),
+        read_predictions(tmp_path / "local" / "predictions.parquet"),
+    )
+
+
+def test_engine_ray_without_ray_says_how_to_install_it(model_dirs, data_dir, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as when not installed
+    with pytest.raises(ValueError, match=r"needs Ray, which is not installed: pip install "):
+        run_step(tmp_path / "out", {"data": data_dir}, models=[str(model_dirs[0])], engine="ray")
+    [problem] = get_kind("probe").problems(params(models=["m"], workers=2), ["data"])
+    assert problem == "address and workers apply to engine ray only"

@@ -25,7 +25,11 @@ def user_errors(command: F) -> F:
         except USER_ERRORS as err:
             if os.environ.get("CHRONOPROBE_DEBUG"):
                 raise
-            Console(stderr=True).print(f"[red]error:[/] {err}", highlight=False, soft_wrap=True)
+            from rich.markup import escape
+
+            # escaped: a message may hold brackets (pip install 'chronoprobe[ray]', JSON paths)
+            message = f"[red]error:[/] {escape(str(err))}"
+            Console(stderr=True).print(message, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from err
 
     return wrapper  # type: ignore[return-value]

@@ -88,7 +88,9 @@ def _help_text(field: FieldInfo) -> str:
         if get_origin(item) is Literal:
             text += f" One of: {', '.join(map(str, get_args(item)))}."
         text += " Repeat the option for several."
-    return text.strip()
+    from rich.markup import escape
+
+    return escape(text.strip())  # brackets are text (pip install 'chronoprobe[ray]')
 
 
 def _is_dict(field: FieldInfo) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -18,7 +18,7 @@ from chronoprobe.kg.io.options import LOADERS
 from chronoprobe.params import Cli, Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.config import ExistingPath
-from chronoprobe.runs.steps import StepContext, Variant, variant_kind
+from chronoprobe.runs.steps import SHARDS_DIR, StepContext, Variant, variant_kind
 
 KG_SOURCES: Registry[Variant] = Registry("KG source")
 
@@ -105,6 +105,18 @@ class ConvertParams(Params):
         False, description="Stop at the first bad record instead of skipping and counting."
     )
     processes: int = Field(1, ge=1, description="Worker processes (Wikidata dumps).")
+    engine: Literal["local", "ray"] = Field(
+        "local",
+        description="Where Wikidata dumps are parsed: local (this machine, --processes "
+        "workers) or ray (Ray tasks on the cluster of --address, or on a local Ray instance; "
+        "needs pip install 'chronoprobe[ray]'). A killed ray conversion resumes from the parts "
+        "it finished; the KG is the same either way.",
+    )
+    address: str | None = Field(
+        None,
+        description="Ray cluster address with engine ray, e.g. auto or ray://head:10001 "
+        "(default: RAY_ADDRESS, else a Ray instance started on this machine).",
+    )
     var: list[str] = Field(
         default_factory=list,
         description="SPARQL results: the variable NAME plays ROLE, as NAME=ROLE; roles: "
@@ -126,6 +138,10 @@ class ConvertParams(Params):
     def _mapping_is_for_sparql(self) -> ConvertParams:
         if (self.var or self.constant or self.mapping) and self.format != "wikidata-sparql":
             raise ValueError("var, constant and mapping apply to format wikidata-sparql only")
+        if self.engine == "ray" and self.format != "wikidata-json":
+            raise ValueError("engine ray applies to format wikidata-json only")
+        if self.address is not None and self.engine != "ray":
+            raise ValueError("address applies to engine ray only")
         self.sparql_mapping()  # its own checks, when the config loads
         return self
 
@@ -155,13 +171,18 @@ def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) ->
     from chronoprobe.kg.io.problems import Problems
 
     problems = Problems(strict=params.strict)
-    options = LoadOptions(
-        relations=frozenset(params.relations) if params.relations else None,
-        lang=params.lang,
-        processes=params.processes,
-        sparql=params.sparql_mapping(),
-    )
-    kg = LOADERS.get(params.format)(params.paths, options, problems)
+    with ctx.progress_task(f"reading {params.paths[0].name}") as progress:
+        options = LoadOptions(
+            relations=frozenset(params.relations) if params.relations else None,
+            lang=params.lang,
+            processes=params.processes,
+            progress=progress,
+            sparql=params.sparql_mapping(),
+            engine=params.engine,
+            address=params.address,
+            work_dir=ctx.out_dir / SHARDS_DIR,
+        )
+        kg = LOADERS.get(params.format)(params.paths, options, problems)
     for warning in problems.warnings:
         ctx.log.warning(f"warning: {warning}")
     for line in problems.summary():

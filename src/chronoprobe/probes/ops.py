@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import json
 import shutil
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
         )
     elif params.models and len(set(params.models)) != len(params.models):
         problems.append("models: a model is listed twice")
+    if params.engine != "ray" and (params.address is not None or params.workers is not None):
+        problems.append("address and workers apply to engine ray only")
     unknown = sorted(set(getattr(params, "cutoff_years", {})) - set(params.models or ()))
     if unknown and params.models:
         problems.append(f"cutoff_years: names models not in `models`: {', '.join(unknown)}")
@@ -207,6 +210,34 @@ def _split_skipped(merged: Path, keys: list[str]) -> list[dict]:
     return skipped.to_pylist()
 
 
+def _probe_models(ctx, view, params, models, data, rows_file, rows, remote, schema) -> None:
+    """Each model's answers as one shard of the step, in order: from ``remote`` (its future,
+    by model number) when the model was given to Ray, else probed here."""
+    import pyarrow as pa
+
+    area = ctx.out_dir / SHARDS_DIR
+    for index in ctx.shards("predictions", len(models)):
+        name, spec = models[index]
+        work = area / "runs" / f"{index:05d}"
+        if index in remote:
+            answers, mine, run = remote[index].result()
+        else:
+            answers, mine, run = _probe_one(ctx, view, params, name, spec, data, rows_file, work)
+        for message in run["warnings"]:
+            ctx.log.warning(f"{name}: {message}")
+        if rows is not None:
+            by_query = {p["id"]: p for p in answers}
+            answered = [{**by_query[q], **own, "model": name} for q, own in rows.values()]
+        else:
+            answered = [{**p, "model": name} for p in answers]
+        ctx.write_shard("predictions", index, pa.Table.from_pylist(answered, schema=schema))
+        record = {"params": mine.model_dump(mode="json"), **run}
+        atomic_write_text(area / f"model-{index:05d}.json", json.dumps(record))
+        shutil.rmtree(work)
+        skips = sum(p.get(SKIPPED) is not None for p in answered)
+        ctx.log.info(f"{name}: {len(answered) - skips:,} predictions, {skips:,} rows skipped")
+
+
 def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> None:
     """Probe models with a view; write predictions, skipped rows, metrics (and the matrix)."""
     import pyarrow as pa
@@ -226,23 +257,16 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
         rows = _distinct_queries(data, area / "queries.jsonl", params.limit)
         data = area / "queries.jsonl"
     schema = pa.schema([("model", pa.string()), *view.columns(), (SKIPPED, pa.string())])
-    for index in ctx.shards("predictions", len(models)):
-        name, spec = models[index]
-        work = area / "runs" / f"{index:05d}"
-        answers, mine, run = _probe_one(ctx, view, params, name, spec, data, rows_file, work)
-        for message in run["warnings"]:
-            ctx.log.warning(f"{name}: {message}")
-        if rows is not None:
-            by_query = {p["id"]: p for p in answers}
-            answered = [{**by_query[q], **own, "model": name} for q, own in rows.values()]
-        else:
-            answered = [{**p, "model": name} for p in answers]
-        ctx.write_shard("predictions", index, pa.Table.from_pylist(answered, schema=schema))
-        record = {"params": mine.model_dump(mode="json"), **run}
-        atomic_write_text(area / f"model-{index:05d}.json", json.dumps(record))
-        shutil.rmtree(work)
-        skips = sum(p.get(SKIPPED) is not None for p in answered)
-        ctx.log.info(f"{name}: {len(answered) - skips:,} predictions, {skips:,} rows skipped")
+    with ExitStack() as stack:
+        remote = {}
+        todo = [i for i in range(len(models)) if not ctx.shard_path("predictions", i).is_file()]
+        if params.engine == "ray" and todo:  # every model at once, taken in order below
+            from chronoprobe.probes.ray_engine import RayProbes
+
+            probes = RayProbes(ctx, view, params, models)
+            stack.callback(probes.close)
+            remote = probes.start(todo, data, rows_file, area)
+        _probe_models(ctx, view, params, models, data, rows_file, rows, remote, schema)
     merged = ctx.merge_shards("predictions")
     skipped = _split_skipped(merged, ["model", *view.keys])
     predictions = read_predictions(merged)

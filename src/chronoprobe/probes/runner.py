@@ -17,7 +17,9 @@ import json
 import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import read_jsonl, write_jsonl
@@ -68,11 +70,98 @@ def count_skipped(skipped: Sequence[dict]) -> dict[str, int]:
     return dict(Counter(s[SKIPPED] for s in skipped).most_common())
 
 
-def _fingerprint(data: Path, model_name: str, view: str, params, limit: int | None) -> str:
+def _fingerprint(
+    data: Path, model_name: str, view: str, params, limit: int | None, shard_rows: int
+) -> str:
     stat = data.stat()
     options = params.model_dump(mode="json")
     key = [str(data.resolve()), stat.st_size, stat.st_mtime_ns, model_name, view, options, limit]
-    return hashlib.sha256(json.dumps(key).encode()).hexdigest()
+    return hashlib.sha256(json.dumps([*key, shard_rows]).encode()).hexdigest()
+
+
+@dataclass
+class ShardedProbe:
+    """One model's probe of one rows file, in shards of rows, each a file renamed into place:
+    :meth:`missing` are the shards still to answer, :meth:`write` keeps one (in any order), and
+    :meth:`finish` writes predictions.jsonl, skipped.jsonl and metrics.json from all of them.
+    A probe whose shards were made from other inputs starts afresh."""
+
+    view: View
+    params: Any
+    data: Path
+    out_dir: Path
+    rows: list
+    shard_rows: int
+
+    @classmethod
+    def start(
+        cls,
+        data: str | Path,
+        model_name: str,
+        view_name: str,
+        out_dir: str | Path,
+        params=None,
+        *,
+        shard_rows: int = SHARD_ROWS,
+        limit: int | None = None,
+    ) -> ShardedProbe:
+        view = VIEWS.get(view_name)
+        params = params if params is not None else view.params()
+        data, out_dir = Path(data), Path(out_dir)
+        check_rows_kind(view, data)
+        probe = cls(view, params, data, out_dir, list(view.read(data))[:limit], shard_rows)
+        fingerprint = _fingerprint(data, model_name, view_name, params, limit, shard_rows)
+        stamp = probe.shard_dir / "fingerprint"
+        if not stamp.is_file() or stamp.read_text() != fingerprint:
+            shutil.rmtree(probe.shard_dir, ignore_errors=True)
+            probe.shard_dir.mkdir(parents=True)
+            atomic_write_text(stamp, fingerprint)
+        return probe
+
+    @property
+    def shard_dir(self) -> Path:
+        return self.out_dir / f".shards-{self.view.name}"
+
+    def _path(self, number: int) -> Path:
+        return self.shard_dir / f"part-{number:05d}.jsonl"
+
+    @property
+    def shards(self) -> int:
+        return len(range(0, len(self.rows), self.shard_rows))
+
+    def chunk(self, number: int) -> list:
+        return self.rows[number * self.shard_rows : (number + 1) * self.shard_rows]
+
+    def missing(self) -> list[int]:
+        return [n for n in range(self.shards) if not self._path(n).is_file()]
+
+    def write(self, number: int, predictions: Sequence[dict]) -> None:
+        write_jsonl(self._path(number), predictions)
+
+    def finish(self, model, warnings: list[str]) -> dict:
+        """Gather the shards; ``model`` (its ``name`` and ``family``) is named in metrics.json."""
+        answered = [p for n in range(self.shards) for p in read_jsonl(self._path(n))]
+        predictions = [p for p in answered if SKIPPED not in p]
+        skipped = [p for p in answered if SKIPPED in p]
+        write_jsonl(self.out_dir / "predictions.jsonl", predictions)
+        write_jsonl(self.out_dir / "skipped.jsonl", skipped)
+        view, params = self.view, self.params
+        metrics = {
+            "view": view.name,
+            "model": model.name,
+            "family": model.family,
+            "data": str(self.data),
+            "rows": len(self.rows),
+            "predicted": len(predictions),
+            "skipped": count_skipped(skipped),
+            "warnings": warnings,
+            "options": params.model_dump(mode="json"),
+            **({"selection": view.selection} if view.selection else {}),
+            **view.metrics(predictions, params),
+        }
+        atomic_write_text(self.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+        shutil.rmtree(self.shard_dir)
+        return metrics
 
 
 def run_probe(
@@ -92,52 +181,21 @@ def run_probe(
     rows. ``progress(done, total)`` is called in rows as work finishes, shards resumed included.
     metrics.json lists ``warnings``: what a user should know about these rows and this model.
     """
-    view = VIEWS.get(view_name)
-    params = params if params is not None else view.params()
-    data, out_dir = Path(data), Path(out_dir)
-    check_rows_kind(view, data)
-    rows = list(view.read(data))[:limit]
+    probe = ShardedProbe.start(
+        data, model.name, view_name, out_dir, params, shard_rows=shard_rows, limit=limit
+    )
+    view, rows = probe.view, probe.rows
     warnings = view.warnings(model, rows) if view.warnings else []
-    shard_dir = out_dir / f".shards-{view_name}"
-    fingerprint = _fingerprint(data, model.name, view_name, params, limit)
-    stamp = shard_dir / "fingerprint"
-    if not stamp.is_file() or stamp.read_text() != fingerprint:
-        shutil.rmtree(shard_dir, ignore_errors=True)
-        shard_dir.mkdir(parents=True)
-        atomic_write_text(stamp, fingerprint)
-    starts = range(0, len(rows), shard_rows)
-    for number, start in enumerate(starts):
-        chunk = rows[start : start + shard_rows]
-        path = shard_dir / f"part-{number:05d}.jsonl"
-        if not path.is_file():
+    missing = set(probe.missing())
+    for number in range(probe.shards):
+        start, chunk = number * shard_rows, probe.chunk(number)
+        if number in missing:
 
             def report(done: int, total: int, start: int = start, size: int = len(chunk)) -> None:
                 if progress:
                     progress(start + size * done / max(total, 1), len(rows))
 
-            write_jsonl(path, view.predict(model, chunk, params, report))
+            probe.write(number, view.predict(model, chunk, probe.params, report))
         if progress:
             progress(start + len(chunk), len(rows))
-    answered = [
-        p for n in range(len(starts)) for p in read_jsonl(shard_dir / f"part-{n:05d}.jsonl")
-    ]
-    predictions = [p for p in answered if SKIPPED not in p]
-    skipped = [p for p in answered if SKIPPED in p]
-    write_jsonl(out_dir / "predictions.jsonl", predictions)
-    write_jsonl(out_dir / "skipped.jsonl", skipped)
-    metrics = {
-        "view": view_name,
-        "model": model.name,
-        "family": model.family,
-        "data": str(data),
-        "rows": len(rows),
-        "predicted": len(predictions),
-        "skipped": count_skipped(skipped),
-        "warnings": warnings,
-        "options": params.model_dump(mode="json"),
-        **({"selection": view.selection} if view.selection else {}),
-        **view.metrics(predictions, params),
-    }
-    atomic_write_text(out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    shutil.rmtree(shard_dir)
-    return metrics
+    return probe.finish(model, warnings)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -52,6 +52,23 @@ class ProbeParams(Params):
         None,
         description="Which file of the data directory holds the rows (default: the view's, "
         "e.g. examples.jsonl).",
+    )
+    engine: Literal["local", "ray"] = Field(
+        "local",
+        description="Where models run: local (this process) or ray (Ray actors, each holding "
+        "a model on one GPU of the cluster of --address, or of a local Ray instance; several "
+        "models spread one per actor, one model's rows are shared by all; needs pip install "
+        "'chronoprobe[ray]').",
+    )
+    address: str | None = Field(
+        None,
+        description="Ray cluster address with engine ray, e.g. auto or ray://head:10001 "
+        "(default: RAY_ADDRESS, else a Ray instance started on this machine).",
+    )
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description="Ray actors with engine ray (default: one per GPU of the cluster, else 1).",
     )
 
 

@@ -342,3 +342,51 @@ def test_shared_blocks_hand_blocks_to_workers_through_slots():
         assert compressed.shared_block(again) == b"z\n"
     finally:
         shared.close()
+
+
+@pytest.mark.parametrize("suffix", ["json", "json.gz", "json.bz2"])
+def test_progress_follows_the_compressed_bytes_to_the_end(tmp_path, suffix, monkeypatch):
+    # Small blocks so that progress is reported several times on the way.
+    small = functools.partial(compressed.line_blocks, block_size=4096)
+    monkeypatch.setattr(wikidata_dump, "line_blocks", small)
+    path = tmp_path / f"latest-all.{suffix}"
+    compress = {"json": bytes, "json.gz": gzip.compress, "json.bz2": bz2.compress}[suffix]
+    path.write_bytes(compress(FIXTURE.read_bytes()))
+    seen = []
+    wikidata_dump.load([path, FIXTURE], LoadOptions(progress=lambda *a: seen.append(a)), Problems())
+    total = path.stat().st_size + FIXTURE.stat().st_size
+    assert len(seen) > 4
+    assert {t for _, t in seen} == {total}
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)  # never backwards
+    assert seen[-1] == (total, total)  # a bz2 bar used to end at 0%
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "parsers", "threads"),
+    [(16, 2.2, 8, 6), (16, 0.0, 1, 15), (2, 1.4, 1, 1), (2, 0.1, 2, 1), (4, 0.3, 1, 3)],
+)
+def test_bz2_threads_are_the_free_cores_beside_the_parsers(
+    monkeypatch, cores, load, parsers, threads
+):
+    monkeypatch.setattr(compressed.os, "sched_getaffinity", lambda _: set(range(cores)))
+    monkeypatch.setattr(compressed.os, "getloadavg", lambda: (load, load, load))
+    assert compressed.decompression_threads(parsers) == threads
+
+
+def test_parts_cut_the_same_lines_from_a_file_and_from_a_stream(tmp_path, monkeypatch):
+    path = tmp_path / "dump.json.bz2"
+    path.write_bytes(bz2.compress(FIXTURE.read_bytes()))
+    for block_size in (64, 5000):
+        small = functools.partial(compressed.line_blocks, block_size=block_size)
+        monkeypatch.setattr(compressed, "line_blocks", small)
+        for part_size in (1, 3000, 10**6):
+            ranges = compressed.plain_parts(FIXTURE, part_size)
+            parts = [compressed.read_part(FIXTURE, *bounds) for bounds in ranges]
+            assert b"".join(parts) == FIXTURE.read_bytes()
+            assert all(part.endswith(b"\n") for part in parts[:-1])
+            streamed = [part for part, _ in compressed.line_parts(path, part_size)]
+            assert streamed == parts
+    # a part ends with the line holding byte 2999 (5999, ...): Obama's 13 kB line is one part
+    ends = [stop for _, stop in compressed.plain_parts(FIXTURE, 3000)]
+    lines = FIXTURE.read_bytes().split(b"\n")
+    assert ends[0] == len(lines[0]) + len(lines[1]) + 2

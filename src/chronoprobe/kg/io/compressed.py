@@ -2,7 +2,8 @@
 
 Dumps come as ``.json``, ``.json.gz`` or ``.json.bz2``; the standard-library decompressors run
 at a fraction of the speed the parsers reach, so gzip goes through isal (igzip, decompressing
-in a thread of its own) and bzip2 through indexed_bzip2 (several threads). Loaders that parse
+in a thread of its own) and bzip2 through indexed_bzip2 (as many threads as cores are free, see
+:func:`decompression_threads`). Loaders that parse
 line by line take blocks of many whole lines: one block is one unit of work for a process
 pool, and splitting a block costs far less than iterating a file object line by line. Blocks
 reach worker processes through shared memory (:class:`SharedBlocks`), not the pool's pipe.
@@ -10,6 +11,7 @@ reach worker processes through shared memory (:class:`SharedBlocks`), not the po
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +22,16 @@ from chronoprobe.jsonl import BOM
 BLOCK_SIZE = 4 << 20  # bytes of decompressed text per block
 
 
+def decompression_threads(parsers: int) -> int:
+    """Threads for a parallel decompressor beside ``parsers`` busy parsing processes: the cores
+    this process may use that are neither loaded by other work (the 1-minute load average) nor
+    taken by the parsers, and at least one. On a busy machine a second decompression thread
+    only competes with the parser for a core, and one thread is faster."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    free = (cores or 1) - round(os.getloadavg()[0])
+    return max(1, free - parsers)
+
+
 @contextmanager
 def _open(path: Path, threads: int) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
     """The decompressed stream, and a function telling how many compressed bytes were read."""
@@ -28,8 +40,16 @@ def _open(path: Path, threads: int) -> Iterator[tuple[BinaryIO, Callable[[], int
 
         # Given the path, indexed_bzip2 reads the file natively from its own threads.
         stream = indexed_bzip2.open(str(path), parallelization=max(1, threads))
+        furthest = 0
+
+        def position() -> int:
+            # It counts bits; with several threads it may fall back to 0 near the end.
+            nonlocal furthest
+            furthest = max(furthest, stream.tell_compressed() // 8)
+            return furthest
+
         try:
-            yield stream, lambda: stream.tell_compressed() // 8  # it counts bits
+            yield stream, position
         finally:
             stream.close()
         return
@@ -145,3 +165,70 @@ def shared_block(ticket: tuple[str, int] | bytes | bytearray) -> bytes | bytearr
 
         segment = _ATTACHED[name] = SharedMemory(name=name)
     return bytes(segment.buf[:length])
+
+
+# Parts: the units of work of a distributed load. A part starting at byte ``start`` ends with
+# the line that holds byte ``(start // size + 1) * size - 1``: a rule of the text alone, so a
+# file is cut the same way every time, whether its parts come from byte ranges of a plain file
+# or from a decompressing stream, and a resumed load finds its finished parts again.
+PART_SIZE = 64 << 20  # bytes of decompressed text per part
+
+
+def _part_limit(start: int, part_size: int) -> int:
+    """The byte whose line ends the part that starts at ``start``."""
+    return (start // part_size + 1) * part_size - 1
+
+
+def plain_parts(path: str | Path, part_size: int = PART_SIZE) -> list[tuple[int, int]]:
+    """The (start, stop) byte ranges of the parts of an uncompressed file: each reads a few
+    bytes from where a part should end to the end of that line, nothing else."""
+    path = Path(path)
+    size, bounds, start = path.stat().st_size, [], 0
+    with path.open("rb") as stream:
+        while start < size:
+            position = _part_limit(start, part_size)
+            stream.seek(position)
+            stop = size
+            while chunk := stream.read(1 << 16):
+                newline = chunk.find(b"\n")
+                if newline >= 0:
+                    stop = position + newline + 1
+                    break
+                position += len(chunk)
+            bounds.append((start, min(stop, size)))
+            start = stop
+    return bounds
+
+
+def read_part(path: str | Path, start: int, stop: int) -> bytes:
+    """The bytes of one part of an uncompressed file (a byte-order mark left out)."""
+    with Path(path).open("rb") as stream:
+        stream.seek(start)
+        data = stream.read(stop - start)
+    return data.removeprefix(BOM) if start == 0 else data
+
+
+def line_parts(
+    path: str | Path, part_size: int = PART_SIZE, threads: int = 1
+) -> Iterator[tuple[bytes, int]]:
+    """The parts of a possibly compressed file, cut by the rule of :func:`plain_parts` while it
+    is decompressed, each with the compressed bytes read so far."""
+    pieces: list[bytes] = []
+    start = offset = 0  # where the current part and the current block start
+    position = 0
+    for block, position in line_blocks(path, threads):
+        cut = 0
+        while True:
+            limit = _part_limit(start, part_size) - offset
+            newline = block.find(b"\n", limit) if limit < len(block) else -1
+            if newline < 0:
+                break
+            pieces.append(bytes(block[cut : newline + 1]))
+            yield b"".join(pieces), position
+            pieces, cut = [], newline + 1
+            start = offset + cut
+        if cut < len(block):
+            pieces.append(bytes(block[cut:]))
+        offset += len(block)
+    if pieces:
+        yield b"".join(pieces), position

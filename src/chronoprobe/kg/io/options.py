@@ -15,13 +15,20 @@ if TYPE_CHECKING:
     from chronoprobe.kg.io.sparql_mapping import VariableMapping
 
 
+# (bytes of the inputs read so far, bytes of all inputs): called now and then on long loads
+ProgressCallback = Callable[[float, float], None]
+
+
 @dataclass(frozen=True)
 class LoadOptions:
     relations: frozenset[str] | None = None  # keep only these relation ids (None: all)
     lang: str = "en"  # language of labels, aliases and descriptions
     processes: int = 1  # worker processes, for formats that parallelise
-    progress: bool = False  # show a progress bar on long loads
+    progress: ProgressCallback | None = None  # told how far a long load has come
     sparql: VariableMapping | None = None  # SPARQL variables -> roles (None: the defaults)
+    engine: str = "local"  # "ray": formats that parallelise run as Ray tasks
+    address: str | None = None  # the Ray cluster (None: a running session, or a local one)
+    work_dir: Path | None = None  # where a distributed load keeps its finished parts
 
 
 Loader = Callable[[Sequence[Path], LoadOptions, "Problems"], "TemporalKG"]

@@ -28,6 +28,7 @@ neither.
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from collections import Counter, deque
@@ -47,7 +48,12 @@ import pyarrow.parquet as pq
 from chronoprobe.jsonl import json_problem
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
-from chronoprobe.kg.io.compressed import SharedBlocks, line_blocks, shared_block
+from chronoprobe.kg.io.compressed import (
+    SharedBlocks,
+    decompression_threads,
+    line_blocks,
+    shared_block,
+)
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.kg.io.shapes import expect
@@ -551,7 +557,7 @@ def _parsed_blocks(path: Path, options: LoadOptions, pool) -> Iterator[tuple[Par
     through shared memory, at most two per worker in flight, so memory stays bounded however
     far the reader runs ahead of the parsers.
     """
-    blocks = line_blocks(path, threads=max(2, options.processes))  # bz2 decompression threads
+    blocks = line_blocks(path, threads=decompression_threads(options.processes))
     if pool is None:
         for block, position in blocks:
             yield parse_block(block, 1, options.lang, options.relations), position
@@ -627,81 +633,94 @@ def _last_per_id(table: pa.Table) -> pa.Table:
     return table.take(np.sort(last.to_numpy()))
 
 
+class _Gathered:
+    """What the parsed blocks of every input add up to, taken in input order: the problems
+    reported with their file and line, the skip counts, and the tables of the KG."""
+
+    def __init__(self, stack: ExitStack, problems: Problems) -> None:
+        self.problems, self.skipped = problems, Counter()
+        self.spool = _EntitySpool(stack)
+        self.relations, self.facts = _Tables(RELATION_SCHEMA), _Tables(FACT_SCHEMA)
+
+    def add(self, path: Path, parsed: Parsed, before: int) -> int:
+        """Take the block after the ``before`` lines of ``path``; returns the lines so far."""
+        for number, reason, kind in parsed.problems:
+            self.problems.report(str(path), before + number, reason, kind=kind)
+        self.skipped.update(parsed.skipped)
+        self.spool.write(parsed.entities)
+        self.relations.append(parsed.relations)
+        self.facts.append(parsed.facts)
+        return before + parsed.lines
+
+    def kg(self, meta: dict) -> TemporalKG:
+        facts = self.facts.table()
+        entities = self.spool.kept(facts)
+        meta = {**meta, "skipped": dict(sorted(self.skipped.items()))}
+        return TemporalKG.from_tables(
+            entities, _last_per_id(self.relations.table()), facts, meta=meta
+        )
+
+
+def _process_pool(stack: ExitStack, processes: int):
+    import multiprocessing
+
+    # Workers fork from a server process that imported this module once (no worker imports
+    # it, nor the caller's main module, anew) and inherit none of the decompressor threads of
+    # this process; spawn where there is no fork server.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["__main__", __name__])
+    else:
+        context = multiprocessing.get_context("spawn")
+    return stack.enter_context(context.Pool(processes))
+
+
 def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> TemporalKG:
     """Load Wikidata JSON dumps (plain, gzip or bzip2) into one temporal KG.
 
     Items become entities when a fact refers to them or they have a span of their own;
-    properties with item values become relations.
+    properties with item values become relations. With ``options.engine == "ray"`` the lines
+    of each dump are parsed in Ray tasks (:mod:`chronoprobe.kg.io.wikidata_dump_ray`): the
+    same function on the same lines, gathered in the same order, so the KG is the same.
     """
     paths = [Path(p) for p in paths]
     shapes = [expect(p, "wikidata-json", "Wikidata entity JSON", ("type", "id")) for p in paths]
-    skipped: Counter = Counter()
-    relations, facts = _Tables(RELATION_SCHEMA), _Tables(FACT_SCHEMA)
+    sizes = [p.stat().st_size for p in paths]
     with ExitStack() as stack:
-        spool = _EntitySpool(stack)
-        pool = None
-        if options.processes > 1:
-            import multiprocessing
+        gathered = _Gathered(stack, problems)
+        pool = ray_parts = None
+        if options.engine == "ray":
+            from chronoprobe.kg.io.wikidata_dump_ray import RayParts
 
-            # Workers fork from a server process that imported this module once (no worker
-            # imports it, nor the caller's main module, anew) and inherit none of the
-            # decompressor threads of this process; spawn where there is no fork server.
-            if "forkserver" in multiprocessing.get_all_start_methods():
-                context = multiprocessing.get_context("forkserver")
-                context.set_forkserver_preload(["__main__", __name__])
-            else:
-                context = multiprocessing.get_context("spawn")
-            pool = stack.enter_context(context.Pool(options.processes))
-        advance = _progress(stack, paths) if options.progress else None
-        for path, shape in zip(paths, shapes, strict=True):
+            ray_parts = RayParts(paths, options, stack)
+        elif options.processes > 1:
+            pool = _process_pool(stack, options.processes)
+
+        furthest = 0
+
+        def report(index: int, position: int) -> None:
+            nonlocal furthest  # never backwards: Ray parts are read back from the first
+            furthest = max(furthest, sum(sizes[:index]) + min(position, sizes[index]))
+            if options.progress is not None:
+                options.progress(furthest, sum(sizes))
+
+        for index, (path, shape) in enumerate(zip(paths, shapes, strict=True)):
             before = 0  # lines of the blocks before
             if shape is not None and shape.document:
                 from chronoprobe.kg.io.wikidata_entities import document_blocks
 
                 blocks = document_blocks(path, options)
+            elif ray_parts is not None:
+                blocks = ray_parts.parsed(index, functools.partial(report, index))
             else:
                 blocks = _parsed_blocks(path, options, pool)
             for parsed, position in blocks:
-                for number, reason, kind in parsed.problems:
-                    problems.report(str(path), before + number, reason, kind=kind)
-                before += parsed.lines
-                skipped.update(parsed.skipped)
-                spool.write(parsed.entities)
-                relations.append(parsed.relations)
-                facts.append(parsed.facts)
-                if advance is not None:
-                    advance(path, position)
-        fact_table = facts.table()
-        entities = spool.kept(fact_table)
-    meta = {
-        "source": {
+                before = gathered.add(path, parsed, before)
+                report(index, position)
+            report(index, sizes[index])
+        source = {
             "format": "wikidata-json",
             "inputs": [str(p) for p in paths],
             "lang": options.lang,
-        },
-        "skipped": dict(sorted(skipped.items())),
-    }
-    return TemporalKG.from_tables(entities, _last_per_id(relations.table()), fact_table, meta=meta)
-
-
-def _progress(stack: ExitStack, paths: list[Path]):
-    """A rich progress bar over the (compressed) bytes of all inputs; returns its updater."""
-    from rich.console import Console
-    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
-    progress = stack.enter_context(
-        Progress(
-            *Progress.get_default_columns(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            console=Console(stderr=True),
-        )
-    )
-    sizes = {path: path.stat().st_size for path in paths}
-    offsets = dict(zip(paths, np.cumsum([0, *sizes.values()])[:-1].tolist(), strict=True))
-    task = progress.add_task("reading the Wikidata dump", total=sum(sizes.values()))
-
-    def advance(path: Path, position: int) -> None:
-        progress.update(task, completed=offsets[path] + min(position, sizes[path]))
-
-    return advance
+        }
+        return gathered.kg({"source": source})
