@@ -74,7 +74,8 @@ def make_examples(n: int, seed: int = 0) -> list[dict]:
 
 
 def make_tokenizer(kind: str):
-    """SmolLM2's 49k byte-level BPE (as PERFORMANCE.md), or a small BPE trained on the data."""
+    """SmolLM2's 49k byte-level BPE (the vocabulary a real model brings), or a small BPE
+    trained on the data."""
     if kind == "smollm2":
         from transformers import AutoTokenizer
 

@@ -1,8 +1,7 @@
 """Synthetic-world generation time and peak memory at 10k, 100k and 1M facts.
 
 Each size runs in its own process so peak RSS is that size's. "KG" is the TemporalKG alone,
-"with texts" adds the articles and dated snippets. The target (PERFORMANCE.md): 1M facts in
-under 60 s on 2 cores.
+"with texts" adds the articles and dated snippets. The aim: 1M facts in under 60 s on 2 cores.
 
     python benchmarks/bench_synth.py [--sizes 10000,100000,1000000]
 """
