@@ -22,6 +22,7 @@ TITLES = {
     "lamatk": "LAMA-TK statements",
     "cronq": "CronQuestions questions",
     "ecbd": "Entity Cloze By Date examples",
+    "dates": "Statements under right and wrong dates",
 }
 
 
@@ -98,7 +99,9 @@ FAMILIES = {"drift": _drift, "lamatk": _lamatk, "cronq": _cronq, "ecbd": _ecbd}
 def build_section(step_dir: Path, record: dict[str, Any]) -> Section:
     metrics = read_metrics(step_dir)
     family = metrics.get("family", "")
-    stats = json.loads((step_dir / "stats.json").read_text(encoding="utf-8"))
     tiles = {k: v for k, v in metrics.items() if k != "family" and not isinstance(v, dict)}
-    blocks: list[Block] = [Stats(tiles), *FAMILIES[family](stats)]
-    return Section(TITLES.get(family, f"Probe set {record.get('id')}"), blocks)
+    blocks: list[Block] = [Stats(tiles)]
+    if family in FAMILIES:  # a builder without its own figures (dates, a plugin's) shows tiles
+        stats = json.loads((step_dir / "stats.json").read_text(encoding="utf-8"))
+        blocks += FAMILIES[family](stats)
+    return Section(TITLES.get(family, f"Probe set {record.get('id')} ({family})"), blocks)
