@@ -108,14 +108,22 @@ def test_templates_name_known_placeholders_only():
         GenerateParams(template="In {period}:")
 
 
-def test_answers_match_by_label_alias_or_containment():
+def test_answers_match_by_label_alias_lead_or_containment():
     labels, aliases = ["The New York Times"], [["NYT", "N.Y. Times"]]
     assert normalize("  The  New-York Times! ") == "new york times"
     assert match_kind("new york times", labels, aliases) == "exact"
     assert match_kind("NYT", labels, aliases) == "alias"
     assert match_kind("n.y. times", labels, aliases) == "alias"
     assert match_kind("a reporter at the New York Times", labels, aliases) == "contains"
-    assert match_kind("the NYT newsroom", labels, aliases) == "contains"
+    assert match_kind("the NYT newsroom", labels, aliases) == "leads"
+    assert match_kind("New York Times, and since 2010 the", labels, aliases) == "leads"
+    vice = ["Vice President of the United States"]
+    assert match_kind("President of the United States", vice) is None
+    assert match_kind("the President of the United States", ["President of the United States"])
+    assert (
+        match_kind("Vice President of the United States", ["President of the United States"])
+        == "contains"
+    )
     assert match_kind("New York", labels, aliases) is None  # part of a label is not it
     assert match_kind("NYTimes", labels, aliases) is None  # whole words only
     assert match_kind("", labels, aliases) is None
@@ -174,8 +182,8 @@ def test_the_view_sorts_hand_made_generations_into_categories(rows_file):
     model = ScriptedModel(script)
     got = {p["id"]: p for p in predict_generate(model, rows, params, None)}
     assert got["e19"]["skipped"].startswith("the gap comes first")
-    assert got["a19"]["greedy_match"] == ["exact", "contains"]
-    assert got["a19"]["category"] == "Partial"  # containment does not count under alias
+    assert got["a19"]["greedy_match"] == ["exact", "leads"]
+    assert got["a19"]["category"] == "Partial"  # a lead does not count under alias
     assert got["b19"]["category"] == "Partial" and got["b19"]["prediction"] == "Globex"
     assert got["b20"]["sample_match"] == [None, "alias", None]
     assert got["b20"]["category"] == "Partial" and got["b20"]["greedy_raw"][0] == "Acme. More"

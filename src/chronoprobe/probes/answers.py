@@ -3,8 +3,11 @@
 Normalising lowercases, turns punctuation into spaces, drops the articles a, an and the, and
 collapses white space (as SQuAD's answer normalisation does; Rajpurkar et al., 2016, "SQuAD:
 100,000+ Questions for Machine Comprehension of Text", EMNLP, arXiv:1606.05250). A generation
-matches ``exact`` when it is a label, ``alias`` when it is another name of an answer, and
-``contains`` when a label or alias occurs in it as whole words ("the New York Times, a paper").
+matches ``exact`` when it is a label, ``alias`` when it is another name of an answer, ``leads``
+when it begins with a label or alias as whole words ("Microsoft, and he is its CEO": a model
+that goes on after naming the answer), and ``contains`` when a label or alias occurs anywhere in
+it as whole words ("a reporter at the New York Times"; loose: "Vice President of the United
+States" contains "President of the United States").
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-MATCHES = ("exact", "alias", "contains")  # strictest first
+MATCHES = ("exact", "alias", "leads", "contains")  # strictest first
 ARTICLES = frozenset({"a", "an", "the"})
 
 
@@ -35,6 +38,8 @@ def match_kind(
     if answer in others:
         return "alias"
     padded = f" {answer} "
+    if any(padded.startswith(f" {name} ") for name in names | others):
+        return "leads"
     if any(f" {name} " in padded for name in names | others):
         return "contains"
     return None

@@ -63,11 +63,12 @@ class GenerateParams(ProbeParams):
     chat: bool = Field(
         False, description="Wrap each prompt in the model's chat template (instruct models)."
     )
-    match: Literal["exact", "alias", "contains"] = Field(
-        "alias",
+    match: Literal["exact", "alias", "leads", "contains"] = Field(
+        "leads",
         description="The loosest match that counts: exact (a label), alias (or another name of "
-        "an answer), contains (a label or alias inside the answer; loose: 'Vice President of "
-        "the United States' contains 'President of the United States').",
+        "an answer), leads (the answer begins with a label or alias: 'Microsoft, and he...'), "
+        "contains (a label or alias anywhere in the answer; loose: 'Vice President of the "
+        "United States' contains 'President of the United States').",
     )
     seed: int | None = Field(
         None, description="Seed of exemplar draws and sampling (default: the run's seed)."
@@ -289,7 +290,7 @@ def _summarize(loosest: str):
     return summarize
 
 
-summarize_generate = _summarize("alias")
+summarize_generate = _summarize("leads")
 
 
 def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dict:
