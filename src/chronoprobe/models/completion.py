@@ -110,8 +110,11 @@ def complete(
     fitted = [
         model._fit(p, len(p.ids), r.max_tokens) for p, r in zip(prompts, requests, strict=True)
     ]
-    # a prompt cut to its frame alone has nothing left to continue
-    rows = [None if f is None or len(f[0].ids) <= f[0].head else f[0] for f in fitted]
+    # a decoder-only prompt cut to its frame alone has nothing left to continue
+    rows = [
+        None if f is None or (f[0].encoder is None and len(f[0].ids) <= f[0].head) else f[0]
+        for f in fitted
+    ]
     results: list[Completion | None] = [None] * len(requests)
     done = sum(row is None for row in rows)
     kept = [i for i, row in enumerate(rows) if row is not None]
