@@ -108,7 +108,6 @@ class ShardedProbe:
         view = VIEWS.get(view_name)
         params = params if params is not None else view.params()
         data, out_dir = Path(data), Path(out_dir)
-        check_rows_kind(view, data)
         probe = cls(view, params, data, out_dir, list(view.read(data))[:limit], shard_rows)
         fingerprint = _fingerprint(data, model_name, view_name, params, limit, shard_rows)
         stamp = probe.shard_dir / "fingerprint"
@@ -181,6 +180,7 @@ def run_probe(
     rows. ``progress(done, total)`` is called in rows as work finishes, shards resumed included.
     metrics.json lists ``warnings``: what a user should know about these rows and this model.
     """
+    check_rows_kind(VIEWS.get(view_name), Path(data))  # before anything of the model is used
     probe = ShardedProbe.start(
         data, model.name, view_name, out_dir, params, shard_rows=shard_rows, limit=limit
     )
