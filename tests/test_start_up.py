@@ -22,3 +22,12 @@ print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))
 def test_light_modules_do_not_import_torch_or_transformers():
     out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_python_dash_m_runs_the_command():
+    from chronoprobe import __version__
+
+    out = subprocess.run(
+        [sys.executable, "-m", "chronoprobe", "--version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and __version__ in out.stdout
