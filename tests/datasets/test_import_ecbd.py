@@ -171,7 +171,7 @@ def test_bad_ecbd_rows_name_file_line_and_reason(tmp_path):
     assert not (tmp_path / "out").exists()
     result = invoke("import", "ecbd", EKP, "-o", tmp_path / "out")
     assert result.exit_code != 0
-    assert f"{EKP}:1: not a ecbd row (no masked_sentence, answer_str, year, entity_span_str, " in (
+    assert f"{EKP}:1: not an ecbd row (no masked_sentence, answer_str, year, entity_span_str, " in (
         " ".join(result.output.split())
     )
     assert "looks like ecbd-ekp rows; read them with `chronoprobe import ecbd-ekp`" in " ".join(

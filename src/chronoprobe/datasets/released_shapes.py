@@ -68,12 +68,17 @@ def check_fields(row: object, fmt: str, where: str) -> list[str]:
     """The fields of ``fmt`` that ``row`` lacks; :class:`WrongFormat` when the row is another
     format's (its message names file and line, the format it looks like and what is missing)."""
     if not isinstance(row, dict):
-        raise WrongFormat(f"{where}: not a {fmt} row: expected a JSON object")
+        raise WrongFormat(f"{where}: not {_a(fmt)} row: expected a JSON object")
     missing = missing_fields(row, fmt)
     if missing:
         other = looks_like(row, fmt)
         if other is not None:
             raise WrongFormat(
-                f"{where}: not a {fmt} row (no {', '.join(missing)}); this looks like {other}"
+                f"{where}: not {_a(fmt)} row (no {', '.join(missing)}); this looks like {other}"
             )
     return missing
+
+
+def _a(word: str) -> str:
+    """``word`` with its indefinite article ("an ecbd", "a templama")."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
