@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import msgspec
 from pydantic import Field, field_validator
 
-from chronoprobe.jsonl import numbered_lines
-from chronoprobe.models.requests import Cloze, PromptRequest, split_query
+from chronoprobe.models.requests import Cloze, PromptRequest
 from chronoprobe.probes.answers import MATCHES, accepted, match_kind
 from chronoprobe.probes.categories import CATEGORIES, category, category_shares, fact_timelines
+from chronoprobe.probes.rows import probe_lines
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
 
 KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels")
@@ -91,17 +90,6 @@ class GenerateParams(ProbeParams):
         if not used & {"statement", "query"}:
             raise ValueError("the template must hold {statement} or {query}")
         return template
-
-
-class _Line(msgspec.Struct):
-    id: str
-    query: str
-    answer_labels: list[str]
-    period: str | None = None
-    split: str | None = None
-    relation: str | None = None
-    subject: str | None = None
-    answer_aliases: list[list[str]] = msgspec.field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -183,11 +171,7 @@ def read_asked_rows(path: str | Path) -> list[AskedRow]:
     groups: dict[tuple[str | None, str | None], list[AskedRow]] = defaultdict(list)
     pool = ExemplarPool(groups)
     rows = []
-    for number, item in numbered_lines(path, _Line, "not a probe row"):
-        try:
-            cloze = Cloze(*split_query(item.query))
-        except ValueError as err:
-            raise ValueError(f"{path}:{number}: {err}") from err
+    for item, cloze in probe_lines(path):
         row = AskedRow(
             item.id,
             item.query,

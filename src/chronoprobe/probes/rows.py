@@ -7,6 +7,7 @@ skipped by the decoder, not parsed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +17,15 @@ from chronoprobe.jsonl import numbered_lines
 from chronoprobe.models.requests import Cloze, split_query
 
 
-class _Line(msgspec.Struct):
+class ProbeLine(msgspec.Struct):
     id: str
     query: str
     answer_labels: list[str]
     period: str | None = None
     split: str | None = None
+    relation: str | None = None
+    subject: str | None = None
+    answer_aliases: list[list[str]] = msgspec.field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -37,13 +41,20 @@ class ProbeRow:
         return {"id": self.id, "period": self.period, "split": self.split}
 
 
-def read_rows(path: str | Path) -> list[ProbeRow]:
-    """Rows of a probe-set JSONL file; a bad line raises ValueError naming file and line."""
-    rows: list[ProbeRow] = []
-    for number, item in numbered_lines(path, _Line, "not a probe row"):
+def probe_lines(path: str | Path) -> Iterator[tuple[ProbeLine, Cloze]]:
+    """Each line of a probe-set JSONL file and its query as a cloze; a bad line raises
+    ValueError naming file and line."""
+    for number, item in numbered_lines(path, ProbeLine, "not a probe row"):
         try:
             cloze = Cloze(*split_query(item.query))
         except ValueError as err:
             raise ValueError(f"{path}:{number}: {err}") from err
-        rows.append(ProbeRow(item.id, cloze, item.answer_labels, item.period, item.split))
-    return rows
+        yield item, cloze
+
+
+def read_rows(path: str | Path) -> list[ProbeRow]:
+    """Rows of a probe-set JSONL file; a bad line raises ValueError naming file and line."""
+    return [
+        ProbeRow(item.id, cloze, item.answer_labels, item.period, item.split)
+        for item, cloze in probe_lines(path)
+    ]
