@@ -9,7 +9,7 @@ from typing import Any
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, line_plot
-from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.sections import per_model_section, section
 
 
 def _share(value: float | None) -> Any:
@@ -100,15 +100,7 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
 
 @section("probe:generate", headline=("accuracy",))
 def generate_section(step_dir: Path, record: dict) -> Section:
-    metrics = read_metrics(step_dir)
-    title = f"Generated answers: {record.get('id', step_dir.name)}"
-    models = metrics.get("models") or {}
-    if not models:
-        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
-    blocks: list[Block] = []
-    for model, model_metrics in models.items():
-        blocks.extend(generate_blocks(model, model_metrics))
-    return Section(title, blocks)
+    return per_model_section(step_dir, record, "Generated answers", generate_blocks)
 
 
 def win_rate_figure(model: str, by_precision_distance: dict[str, dict]) -> Block:
@@ -137,37 +129,31 @@ def win_rate_figure(model: str, by_precision_distance: dict[str, dict]) -> Block
     )
 
 
+def date_context_blocks(model: str, m: dict) -> list[Block]:
+    overall = m["overall"]
+    tiles = {
+        "model": model,
+        "pairs": overall["pairs"],
+        "win rate": _share(overall["win_rate"]),
+        "robust facts": _share(overall["robust"]),
+    }
+    blocks: list[Block] = [Stats(tiles)]
+    if m.get("by_precision_distance"):
+        blocks.append(win_rate_figure(model, m["by_precision_distance"]))
+    blocks.append(
+        Table(
+            ["precision", "pairs", "win rate", "robust"],
+            [
+                [p, v["pairs"], _share(v["win_rate"]), _share(v["robust"])]
+                for p, v in m["by_precision"].items()
+            ],
+            caption="Robust: every wrong date of a fact at that precision scored below its "
+            "right date.",
+        )
+    )
+    return blocks
+
+
 @section("probe:date-context", headline=("win_rate",))
 def date_context_section(step_dir: Path, record: dict) -> Section:
-    metrics = read_metrics(step_dir)
-    title = f"Date-context consistency: {record.get('id', step_dir.name)}"
-    models = metrics.get("models") or {}
-    if not models:
-        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
-    blocks: list[Block] = []
-    for model, m in models.items():
-        overall = m["overall"]
-        blocks.append(
-            Stats(
-                {
-                    "model": model,
-                    "pairs": overall["pairs"],
-                    "win rate": _share(overall["win_rate"]),
-                    "robust facts": _share(overall["robust"]),
-                }
-            )
-        )
-        if m.get("by_precision_distance"):
-            blocks.append(win_rate_figure(model, m["by_precision_distance"]))
-        blocks.append(
-            Table(
-                ["precision", "pairs", "win rate", "robust"],
-                [
-                    [p, v["pairs"], _share(v["win_rate"]), _share(v["robust"])]
-                    for p, v in m["by_precision"].items()
-                ],
-                caption="Robust: every wrong date of a fact at that precision scored below its "
-                "right date.",
-            )
-        )
-    return Section(title, blocks)
+    return per_model_section(step_dir, record, "Date-context consistency", date_context_blocks)

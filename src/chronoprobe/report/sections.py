@@ -119,6 +119,22 @@ def answered_nothing(model: str, metrics: dict[str, Any]) -> Text | None:
     )
 
 
+def per_model_section(
+    step_dir: Path, record: dict, title: str, blocks_of: Callable[[str, dict], list[Block]]
+) -> Section:
+    """A probe step's section titled ``title: <step id>``: ``blocks_of(model, metrics)`` for
+    each of its models (a note instead for a model that answered nothing)."""
+    title = f"{title}: {record.get('id', step_dir.name)}"
+    models = read_metrics(step_dir).get("models") or {}
+    if not models:
+        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+    blocks: list[Block] = []
+    for model, metrics in models.items():
+        note = answered_nothing(model, metrics)
+        blocks.extend([note] if note else blocks_of(model, metrics))
+    return Section(title, blocks)
+
+
 def generic_section(step_dir: Path, record: dict) -> Section:
     """Parameters and every metric, for step kinds without a section of their own."""
     metrics = read_metrics(step_dir)
