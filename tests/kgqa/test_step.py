@@ -9,8 +9,9 @@ from rich.console import Console
 
 from chronoprobe.kgqa import checkpoint
 from chronoprobe.report.blocks import Image, Stats
-from chronoprobe.report.kgqa_section import GROUPS, compare_kgqa_steps, kgqa_section
+from chronoprobe.report.kgqa_section import GROUPS, kgqa_section
 from chronoprobe.report.rundir import load_run
+from chronoprobe.report.sections import section_kind
 from chronoprobe.runs.engine import run_experiment
 
 CONFIG = """
@@ -65,7 +66,7 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     first = kgqa_section(steps / "cron", record)
     stats = next(b for b in first.blocks if isinstance(b, Stats))
     run_info = load_run(run)
-    compared = compare_kgqa_steps(
+    compared = section_kind("kgqa").compare(
         run_info, [s for s in run_info.steps if s.kind == "kgqa" and s.done]
     )
     assert stats.items["model"] == "cronkgqa + tcomplex"

@@ -9,7 +9,8 @@ from rich.console import Console
 
 from chronoprobe.report.blocks import Image, Stats
 from chronoprobe.report.rundir import load_run
-from chronoprobe.report.tkg_section import compare_tkg_steps, tkg_section
+from chronoprobe.report.sections import section_kind
+from chronoprobe.report.tkg_section import tkg_section
 from chronoprobe.runs.engine import run_experiment
 from chronoprobe.tkg import checkpoint
 
@@ -52,7 +53,7 @@ def test_tkg_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch)
     first = tkg_section(steps / "temporal", record)
     stats = next(b for b in first.blocks if isinstance(b, Stats))
     run_info = load_run(run)
-    compared = compare_tkg_steps(
+    compared = section_kind("tkg").compare(
         run_info, [s for s in run_info.steps if s.kind == "tkg" and s.done]
     )
     assert stats.items["MRR"] == round(metrics["mrr"], 4)

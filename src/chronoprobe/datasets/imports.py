@@ -24,7 +24,7 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.params import Cli, Params
 from chronoprobe.registry import Registry
 from chronoprobe.runs.config import ExistingPath
-from chronoprobe.runs.steps import StepContext, Variant, variant_kind
+from chronoprobe.runs.steps import StepContext, Variant, files_fingerprint, variant, variant_kind
 
 IMPORTERS: Registry[Variant] = Registry("importer")
 
@@ -85,6 +85,7 @@ def _import_templama(ctx: StepContext, params: Any, fmt: str) -> None:
     _finish(ctx, params, problems, "drift", drift_headline(stats))
 
 
+@variant(IMPORTERS, "templama", TemplamaParams)
 def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]) -> None:
     """Import TempLAMA (Dhingra et al., TACL 2022): JSONL rows of a query with _X_ and its
     answers at a year.
@@ -100,6 +101,7 @@ def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, 
     _import_templama(ctx, params, "templama")
 
 
+@variant(IMPORTERS, "dynamic-templama", TemplamaParams)
 def import_dynamic_templama(
     ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]
 ) -> None:
@@ -141,6 +143,7 @@ def _write_ecbd(ctx: StepContext, params: Any, rows: list[dict], problems) -> No
     _finish(ctx, params, problems, "ecbd", headline)
 
 
+@variant(IMPORTERS, "ecbd", ECBDImportParams)
 def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Path]) -> None:
     """Import ECBD (Onoe et al., NAACL 2022 Findings): masked sentences about entities by
     origination year, as the span-ppl view reads them.
@@ -173,6 +176,7 @@ class EKPImportParams(ImportParams):
     )
 
 
+@variant(IMPORTERS, "ecbd-ekp", EKPImportParams)
 def import_ecbd_ekp(ctx: StepContext, params: EKPImportParams, inputs: dict[str, Path]) -> None:
     """Import the entity-knowledge-propagation sets (Onoe et al., ACL 2023): each probe
     sentence of an entity, as the span-ppl view reads them.
@@ -200,6 +204,7 @@ class CronQImportParams(ImportParams):
     )
 
 
+@variant(IMPORTERS, "cronquestions", CronQImportParams)
 def import_cronquestions(
     ctx: StepContext, params: CronQImportParams, inputs: dict[str, Path]
 ) -> None:
@@ -234,21 +239,6 @@ def import_cronquestions(
 # ---------------------------------------------------------------------------------------------
 
 
-def _files_fingerprint(params: Any) -> list:
-    """Released files change without their names changing: key on size and mtime too."""
-    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in params.paths]
-
-
-for _name, _params, _run in (
-    ("templama", TemplamaParams, import_templama),
-    ("dynamic-templama", TemplamaParams, import_dynamic_templama),
-    ("ecbd", ECBDImportParams, import_ecbd),
-    ("ecbd-ekp", EKPImportParams, import_ecbd_ekp),
-    ("cronquestions", CronQImportParams, import_cronquestions),
-):
-    IMPORTERS.add(_name, Variant(_name, _params, _run))
-
-
 def show(out: Path):
     """What ``chronoprobe import`` prints: the family's summary, as ``build`` prints it."""
     from chronoprobe.datasets.ops import show as show_built
@@ -261,7 +251,7 @@ variant_kind(
     "format",
     IMPORTERS,
     inputs=(),
-    fingerprint=_files_fingerprint,
+    fingerprint=files_fingerprint,
     command=("import",),
     show=show,
     help="Import released datasets (TempLAMA, DynamicTempLAMA, ECBD, CronQuestions) as the "

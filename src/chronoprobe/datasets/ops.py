@@ -18,7 +18,7 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.params import Params
 from chronoprobe.registry import Registry
 from chronoprobe.runs.config import ExistingPath
-from chronoprobe.runs.steps import Input, StepContext, Variant, variant_kind
+from chronoprobe.runs.steps import Input, StepContext, Variant, variant, variant_kind
 
 BUILDERS: Registry[Variant] = Registry("builder")
 SEED_HELP = "Seed of the builder's draws (default: the run's seed; 0 on the command line)."
@@ -71,6 +71,7 @@ class DriftParams(Params):
         return self
 
 
+@variant(BUILDERS, "drift", DriftParams)
 def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) -> None:
     """Build a DynamicTempLAMA-style probe set: one row per (subject, relation, period).
 
@@ -151,6 +152,7 @@ class LamaTKParams(Params):
     seed: int | None = Field(None, description=SEED_HELP)
 
 
+@variant(BUILDERS, "lamatk", LamaTKParams)
 def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]) -> None:
     """Build LAMA-TK: masked temporal statements with every correct answer kept.
 
@@ -214,6 +216,7 @@ class CronQParams(Params):
     seed: int | None = Field(None, description=SEED_HELP)
 
 
+@variant(BUILDERS, "cronq", CronQParams)
 def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) -> None:
     """Generate CronQuestions-style temporal questions with answers executed over the KG.
 
@@ -275,6 +278,7 @@ class ECBDParams(Params):
     seed: int | None = Field(None, description=SEED_HELP)
 
 
+@variant(BUILDERS, "ecbd", ECBDParams)
 def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) -> None:
     """Build Entity Cloze By Date: masked spans about entities grouped by origination year.
 
@@ -331,6 +335,7 @@ class DatesParams(Params):
         return self
 
 
+@variant(BUILDERS, "dates", DatesParams)
 def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) -> None:
     """Build dated statements for the date-context test (TimeStress, Ammar Khodja et al., 2025):
     each fact's statement behind its right date and behind wrong dates before its start and
@@ -373,14 +378,6 @@ SHOW = {
     "ecbd": show_ecbd,
     "dates": show_dates,
 }
-for _name, _params, _build in (
-    ("drift", DriftParams, build_drift),
-    ("lamatk", LamaTKParams, build_lamatk),
-    ("cronq", CronQParams, build_cronq),
-    ("ecbd", ECBDParams, build_ecbd),
-    ("dates", DatesParams, build_dates),
-):
-    BUILDERS.add(_name, Variant(_name, _params, _build))
 
 
 def show(out: Path):

@@ -18,7 +18,14 @@ from chronoprobe.kg.io.options import LOADERS
 from chronoprobe.params import Cli, Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.config import ExistingPath
-from chronoprobe.runs.steps import SHARDS_DIR, StepContext, Variant, variant_kind
+from chronoprobe.runs.steps import (
+    SHARDS_DIR,
+    StepContext,
+    Variant,
+    files_fingerprint,
+    variant,
+    variant_kind,
+)
 
 KG_SOURCES: Registry[Variant] = Registry("KG source")
 
@@ -56,6 +63,7 @@ class SynthParams(Params):
         )
 
 
+@variant(KG_SOURCES, "synth", SynthParams)
 def synth(ctx: StepContext, params: SynthParams, inputs: dict[str, Path]) -> None:
     """Generate the synthetic world: a seeded KG with real-world structure, plus its texts.
 
@@ -75,6 +83,7 @@ class SampleParams(Params):
     pass
 
 
+@variant(KG_SOURCES, "sample", SampleParams)
 def sample(ctx: StepContext, params: SampleParams, inputs: dict[str, Path]) -> None:
     """Write the small real sample KG shipped with chronoprobe (hand-curated Wikidata facts).
 
@@ -158,6 +167,7 @@ class ConvertParams(Params):
         return VariableMapping.build(variables, constants)
 
 
+@variant(KG_SOURCES, "convert", ConvertParams)
 def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) -> None:
     """Convert source files into a KG directory.
 
@@ -230,12 +240,6 @@ def _finish(ctx: StepContext, kg) -> None:
     ctx.log.info(f"{len(kg):,} facts, {kg.entities.num_rows:,} entities")
 
 
-def _files_fingerprint(params) -> list | None:
-    """Source files change without their names changing: key on size and mtime too."""
-    paths = [*getattr(params, "paths", []), *filter(None, [getattr(params, "mapping", None)])]
-    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in paths] or None
-
-
 def show(out: Path) -> str:
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     text = (
@@ -250,19 +254,12 @@ def show(out: Path) -> str:
     return text
 
 
-for _name, _params, _run in (
-    ("synth", SynthParams, synth),
-    ("sample", SampleParams, sample),
-    ("convert", ConvertParams, convert),
-):
-    KG_SOURCES.add(_name, Variant(_name, _params, _run))
-
 variant_kind(
     "kg",
     "source",
     KG_SOURCES,
     inputs=(),
-    fingerprint=_files_fingerprint,
+    fingerprint=files_fingerprint,
     command=("kg",),
     show=show,
     help="Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",

@@ -18,8 +18,7 @@ from typing import Any
 from chronoprobe.datasets.cronq import QUESTION_TYPES
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars
-from chronoprobe.report.rundir import RunInfo, StepInfo
-from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.sections import read_metrics, section, side_by_side
 from chronoprobe.report.tkg_section import loss_curve
 
 GROUPS = ("overall", "simple", "complex", *QUESTION_TYPES, "entity answers", "time answers")
@@ -87,14 +86,6 @@ def _with_oracles(
     return rows
 
 
-def compare_kgqa_steps(run: RunInfo, steps: list[StepInfo]) -> list[Block]:
-    """Every QA model of the run side by side (two or more), with their oracle ceilings."""
-    if len(steps) < 2:
-        return []
-    note = Text(f"The run's {len(steps)} QA models, side by side:")
-    return [note, hits_bars([(s.id, read_metrics(s.dir)) for s in steps])]
-
-
 def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     labelled = _with_oracles(steps)
     series = {
@@ -140,7 +131,7 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
 @section(
     "kgqa",
     headline=("hits@1", "hits@10", "simple.hits@1", "complex.hits@1"),
-    compare=compare_kgqa_steps,
+    compare=side_by_side("QA models", hits_bars),
 )
 def kgqa_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)

@@ -107,6 +107,21 @@ def read_metrics(step_dir: Path) -> dict[str, Any]:
     return read_json_object(path, "metrics")
 
 
+def side_by_side(
+    noun: str, plot: Callable[[list[tuple[str, dict[str, Any]]]], Block]
+) -> CompareFunction:
+    """A comparison that plots the metrics of every step of the kind (two or more) in one
+    figure, under a line that counts them ("The run's 3 QA models, side by side:")."""
+
+    def compare(run: RunInfo, steps: list[StepInfo]) -> list[Block]:
+        if len(steps) < 2:
+            return []
+        note = Text(f"The run's {len(steps)} {noun}, side by side:")
+        return [note, plot([(s.id, read_metrics(s.dir)) for s in steps])]
+
+    return compare
+
+
 def answered_nothing(model: str, metrics: dict[str, Any]) -> Text | None:
     """A note for a model of a probe step that answered no row, saying why its rows were
     skipped; None when it answered some."""

@@ -14,8 +14,7 @@ from typing import Any
 
 from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars, line_plot
-from chronoprobe.report.rundir import RunInfo, StepInfo
-from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.sections import read_metrics, section, side_by_side
 
 METRICS = {
     "mrr": "MRR",
@@ -28,14 +27,6 @@ METRICS = {
 
 def _label(step_id: str, metrics: dict[str, Any]) -> str:
     return f"{step_id} ({metrics.get('model', '?')})"
-
-
-def compare_tkg_steps(run: RunInfo, steps: list[StepInfo]) -> list[Block]:
-    """Every embedding model of the run side by side (two or more)."""
-    if len(steps) < 2:
-        return []
-    note = Text(f"The run's {len(steps)} embedding models, side by side:")
-    return [note, metric_bars([(s.id, read_metrics(s.dir)) for s in steps])]
 
 
 def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
@@ -90,7 +81,11 @@ def loss_curve(step_dir: Path, ylabel: str = "cross entropy over entities") -> l
     return [embed(figure, alt=alt)]
 
 
-@section("tkg", headline=("mrr", "hits@1", "hits@10", "time_accuracy"), compare=compare_tkg_steps)
+@section(
+    "tkg",
+    headline=("mrr", "hits@1", "hits@10", "time_accuracy"),
+    compare=side_by_side("embedding models", metric_bars),
+)
 def tkg_section(step_dir: Path, record: dict) -> Section:
     metrics = read_metrics(step_dir)
     step_id = str(record.get("id", step_dir.name))

@@ -195,6 +195,19 @@ def _tagged_union(kind: str, key: str, members: tuple[Any, ...]) -> type[BaseMod
     return type(f"{title}Params", (RootModel[union],), {"__module__": __name__})
 
 
+def variant(
+    registry: Registry[Any], name: str, params: type[BaseModel]
+) -> Callable[[StepFunction], StepFunction]:
+    """Decorator: register a step function as the member ``name`` of ``registry``, run with
+    ``params``."""
+
+    def register(run: StepFunction) -> StepFunction:
+        registry.add(name, Variant(name, params, run))
+        return run
+
+    return register
+
+
 def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -> StepKind:
     """Register a step kind whose params pick one member of ``registry`` by ``key``; each
     member's ``run`` gets its own params (the union's chosen member)."""
@@ -221,6 +234,13 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
         **options,
     )(run)
     return STEP_KINDS.get(name)
+
+
+def files_fingerprint(params: Any) -> list | None:
+    """For steps that read files named in their params (``paths``, a ``mapping``): files
+    change without their names changing, so the cache keys on size and mtime too."""
+    paths = [*getattr(params, "paths", []), *filter(None, [getattr(params, "mapping", None)])]
+    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in paths] or None
 
 
 def checkpoint_continuation(entry: Path, work: Path) -> None:
