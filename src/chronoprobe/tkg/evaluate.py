@@ -53,6 +53,25 @@ def _check_key_space(*sizes: int) -> None:
         raise ValueError(f"a KG of sizes {sizes} is too large for int64 filter keys")
 
 
+def _ranks(
+    queries: Tensor,
+    facts: Tensor,
+    answer: int,
+    sizes: tuple[int, int],
+    scores,
+    batch_size: int,
+) -> Tensor:
+    """Filtered ranks of column ``answer`` of each query (s, r, o, t) among ``scores(*query)``,
+    the other answers that ``facts`` know for the same three other columns masked."""
+    key = [column for column in range(4) if column != answer]
+    index = KnownAnswers(_keys(*facts[:, key].unbind(1), sizes), facts[:, answer])
+    ranks = []
+    for batch in queries.split(batch_size):
+        rows, cols = index.lookup(_keys(*batch[:, key].unbind(1), sizes))
+        ranks.append(filtered_ranks(scores(*batch.unbind(1)).float(), batch[:, answer], rows, cols))
+    return torch.cat(ranks).cpu() if ranks else torch.empty(0, dtype=torch.long)
+
+
 @torch.inference_mode()
 def entity_ranks(
     model: TKGModel,
@@ -63,17 +82,16 @@ def entity_ranks(
     device: torch.device | str = "cpu",
 ) -> Tensor:
     """Filtered ranks of the gold object of every test fact, then of every gold subject."""
-    queries = torch.from_numpy(with_reciprocals(test, n_relations)).to(device)
-    facts = torch.from_numpy(with_reciprocals(known, n_relations)).to(device)
     sizes = (2 * n_relations, model.sizes["n_times"])
     _check_key_space(model.sizes["n_entities"], *sizes)
-    index = KnownAnswers(_keys(facts[:, 0], facts[:, 1], facts[:, 3], sizes), facts[:, 2])
-    ranks = []
-    for batch in queries.split(batch_size):
-        s, r, o, t = batch.unbind(1)
-        rows, cols = index.lookup(_keys(s, r, t, sizes))
-        ranks.append(filtered_ranks(model.object_scores(s, r, t).float(), o, rows, cols))
-    return torch.cat(ranks).cpu() if ranks else torch.empty(0, dtype=torch.long)
+    return _ranks(
+        torch.from_numpy(with_reciprocals(test, n_relations)).to(device),
+        torch.from_numpy(with_reciprocals(known, n_relations)).to(device),
+        2,
+        sizes,
+        lambda s, r, o, t: model.object_scores(s, r, t),
+        batch_size,
+    )
 
 
 @torch.inference_mode()
@@ -86,18 +104,17 @@ def time_ranks(
 ) -> Tensor:
     """Filtered rank of each test fact's year among all years, other known years of the same
     (s, r, o) masked."""
-    queries = torch.from_numpy(test).to(device)
-    facts = torch.from_numpy(known).to(device)
     n_entities = model.sizes["n_entities"]
     sizes = (model.sizes["n_relations"], n_entities)
     _check_key_space(n_entities, *sizes)
-    index = KnownAnswers(_keys(facts[:, 0], facts[:, 1], facts[:, 2], sizes), facts[:, 3])
-    ranks = []
-    for batch in queries.split(batch_size):
-        s, r, o, t = batch.unbind(1)
-        rows, cols = index.lookup(_keys(s, r, o, sizes))
-        ranks.append(filtered_ranks(model.time_scores(s, r, o).float(), t, rows, cols))
-    return torch.cat(ranks).cpu() if ranks else torch.empty(0, dtype=torch.long)
+    return _ranks(
+        torch.from_numpy(test).to(device),
+        torch.from_numpy(known).to(device),
+        3,
+        sizes,
+        lambda s, r, o, t: model.time_scores(s, r, o),
+        batch_size,
+    )
 
 
 def evaluate(

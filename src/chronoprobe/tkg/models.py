@@ -40,6 +40,9 @@ class TKGModel(nn.Module, ABC):
 
     name: ClassVar[str]
     has_time: ClassVar[bool] = True
+    # the tables besides the entities', made in this order (the seeded draws follow it): a
+    # table named "time" has a row per year, any other a row per relation
+    tables: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -56,6 +59,8 @@ class TKGModel(nn.Module, ABC):
         self._generator = torch.Generator().manual_seed(seed)
         self._init_scale = init_scale
         self.entity = self._table(n_entities)
+        for table in self.tables:
+            setattr(self, table, self._table(n_times if table == "time" else n_relations))
 
     def _table(self, rows: int) -> nn.Parameter:
         """A table initialised as tkbc does: standard normal times a small scale."""
@@ -113,10 +118,7 @@ class ComplEx(TKGModel):
 
     name = "complex"
     has_time = False
-
-    def __init__(self, n_entities: int, n_relations: int, n_times: int, rank: int, **kw) -> None:
-        super().__init__(n_entities, n_relations, n_times, rank, **kw)
-        self.relation = self._table(n_relations)
+    tables = ("relation",)
 
     def object_query(self, s: Tensor, r: Tensor, t: Tensor) -> Tensor:
         return cmul(self.entity[s], self.relation[r])
@@ -130,10 +132,7 @@ class TComplEx(ComplEx):
 
     name = "tcomplex"
     has_time = True
-
-    def __init__(self, n_entities: int, n_relations: int, n_times: int, rank: int, **kw) -> None:
-        super().__init__(n_entities, n_relations, n_times, rank, **kw)
-        self.time = self._table(n_times)
+    tables = ("relation", "time")
 
     def object_query(self, s: Tensor, r: Tensor, t: Tensor) -> Tensor:
         return cmul(self.entity[s], cmul(self.relation[r], self.time[t]))
@@ -150,10 +149,7 @@ class TNTComplEx(TComplEx):
     """Re(<u_s, v_r^T * w_t + v_r, conj(u_o)>): a time-sensitive plus a time-free relation."""
 
     name = "tntcomplex"
-
-    def __init__(self, n_entities: int, n_relations: int, n_times: int, rank: int, **kw) -> None:
-        super().__init__(n_entities, n_relations, n_times, rank, **kw)
-        self.relation_static = self._table(n_relations)
+    tables = ("relation", "time", "relation_static")
 
     def object_query(self, s: Tensor, r: Tensor, t: Tensor) -> Tensor:
         relation = cmul(self.relation[r], self.time[t]) + self.relation_static[r]
@@ -180,6 +176,7 @@ class TimePlex(TKGModel):
     recurrence features)."""
 
     name = "timeplex"
+    tables = ("relation_so", "relation_st", "relation_ot", "time")
 
     def __init__(
         self,
@@ -191,10 +188,6 @@ class TimePlex(TKGModel):
         **kw,
     ) -> None:
         super().__init__(n_entities, n_relations, n_times, rank, **kw)
-        self.relation_so = self._table(n_relations)
-        self.relation_st = self._table(n_relations)
-        self.relation_ot = self._table(n_relations)
-        self.time = self._table(n_times)
         self.weights = tuple(float(w) for w in weights)
 
     def object_query(self, s: Tensor, r: Tensor, t: Tensor) -> Tensor:
