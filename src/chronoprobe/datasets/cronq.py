@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import yaml
 
-from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.graph import TemporalKG, table_rows
 
 QUESTION_TYPES = ("simple_entity", "simple_time", "before_after", "first_last", "time_join")
 SIMPLE_TYPES = ("simple_entity", "simple_time")
@@ -91,13 +91,8 @@ class YearIndex:
         facts = kg.facts.filter(
             pc.is_in(kg.facts.column("relation"), pa.array(list(relations), type=pa.string()))
         )
-        for relation, head, tail, first, last in zip(
-            facts.column("relation").to_pylist(),
-            facts.column("subject").to_pylist(),
-            facts.column("object").to_pylist(),
-            facts.column("start_year").to_pylist(),
-            facts.column("end_year").to_pylist(),
-            strict=True,
+        for relation, head, tail, first, last in table_rows(
+            facts, "relation", "subject", "object", "start_year", "end_year"
         ):
             if first is None:
                 index.skipped["no start year"] += 1
@@ -124,14 +119,7 @@ def _events(kg: TemporalKG) -> list[tuple[str, int, int]]:
     typed = entities.column("type").is_valid()
     # Typed KGs mark events; untyped ones (Wikidata dumps) count every spanned entity.
     chosen = entities.filter(pc.and_(spans, pc.if_else(typed, is_event, True)))
-    return sorted(
-        zip(
-            chosen.column("id").to_pylist(),
-            chosen.column("start_year").to_pylist(),
-            chosen.column("end_year").to_pylist(),
-            strict=True,
-        )
-    )
+    return sorted(table_rows(chosen, "id", "start_year", "end_year"))
 
 
 # A question before rendering: its slot fillings and its answers.

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.graph import TemporalKG, table_rows
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
 from chronoprobe.time import Period
 
@@ -88,12 +88,7 @@ def _period_answers(
         given = templates[relations[0]].given
         keys = pc.binary_join_element_wise(table.column("relation"), table.column(given), "\t")
         table = table.filter(pc.is_in(keys, pa.array(sorted(keep), type=pa.string())))
-        for entity, relation, answers in zip(
-            table.column(given).to_pylist(),
-            table.column("relation").to_pylist(),
-            table.column("answers").to_pylist(),
-            strict=True,
-        ):
+        for entity, relation, answers in table_rows(table, given, "relation", "answers"):
             out[(entity, relation)] = answers
     return out
 

