@@ -10,11 +10,11 @@ is ``--split`` or the file name's.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES, released_question
-from chronoprobe.datasets.released import records, report, split_from_name
-from chronoprobe.datasets.released_shapes import check_fields
+from chronoprobe.datasets.released import converted, records, report, split_from_name
 from chronoprobe.kg.io.problems import Problems
 
 PICKLE = b"\x80"
@@ -45,6 +45,16 @@ def _problem(problems: Problems, where: str, reason: str, kind: str | None = Non
         report(problems, where, reason, kind)
 
 
+def _question(item: dict, rows: list[dict]) -> dict:
+    """The question row of ``item``, numbered after the ``rows`` read so far."""
+    row = released_question(item, len(rows))
+    if row["type"] not in QUESTION_TYPES:
+        raise ValueError(f"type {row['type']!r} is not one of {QUESTION_TYPES}")
+    if row["answer_type"] not in ("entity", "time"):
+        raise ValueError(f"answer_type {row['answer_type']!r} is not entity or time")
+    return row
+
+
 def read_question_files(
     paths: Sequence[Path], problems: Problems, split: str | None = None
 ) -> dict[str, list[dict]]:
@@ -58,20 +68,7 @@ def read_question_files(
                 f"{path}: its name gives no split (train, valid or test); pass --split"
             )
         rows = out.setdefault(name, [])
-        for where, item in _items(path, problems):
-            missing = check_fields(item, "cronquestions", where)
-            if missing:
-                reason = f"missing fields: {', '.join(missing)}"
-                _problem(problems, where, reason, "missing fields")
-                continue
-            try:
-                row = released_question(item, len(rows))
-                if row["type"] not in QUESTION_TYPES:
-                    raise ValueError(f"type {row['type']!r} is not one of {QUESTION_TYPES}")
-                if row["answer_type"] not in ("entity", "time"):
-                    raise ValueError(f"answer_type {row['answer_type']!r} is not entity or time")
-            except (ValueError, TypeError) as err:
-                _problem(problems, where, str(err))
-                continue
+        question = partial(_question, rows=rows)
+        for _, _, row in converted(path, problems, "cronquestions", question, _items, _problem):
             rows.append(row)
     return out

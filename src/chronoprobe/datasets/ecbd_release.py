@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
-from chronoprobe.datasets.released import records, report, split_from_name
-from chronoprobe.datasets.released_shapes import check_fields
+from chronoprobe.datasets.released import converted, split_from_name
 from chronoprobe.kg.io.problems import Problems
 
 GAP, END = "<extra_id_0>", "<extra_id_1>"
@@ -136,8 +136,10 @@ def _span_kind(released: str) -> str:
     return lowered
 
 
-def _unique(row: dict, seen: Counter) -> dict:
-    """Ids are per sentence in the release; several spans of one sentence get ``~2``, ``~3``."""
+def _unique_ecbd_row(record: dict, split: str | None, year: str | None, seen: Counter) -> dict:
+    """:func:`ecbd_row` with a unique id. Ids are per sentence in the release; several spans of
+    one sentence get ``~2``, ``~3``."""
+    row = ecbd_row(record, split, year)
     seen[row["id"]] += 1
     if seen[row["id"]] > 1:
         row["id"] = f"{row['id']}~{seen[row['id']]}"
@@ -155,15 +157,13 @@ def read_ecbd(
     for path in paths:
         file_split = split or split_from_name(path)
         file_year = year or ("popular" if path.parent.name.lower() == "popular" else None)
-        for where, record in records(path, problems):
-            missing = check_fields(record, "ecbd", where)
-            if missing:
-                report(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
-                continue
-            try:
-                rows.append(_unique(ecbd_row(record, file_split, file_year), seen))
-            except (ValueError, TypeError) as err:
-                report(problems, where, str(err))
+        for _, _, row in converted(
+            path,
+            problems,
+            "ecbd",
+            partial(_unique_ecbd_row, split=file_split, year=file_year, seen=seen),
+        ):
+            rows.append(row)
     return rows
 
 
@@ -223,13 +223,11 @@ def read_ekp(
         words = set(re.findall(r"[a-z]+", path.stem.lower()))
         kind = span_type or ("np" if "np" in words else "random" if "random" in words else "")
         file_split = split or split_from_name(path)
-        for where, record in records(path, problems):
-            missing = check_fields(record, "ecbd-ekp", where)
-            if missing:
-                report(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
-                continue
-            try:
-                rows += ekp_rows(record, file_split, year, kind or "unknown")
-            except (ValueError, TypeError) as err:
-                report(problems, where, str(err))
+        for _, _, probes in converted(
+            path,
+            problems,
+            "ecbd-ekp",
+            partial(ekp_rows, split=file_split, year=year, span_type=kind or "unknown"),
+        ):
+            rows += probes
     return rows

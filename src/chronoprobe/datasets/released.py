@@ -9,11 +9,13 @@ problem names it; a line that is no JSON is a problem of that line, not of the f
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from chronoprobe.datasets.released_shapes import check_fields
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
 from chronoprobe.kg.io.problems import Problems
 
@@ -53,6 +55,30 @@ def report(problems: Problems, where: str, reason: str, kind: str | None = None)
     """A problem at ``FILE:LINE`` (as :func:`records` gives it)."""
     file, _, line = where.rpartition(":")
     problems.report(file, int(line), reason, kind)
+
+
+def converted(
+    path: Path,
+    problems: Problems,
+    fmt: str,
+    convert: Callable[[dict], Any],
+    items: Callable[[Path, Problems], Iterator[tuple[str, object]]] = records,
+    problem: Callable[..., None] = report,
+) -> Iterator[tuple[str, dict, Any]]:
+    """(where, record, ``convert(record)``) of each record of ``path`` (read by ``items``)
+    that has the fields of ``fmt`` and converts; a record that lacks fields or fails to convert
+    (ValueError, TypeError) is a problem of its location (told to ``problem``) instead."""
+    for where, record in items(path, problems):
+        missing = check_fields(record, fmt, where)
+        if missing:
+            problem(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
+            continue
+        try:
+            value = convert(record)  # type: ignore[arg-type]
+        except (ValueError, TypeError) as err:
+            problem(problems, where, str(err))
+            continue
+        yield where, record, value  # type: ignore[misc]
 
 
 def split_from_name(path: Path) -> str | None:

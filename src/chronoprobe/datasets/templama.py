@@ -23,8 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chronoprobe.datasets.drift import split_of
-from chronoprobe.datasets.released import records, report
-from chronoprobe.datasets.released_shapes import check_fields
+from chronoprobe.datasets.released import converted, report
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.templates import MASK
 from chronoprobe.time import Granularity, Period
@@ -79,16 +78,7 @@ def read_templama(
     granularity: tuple[Granularity, str] | None = None
     seen: set[str] = set()
     for path in paths:
-        for where, record in records(path, problems):
-            missing = check_fields(record, fmt, where)
-            if missing:
-                report(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
-                continue
-            try:
-                row = _row(record)
-            except ValueError as err:
-                report(problems, where, str(err))
-                continue
+        for where, record, row in converted(path, problems, fmt, _row):
             kind = Period.parse(row["period"]).granularity
             if granularity is None:
                 granularity = (kind, where)

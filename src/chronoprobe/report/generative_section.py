@@ -16,6 +16,14 @@ def _share(value: float | None) -> Any:
     return "\u2013" if value is None else Percent(value)
 
 
+def _shares_chart(
+    series: dict, *, title: str, xlabel: str, ylabel: str, alt: str, caption: str, data: Table
+) -> Block:
+    """Lines of shares (0 to 1) with markers, embedded with their table."""
+    fig = line_plot(series, title=title, xlabel=xlabel, ylabel=ylabel, markers=True, ylim=(0, 1))
+    return embed(fig, alt=alt, caption=caption, data=data)
+
+
 def _x(periods: list[str]) -> tuple[list[float], str]:
     """Periods as x values: years as numbers, else their order."""
     if all(p.lstrip("-").isdigit() for p in periods):
@@ -36,16 +44,11 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
             for p in periods
         ],
     )
-    fig = line_plot(
+    return _shares_chart(
         series,
         title=f"What {model} knows, period by period",
         xlabel=label,
         ylabel="share of facts",
-        markers=True,
-        ylim=(0, 1),
-    )
-    return embed(
-        fig,
         alt=f"Share of Correct, Partial and Incorrect facts per period for {model}",
         caption="Correct: every greedy answer (one per exemplar set) matches; Partial: some "
         "greedy or sampled answer matches; Incorrect: none does (ChroKnowledge, Park et al., "
@@ -112,16 +115,11 @@ def win_rate_figure(model: str, by_precision_distance: dict[str, dict]) -> Block
         x.append(float(distance))
         y.append(value["win_rate"])
         rows.append([precision, int(distance), value["pairs"], _share(value["win_rate"])])
-    fig = line_plot(
+    return _shares_chart(
         lines,
         title=f"{model}: right date preferred to a wrong one",
         xlabel="distance of the wrong date (years, months or days)",
         ylabel="share of pairs ordered correctly",
-        markers=True,
-        ylim=(0, 1),
-    )
-    return embed(
-        fig,
         alt=f"Win rate of right over wrong dates by distance, one line per precision, {model}",
         caption="A (right, wrong) pair is ordered correctly when the answer is more likely "
         "after the right date (TimeStress, Ammar Khodja et al., 2025); 0.5 is chance.",
