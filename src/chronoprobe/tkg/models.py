@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
@@ -178,16 +179,8 @@ class TimePlex(TKGModel):
     name = "timeplex"
     tables = ("relation_so", "relation_st", "relation_ot", "time")
 
-    def __init__(
-        self,
-        n_entities: int,
-        n_relations: int,
-        n_times: int,
-        rank: int,
-        weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
-        **kw,
-    ) -> None:
-        super().__init__(n_entities, n_relations, n_times, rank, **kw)
+    def __init__(self, *sizes: int, weights: Sequence[float] = (1.0, 1.0, 1.0), **kw) -> None:
+        super().__init__(*sizes, **kw)
         self.weights = tuple(float(w) for w in weights)
 
     def object_query(self, s: Tensor, r: Tensor, t: Tensor) -> Tensor:
