@@ -16,14 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from chronoprobe.jsonl import (
-    BOM,
-    DECODE_ERRORS,
-    JsonProblem,
-    LineLocator,
-    json_items,
-    json_problem,
-)
+from chronoprobe.jsonl import BOM, DECODE_ERRORS, JsonProblem, LineLocator, json_items, json_problem
 from chronoprobe.kg.io.compressed import open_binary
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.wikidata_dump import Parsed, parse_block

@@ -14,6 +14,7 @@ from chronoprobe.kg.synth.world import (
     EntityTable,
     FactChunk,
     avoid_repeats,
+    other_than,
     pick_active,
     sequences,
     truncate_to_budget,
@@ -356,11 +357,10 @@ class WorldBuilder:
             "P108", staff.index[person], companies[employer], Dates.years(start), Dates.years(end)
         )
         second = np.flatnonzero(rng.random(len(person)) < SECOND_EMPLOYER_RATE / 3)
-        other = (employer[second] + 1 + rng.integers(0, n_companies - 1, len(second))) % n_companies
         self.add(
             "P108",
             staff.index[person[second]],
-            companies[other],
+            companies[other_than(rng, employer[second], n_companies)],
             Dates.years(start[second]),
             Dates.years(end[second]),
         )
@@ -468,11 +468,10 @@ class WorldBuilder:
             Dates.years(finish),
         )
         master = np.flatnonzero(rng.random(len(who)) < 0.35)
-        other = (first_uni[master] + 1 + rng.integers(0, n_unis - 1, len(master))) % n_unis
         self.add(
             "P69",
             everyone.index[who[master]],
-            universities[other],
+            universities[other_than(rng, first_uni[master], n_unis)],
             Dates.years(finish[master]),
             Dates.years(finish[master] + 2),
         )

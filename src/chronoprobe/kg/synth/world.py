@@ -157,6 +157,11 @@ def sequences(rng, counts, first_years, mean_length: float, gap_rate: float):
     return group, position, start, start + length
 
 
+def other_than(rng, chosen: np.ndarray, n: int) -> np.ndarray:
+    """For each of ``chosen`` (indices below ``n``), another index below ``n``, uniformly."""
+    return (chosen + 1 + rng.integers(0, n - 1, len(chosen))) % n
+
+
 def avoid_repeats(rng, objects, position, n_objects, return_rate: float) -> np.ndarray:
     """Objects of consecutive spells: no spell continues the previous one's object, and with
     ``return_rate`` a spell goes back to the object of two spells before (a second spell)."""
@@ -165,7 +170,7 @@ def avoid_repeats(rng, objects, position, n_objects, return_rate: float) -> np.n
     idx = np.flatnonzero(back)
     objects[idx] = objects[idx - 2]
     same = np.flatnonzero((position >= 1) & (objects == np.roll(objects, 1)))
-    objects[same] = (objects[same] + 1 + rng.integers(0, n_objects - 1, len(same))) % n_objects
+    objects[same] = other_than(rng, objects[same], n_objects)
     return objects
 
 
