@@ -164,6 +164,8 @@ class LanguageModel(ABC):
     """A model and its tokenizer behind the three requests; subclasses add one family each."""
 
     family: str = ""
+    # the transformers auto class that loads this family's weights ("AutoModelForMaskedLM"...)
+    auto_class: str = ""
     # rank and generate see only the text before the gap (causal LMs): a gap-first sentence
     # ("[MASK] is the head of ...") leaves them nothing of the question to read
     reads_left_only: bool = False
@@ -226,11 +228,6 @@ class LanguageModel(ABC):
         if text is None:
             text = self._token_text[token_id] = self.decode([token_id])
         return text
-
-    @staticmethod
-    @abstractmethod
-    def auto_class():
-        """The transformers auto class (``AutoModelForMaskedLM``...) that loads the weights."""
 
     @abstractmethod
     def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:

@@ -31,12 +31,7 @@ _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 class CausalLM(DecoderLM):
     family = "causal"
 
-    @staticmethod
-    def auto_class():
-        """The transformers auto class that loads this family's weights."""
-        from transformers import AutoModelForCausalLM
-
-        return AutoModelForCausalLM
+    auto_class = "AutoModelForCausalLM"
 
     reads_left_only = True
 

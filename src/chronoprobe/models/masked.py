@@ -38,12 +38,7 @@ class MaskedLM(LanguageModel):
 
     family = "masked"
 
-    @staticmethod
-    def auto_class():
-        """The transformers auto class that loads this family's weights."""
-        from transformers import AutoModelForMaskedLM
-
-        return AutoModelForMaskedLM
+    auto_class = "AutoModelForMaskedLM"
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)

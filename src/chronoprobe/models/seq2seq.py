@@ -26,12 +26,7 @@ SENTINELS = ("<extra_id_0>", "<extra_id_1>")
 class Seq2SeqLM(DecoderLM):
     family = "seq2seq"
 
-    @staticmethod
-    def auto_class():
-        """The transformers auto class that loads this family's weights."""
-        from transformers import AutoModelForSeq2SeqLM
-
-        return AutoModelForSeq2SeqLM
+    auto_class = "AutoModelForSeq2SeqLM"
 
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)

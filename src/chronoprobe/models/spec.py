@@ -167,7 +167,7 @@ def load_model(
         config = AutoConfig.from_pretrained(source.location, trust_remote_code=False, **hub)
         family = family or detect_family(config)
         cls = adapter_class(family)
-        auto = cls.auto_class()
+        auto = getattr(importlib.import_module("transformers"), cls.auto_class)
         model = auto.from_pretrained(
             source.location,
             dtype=dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32),

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForMaskedLM
 
 from chronoprobe.models.base import LanguageModel, Progress
 from chronoprobe.models.requests import (
@@ -51,10 +50,6 @@ class SymbolicLM(LanguageModel):
 
         checkpoint, _ = load(path, device)
         return cls(checkpoint, batch_size=batch_size, name=name)
-
-    @staticmethod
-    def auto_class():
-        return AutoModelForMaskedLM
 
     @property
     def symbols(self) -> tuple[str, ...]:
