@@ -160,6 +160,27 @@ def rank_logits(
     ]
 
 
+@torch.inference_mode()
+def logits_at_positions(
+    model: PreTrainedModel,
+    split: tuple | None,
+    ids: torch.Tensor,
+    attention: torch.Tensor,
+    rows: torch.Tensor,
+    cols: torch.Tensor,
+) -> torch.Tensor:
+    """Vocabulary logits of ``model`` at ``(rows[i], cols[i])`` only. With ``split`` (its base
+    model and output head) the head projects those positions alone; else the full forward
+    runs and the positions are picked after it. Inputs go to the model's device."""
+    device = model.device
+    ids, attention = ids.to(device), attention.to(device)
+    rows, cols = rows.to(device), cols.to(device)
+    if split is None:
+        return model(input_ids=ids, attention_mask=attention).logits[rows, cols]
+    base, head = split
+    return head(base(input_ids=ids, attention_mask=attention).last_hidden_state[rows, cols])
+
+
 class LanguageModel(ABC):
     """A model and its tokenizer behind the three requests; subclasses add one family each."""
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import torch
 
-from chronoprobe.models.base import locate_spans
+from chronoprobe.models.base import locate_spans, logits_at_positions
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
 from chronoprobe.models.requests import Cloze, PromptRequest, ScoreRequest
 
@@ -109,12 +109,5 @@ class CausalLM(DecoderLM):
     def encode(self, ids: torch.Tensor, attention: torch.Tensor):
         return None
 
-    @torch.inference_mode()
     def logits_at(self, ids, attention, rows, cols, encoded=None) -> torch.Tensor:
-        ids, attention = ids.to(self.device), attention.to(self.device)
-        rows, cols = rows.to(self.device), cols.to(self.device)
-        if self._split is None:
-            return self.model(input_ids=ids, attention_mask=attention).logits[rows, cols]
-        base, head = self._split
-        hidden = base(input_ids=ids, attention_mask=attention).last_hidden_state
-        return head(hidden[rows, cols])
+        return logits_at_positions(self.model, self._split, ids, attention, rows, cols)

@@ -28,8 +28,6 @@ from chronoprobe.models.requests import (
     Completion,
     GenerateRequest,
     PromptRequest,
-    Ranking,
-    RankRequest,
     ScoreRequest,
     SpanScore,
 )
@@ -142,13 +140,7 @@ class DecoderLM(LanguageModel):
         ids, cut = fitted
         return DecoderRow(ids, encoder, row.head), cut
 
-    def rank(
-        self,
-        requests: Sequence[RankRequest],
-        top_k: int = 10,
-        vocabulary: Sequence[int] | None = None,
-        progress: Progress = None,
-    ) -> list[Ranking | None]:
+    def rank(self, requests, top_k=10, vocabulary=None, progress=None):  # see LanguageModel
         if not requests:
             return []
         rows: list[DecoderRow | None] = []

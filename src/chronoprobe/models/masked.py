@@ -18,13 +18,12 @@ from chronoprobe.models.base import (
     fit_window,
     length_buckets,
     locate_spans,
+    logits_at_positions,
     pad,
 )
 from chronoprobe.models.requests import (
     Candidate,
     GenerateRequest,
-    Ranking,
-    RankRequest,
     ScoreRequest,
     SpanScore,
 )
@@ -51,18 +50,9 @@ class MaskedLM(LanguageModel):
         self._split = (base, head) if base is not None and head is not None else None
         self._special = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
 
-    @torch.inference_mode()
-    def logits_at(
-        self, ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor
-    ) -> torch.Tensor:
+    def logits_at(self, ids, attention, rows, cols) -> torch.Tensor:
         """Vocabulary logits at ``(rows[i], cols[i])`` only."""
-        ids, attention = ids.to(self.device), attention.to(self.device)
-        rows, cols = rows.to(self.device), cols.to(self.device)
-        if self._split is None:
-            return self.model(input_ids=ids, attention_mask=attention).logits[rows, cols]
-        base, head = self._split
-        hidden = base(input_ids=ids, attention_mask=attention).last_hidden_state
-        return head(hidden[rows, cols])
+        return logits_at_positions(self.model, self._split, ids, attention, rows, cols)
 
     def _fit(self, ids: list[int], start: int, end: int) -> tuple[list[int], int] | None:
         """``ids`` cut to the model's positions around ``ids[start:end]`` (kept whole), and the
@@ -86,13 +76,7 @@ class MaskedLM(LanguageModel):
             fitted.append(None if window is None else window[0])
         return fitted
 
-    def rank(
-        self,
-        requests: Sequence[RankRequest],
-        top_k: int = 10,
-        vocabulary: Sequence[int] | None = None,
-        progress: Progress = None,
-    ) -> list[Ranking | None]:
+    def rank(self, requests, top_k=10, vocabulary=None, progress=None):  # see LanguageModel
         if not requests:
             return []
         encoded = self._masked_ids([r.cloze for r in requests], [1] * len(requests))

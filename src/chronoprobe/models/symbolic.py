@@ -18,8 +18,6 @@ from chronoprobe.models.base import LanguageModel, Progress
 from chronoprobe.models.requests import (
     Candidate,
     GenerateRequest,
-    Ranking,
-    RankRequest,
     ScoreRequest,
     SpanScore,
 )
@@ -63,13 +61,7 @@ class SymbolicLM(LanguageModel):
     def token_text(self, token_id: int) -> str:
         return self.symbols[token_id]
 
-    def rank(
-        self,
-        requests: Sequence[RankRequest],
-        top_k: int = 10,
-        vocabulary: Sequence[int] | None = None,
-        progress: Progress = None,
-    ) -> list[Ranking]:
+    def rank(self, requests, top_k=10, vocabulary=None, progress=None):  # see LanguageModel
         """Rank every symbol at each request's gap; ids and candidates are symbol indices."""
         from chronoprobe.train.model import max_positions, symbol_logits
 
