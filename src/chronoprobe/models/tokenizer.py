@@ -99,8 +99,6 @@ def train_tokenizer(
         mask = roles.get("mask_token")
         added = [AddedToken(t, special=True, lstrip=t == mask) for t in specials]
         core = _byte_level_bpe(texts, added, vocab_size, min_frequency)
-        if mask is not None:  # declared with its lstrip, so that save_pretrained keeps it
-            roles = {**roles, "mask_token": next(t for t in added if t.content == mask)}
     ids = {t: core.token_to_id(t) for t in specials}
     if architecture in ("roberta", "bart"):
         core.post_processor = processors.RobertaProcessing(
