@@ -83,7 +83,7 @@ def make_tokenizer(kind: str):
 
         source = resolve_spec("package:smollm2")
         return AutoTokenizer.from_pretrained(source.location, gguf_file=source.gguf_file)
-    from chronoprobe.models.tiny import train_tokenizer
+    from chronoprobe.models.tokenizer import train_tokenizer
 
     texts = [r["definition"] + " " + r["sentence"] for r in make_examples(500)]
     return train_tokenizer(texts, "gpt2", vocab_size=2000)

@@ -83,7 +83,7 @@ def make_tokenizer(kind: str):
         tok = AutoTokenizer.from_pretrained(source.location, gguf_file=source.gguf_file)
         tok.add_special_tokens({"mask_token": AddedToken("<mask>", lstrip=True, special=True)})
         return tok
-    from chronoprobe.models.tiny import train_tokenizer
+    from chronoprobe.models.tokenizer import train_tokenizer
 
     sentences = [r["query"].replace("[MASK]", r["answer_labels"][0]) for r in make_queries(2000)]
     return train_tokenizer(sentences, "roberta", vocab_size=2000)

@@ -16,7 +16,8 @@ from chronoprobe.cli.main import app
 from chronoprobe.datasets.ops import BUILDERS
 from chronoprobe.jsonl import read_jsonl
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.models.tiny import random_model
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.probes.view import VIEWS
 from chronoprobe.tkg.ops import TKG_MODELS
 

@@ -44,7 +44,8 @@ def test_hugging_face_progress_bars_stay_out_of_piped_logs(tmp_path):
     import sys
 
     from chronoprobe.jsonl import write_jsonl
-    from chronoprobe.models.tiny import random_model, train_tokenizer
+    from chronoprobe.models.tiny import random_model
+    from chronoprobe.models.tokenizer import train_tokenizer
 
     tokenizer = train_tokenizer(["Alice works for Acme.", "Bob works for Globex."], "roberta")
     random_model("roberta", tokenizer, seed=0).save_pretrained(tmp_path / "model")

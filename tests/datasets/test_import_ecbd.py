@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.jsonl import read_jsonl
-from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.models.tiny import random_model
+from chronoprobe.models.tokenizer import train_tokenizer
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 ECBD = [

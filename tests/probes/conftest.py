@@ -8,7 +8,8 @@ from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.causal import CausalLM
 from chronoprobe.models.masked import MaskedLM
 from chronoprobe.models.seq2seq import Seq2SeqLM
-from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.models.tiny import random_model
+from chronoprobe.models.tokenizer import train_tokenizer
 
 ORGS = ["Acme Corp", "Globex", "New York Times", "Initech", "Umbrella"]
 PEOPLE = ["Alice Smith", "Bob Jones", "Carla Diaz"]

@@ -9,7 +9,8 @@ import pytest
 
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.requests import Completion
-from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.models.tiny import random_model
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.probes.answers import accepted, match_kind, normalize
 from chronoprobe.probes.categories import category, timeline
 from chronoprobe.probes.generate import GenerateParams, predict_generate, read_asked_rows

@@ -10,7 +10,8 @@ import pytest
 from chronoprobe.jsonl import read_jsonl, write_jsonl
 from chronoprobe.models.masked import MaskedLM
 from chronoprobe.models.requests import ScoreRequest
-from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.models.tiny import random_model
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.probes import VIEWS, read_rows, run_probe
 from chronoprobe.probes.span_ppl import SpanPplParams
 
@@ -27,7 +28,7 @@ REASON = "longer than the model's 13 positions"
 @pytest.fixture(scope="module")
 def model():
     tokenizer = train_tokenizer(CORPUS, "roberta")
-    weights = random_model("roberta", tokenizer, max_positions=12, seed=1)
+    weights = random_model("roberta", tokenizer, max_positions=13, seed=1)
     return MaskedLM(weights, tokenizer, batch_size=2, name="tiny-short")
 
 

@@ -14,7 +14,8 @@ from chronoprobe.cli.main import app
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.requests import Cloze, ScoreRequest
 from chronoprobe.models.seq2seq import Seq2SeqLM
-from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.models.tiny import random_model
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.probes import VIEWS, run_probe
 from chronoprobe.probes.span_ppl import (
     CONDITIONS,

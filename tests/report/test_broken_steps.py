@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.jsonl import write_jsonl
-from chronoprobe.models.tiny import random_model, train_tokenizer
+from chronoprobe.models.tiny import random_model
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.report import write_report
 from chronoprobe.report.blocks import Section, Text
 from chronoprobe.report.sections import SECTIONS, section, section_kind
@@ -28,7 +29,7 @@ def short_model(tmp_path_factory) -> Path:
     """A random RoBERTa of 9 positions, saved as a local model spec."""
     tokenizer = train_tokenizer(CORPUS, "roberta")
     path = tmp_path_factory.mktemp("short-roberta")
-    random_model("roberta", tokenizer, max_positions=8).save_pretrained(path)
+    random_model("roberta", tokenizer, max_positions=9).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
 

@@ -7,17 +7,17 @@ import json
 import pytest
 import torch
 
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train import checkpoint as ckpt
 from chronoprobe.train.encoding import StatementEncoder, word_texts
 from chronoprobe.train.entity_vocab import EntityVocab
 from chronoprobe.train.model import build_model, symbol_logits
-from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 
 @pytest.fixture
 def fresh(world_rows, world_labels) -> ckpt.Checkpoint:
     vocab = EntityVocab.from_rows(world_rows, world_labels)
-    tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
+    tokenizer = train_tokenizer(word_texts(world_rows, vocab), "roberta", vocab_size=300)
     torch.manual_seed(0)
     model = build_model("tiny", tokenizer, len(vocab)).eval()
     encoder = StatementEncoder(tokenizer, vocab, len(tokenizer))

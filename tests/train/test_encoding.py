@@ -8,11 +8,11 @@ import pytest
 from chronoprobe.datasets.lamatk import build_statements
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg import Entity, Fact, TemporalKG
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.time import TimePoint
 from chronoprobe.train.encoding import StatementEncoder, mentioned, segment, word_texts
 from chronoprobe.train.entity_vocab import EntityVocab, read_labels, write_labels
 from chronoprobe.train.statements import load_statements
-from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 LABELS = {
     "Q11571": "Cristiano Ronaldo",
@@ -37,7 +37,7 @@ def rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def encoder(rows) -> StatementEncoder:
     vocab = EntityVocab.from_rows(rows, LABELS)
-    tokenizer = train_bpe_tokenizer(word_texts(rows, vocab), vocab_size=300, min_frequency=1)
+    tokenizer = train_tokenizer(word_texts(rows, vocab), "roberta", vocab_size=300)
     return StatementEncoder(tokenizer, vocab, len(tokenizer))
 
 

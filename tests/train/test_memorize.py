@@ -9,6 +9,7 @@ import pytest
 import torch
 from transformers import RobertaConfig, RobertaForMaskedLM
 
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train import checkpoint as ckpt
 from chronoprobe.train.encoding import StatementEncoder, word_texts
 from chronoprobe.train.entity_vocab import EntityVocab
@@ -20,7 +21,6 @@ from chronoprobe.train.memorize import (
     train,
 )
 from chronoprobe.train.statements import load_statements
-from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 
 def test_time_masking_plan_is_seeded_and_only_touches_time_rows():
@@ -39,7 +39,7 @@ def test_time_masking_plan_is_seeded_and_only_touches_time_rows():
 
 def test_time_alone_form_drops_the_other_year(world_rows, world_labels):
     vocab = EntityVocab.from_rows(world_rows, world_labels)
-    tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
+    tokenizer = train_tokenizer(word_texts(world_rows, vocab), "roberta", vocab_size=300)
     encoder = StatementEncoder(tokenizer, vocab, len(tokenizer))
     data = _Data.encode(encoder, world_rows, 128)
     first_year = len(vocab.entities)
@@ -135,7 +135,7 @@ def test_resume_refuses_other_options_or_statements(tmp_path, world_rows, write_
 def test_starts_from_a_hugging_face_masked_lm(tmp_path, world_rows, world_labels, write_statements):
     """--init takes any MLM directory: its tokenizer, its weights, room made for the symbols."""
     vocab = EntityVocab.from_rows(world_rows, world_labels)
-    tokenizer = train_bpe_tokenizer(word_texts(world_rows, vocab), vocab_size=300, min_frequency=1)
+    tokenizer = train_tokenizer(word_texts(world_rows, vocab), "roberta", vocab_size=300)
     config = RobertaConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,

@@ -17,6 +17,7 @@ import chronoprobe.train.series as series_module
 from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.kg.synth import SynthWorld
 from chronoprobe.kg.synth.text import write_snippets
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.runs.steps import StepContext, get_kind
 from chronoprobe.time import Period, TimePoint
 from chronoprobe.train.mlm import MentionFinder, encode, mask_units
@@ -27,7 +28,6 @@ from chronoprobe.train.series import (
     train_series,
     with_replay,
 )
-from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 tp = TimePoint.parse
 LABELS = {
@@ -161,7 +161,7 @@ def test_replay_adds_a_seeded_sample_of_earlier_text_only():
 
 def test_mentions_of_kg_labels_are_one_unit_longest_first_and_whole_words_only():
     text = "Ann Ash met Zoë Brandt at Manchester City F.C.. Ashes fell."
-    tokenizer = train_bpe_tokenizer([text] * 3, vocab_size=400)
+    tokenizer = train_tokenizer([text] * 3, "roberta", vocab_size=400, min_frequency=2)
     finder = MentionFinder(tokenizer, ["Ann Ash", "Ash", "Manchester City F.C.", "Zoë Brandt"])
     words = [w for w, _ in finder.split(text)]
     units, salient = finder.units(text)

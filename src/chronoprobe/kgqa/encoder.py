@@ -12,8 +12,7 @@ model loads again without the hub.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +33,6 @@ TINY_SHAPE = {
     "max_position_embeddings": 128,
 }
 TINY_VOCAB = 4000
-SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 @dataclass
@@ -75,54 +73,14 @@ class QuestionEncoder:
         atomic_write_text(directory / ENCODER_CONFIG, json.dumps(body, indent=2) + "\n")
 
 
-def train_wordpiece(texts: Iterable[str], vocab_size: int = TINY_VOCAB):
-    """A lowercasing WordPiece tokenizer whose vocabulary is learned from ``texts``.
-
-    The vocabulary is every character (alone and as a ``##`` continuation), so any word can be
-    spelled, plus the most frequent whole words up to ``vocab_size`` (ties by spelling). The
-    library's WordPiece trainer is not used: it breaks ties between equally frequent merges
-    differently from run to run, and the same seed must give the same model.
-    """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    normalizer = normalizers.BertNormalizer(lowercase=True)
-    splitter = pre_tokenizers.BertPreTokenizer()
-    counts = Counter(
-        word
-        for text in texts
-        for word, _ in splitter.pre_tokenize_str(normalizer.normalize_str(text))
-    )
-    chars = sorted({c for word in counts for c in word})
-    pieces = [*SPECIAL, *chars, *(f"##{c}" for c in chars)]
-    words = sorted((w for w in counts if len(w) > 1), key=lambda w: (-counts[w], w))
-    tokens = [*pieces, *words[: max(0, vocab_size - len(pieces))]]
-    core = Tokenizer(models.WordPiece({t: i for i, t in enumerate(tokens)}, unk_token="[UNK]"))
-    core.normalizer = normalizer
-    core.pre_tokenizer = splitter
-    core.decoder = decoders.WordPiece()
-    cls, sep = tokens.index("[CLS]"), tokens.index("[SEP]")
-    core.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-    )
-
-
 def build_encoder(spec: str, texts: Sequence[str], seed: int = 0) -> QuestionEncoder:
     """A fresh encoder: ``tiny`` (tokenizer trained on ``texts``) or a Hugging Face id/path."""
     if spec == TINY:
         from transformers import BertConfig, BertModel
 
-        tokenizer = train_wordpiece(texts)
+        from chronoprobe.models.tokenizer import train_tokenizer
+
+        tokenizer = train_tokenizer(texts, "bert", vocab_size=TINY_VOCAB)
         config = BertConfig(vocab_size=len(tokenizer), **TINY_SHAPE)
         torch.manual_seed(seed)  # the config-built weights are the only unseeded draw here
         return QuestionEncoder(tokenizer, BertModel(config, add_pooling_layer=False), spec)

@@ -57,12 +57,12 @@ from transformers import (
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.models.tokenizer import SPECIAL_TOKENS, train_tokenizer
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
 from chronoprobe.time import Period, TimePoint
 from chronoprobe.train.mlm import MentionFinder, encode, mask_units, mlm_loss, pad_batch
 from chronoprobe.train.model import build_model, quiet_transformers
 from chronoprobe.train.ops import MLMTrainingParams, SeriesParams
-from chronoprobe.train.tokenizer import SPECIAL_TOKENS, train_bpe_tokenizer
 
 FORMAT = "chronoprobe-model-series/1"
 SERIES_FILE = "series.json"
@@ -226,7 +226,7 @@ def train_period(
                 units,
                 salient,
                 mask_id=tokenizer.mask_token_id,
-                first_regular_id=len(SPECIAL_TOKENS),
+                first_regular_id=len(SPECIAL_TOKENS["roberta"]),
                 vocab_size=len(tokenizer),
                 prob=options.mask_prob,
                 entity_prob=options.entity_mask_prob,
@@ -265,8 +265,11 @@ def _save_dir(target: Path, write) -> None:
 def _shared_tokenizer(out_dir: Path, texts: list[list[str]], options: MLMTrainingParams):
     path = out_dir / TOKENIZER_DIR
     if not path.is_dir():
-        tokenizer = train_bpe_tokenizer(
-            (line for part in texts for line in part), vocab_size=options.vocab_size
+        tokenizer = train_tokenizer(
+            (line for part in texts for line in part),
+            "roberta",
+            vocab_size=options.vocab_size,
+            min_frequency=2,
         )
         _save_dir(path, tokenizer.save_pretrained)
     return AutoTokenizer.from_pretrained(path)
