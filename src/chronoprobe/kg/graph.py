@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -178,14 +179,10 @@ class TemporalKG:
 
     @classmethod
     def from_tables(
-        cls,
-        entities: pa.Table,
-        relations: pa.Table,
-        facts: pa.Table,
-        name: str = "kg",
-        meta: dict | None = None,
+        cls, entities: pa.Table, relations: pa.Table, facts: pa.Table, **options: Any
     ) -> TemporalKG:
-        """Normalise tables: cast to the schemas, drop duplicate facts, add missing relations.
+        """Normalise tables: cast to the schemas, drop duplicate facts, add missing relations;
+        ``options`` (``name``, ``meta``) go to the constructor.
 
         Relations used by facts but never declared get their id as label, so every fact's
         relation can be looked up; entities without a record are left out (use ``label()``,
@@ -205,7 +202,7 @@ class TemporalKG:
                 [relations, relations_table(Relation(r, r) for r in missing)]
             )
         entities = entities.select(ENTITY_SCHEMA.names).cast(ENTITY_SCHEMA)
-        return cls(entities, relations, facts, name=name, meta=meta)
+        return cls(entities, relations, facts, **options)
 
     @classmethod
     def from_records(
