@@ -6,11 +6,11 @@ that hold only what the extraction reads: labels, aliases and descriptions of on
 struct with a single field named after the language, so the other hundreds of languages are
 skipped unbuilt), and of each statement its main snak's type, its rank, and its value and
 qualifiers as raw bytes; references, sitelinks and every other key are skipped. Only item
-statements with qualifiers get their value and qualifiers read, through caches keyed by those
-bytes (the same objects, dates and terms recur all over a dump), so most statements cost
-Python nothing beyond a type check. What is read lazily is validated when read: a malformed
-statement that is read rejects its line as a full decode would (same message and JSON path);
-one that is never read (an external id, say) no longer does.
+statements with qualifiers get their value read (one typed decode) and their qualifiers read,
+through caches keyed by their bytes (the same dates and terms recur all over a dump), so most
+statements cost Python nothing beyond a type check. What is read lazily is validated when
+read: a malformed statement that is read rejects its line as a full decode would (same message
+and JSON path); one that is never read (an external id, say) no longer does.
 
 A fact is a statement whose main value is an item and whose qualifiers give P580 (start)
 and/or P582 (end), or P585 (point in time: start = end). Parsing is a pure function of a block
