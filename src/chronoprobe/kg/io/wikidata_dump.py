@@ -6,11 +6,11 @@ that hold only what the extraction reads: labels, aliases and descriptions of on
 struct with a single field named after the language, so the other hundreds of languages are
 skipped unbuilt), and of each statement its main snak's type, its rank, and its value and
 qualifiers as raw bytes; references, sitelinks and every other key are skipped. Only item
-statements with qualifiers get their value and qualifiers read, through caches keyed by those
-bytes (the same objects, dates and terms recur all over a dump), so most statements cost
-Python nothing beyond a type check. What is read lazily is validated when read: a malformed
-statement that is read rejects its line as a full decode would (same message and JSON path);
-one that is never read (an external id, say) no longer does.
+statements with qualifiers get their value read (one typed decode) and their qualifiers read,
+through caches keyed by their bytes (the same dates and terms recur all over a dump), so most
+statements cost Python nothing beyond a type check. What is read lazily is validated when
+read: a malformed statement that is read rejects its line as a full decode would (same message
+and JSON path); one that is never read (an external id, say) no longer does.
 
 A fact is a statement whose main value is an item and whose qualifiers give P580 (start)
 and/or P582 (end), or P585 (point in time: start = end). Parsing is a pure function of a block
@@ -37,7 +37,7 @@ from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated, Literal, NamedTuple
 
 import msgspec
 import numpy as np
@@ -111,11 +111,21 @@ class _EntityId(
     numeric_id: int | None = None
 
 
-class _ItemValue(msgspec.Struct, gc=False):
-    """An item datavalue as it normally is, read in one go (see ``_item``)."""
+class _UsualEntityId(
+    msgspec.Struct, gc=False, rename={"entity_type": "entity-type", "numeric_id": "numeric-id"}
+):
+    """An item's id as it normally is: a valid id, whatever else is there well typed."""
 
-    type: str
-    value: _EntityId
+    id: Annotated[str, msgspec.Meta(pattern=rf"^{_ITEM_ID.pattern}\Z")]
+    entity_type: str | None = None
+    numeric_id: int | None = None
+
+
+class _UsualItem(msgspec.Struct, gc=False):
+    """An item datavalue as it normally is, read and checked in one go (see ``_item``)."""
+
+    type: Literal["wikibase-entityid"]
+    value: _UsualEntityId
 
 
 class _Text(msgspec.Struct, gc=False):
@@ -127,10 +137,11 @@ _VALUE = msgspec.json.Decoder(_Value | None)
 _QUALIFIERS = msgspec.json.Decoder(_TimeQualifiers)
 _TIME = msgspec.json.Decoder(_Time)
 _ENTITY_ID = msgspec.json.Decoder(_EntityId)
-_ITEM_VALUE = msgspec.json.Decoder(_ItemValue)
+_USUAL_ITEM = msgspec.json.Decoder(_UsualItem)
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 _COMMA, _OPEN, _CLOSE = ord(","), ord("["), ord("]")
 _NO_BOUND = (None, None, None, None)
+_NO_TIMES = ((), False)  # no snaks of a time qualifier: no times, none unknown
 _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
 
 
@@ -274,20 +285,17 @@ def _time(datavalue: bytes) -> _Point | _BadValue | None:
     return None if point is None else _point(point)
 
 
-@lru_cache(maxsize=1 << 16)
-def _item(datavalue: bytes) -> str | _BadValue:
-    """An item snak's raw datavalue as an item id, or why it is none; cached like ``_time``."""
-    try:  # the usual case in one decode; anything else takes the way that explains it
-        usual = _ITEM_VALUE.decode(datavalue)
-        if (
-            usual.type == "wikibase-entityid"
-            and usual.value.id
-            and _ITEM_ID.fullmatch(usual.value.id)
-        ):
-            return usual.value.id
+def _item(datavalue: msgspec.Raw) -> str | _BadValue:
+    """An item snak's raw datavalue as an item id, or why it is none.
+
+    The usual value is checked whole by one typed decode; anything else takes the way that
+    explains it.
+    """
+    try:
+        return _USUAL_ITEM.decode(datavalue).value.id
     except msgspec.DecodeError:
         pass
-    value = _value(datavalue)
+    value = _main_value(datavalue)
     if value is None or value.type != "wikibase-entityid":
         return _BadValue("bad item value", f"an item is expected, found {_found(value)}")
     try:
@@ -304,10 +312,18 @@ def _item(datavalue: bytes) -> str | _BadValue:
     return item
 
 
+def _main_value(datavalue: msgspec.Raw) -> _Value | None:
+    """A statement's main snak's raw datavalue, decoded, errors located in the statement."""
+    try:
+        return _value(bytes(datavalue))
+    except msgspec.ValidationError as err:
+        raise _located(err, ".mainsnak") from None
+
+
 def _is_item_claim(snak: _Snak) -> bool:
     if snak.datatype is not None:
         return snak.datatype == ITEM
-    value = _value(bytes(snak.datavalue))  # older dumps: no datatype on snaks
+    value = _main_value(snak.datavalue)  # older dumps: no datatype on snaks
     return value is not None and value.type == "wikibase-entityid"
 
 
@@ -336,18 +352,20 @@ def _times(snaks: list[_Snak], pid: str) -> tuple[list[_Point], bool]:
 
 def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] | str:
     """A statement's (start, end), or why it has none (a skip category)."""
-    starts, start_unknown = _times(qualifiers.start, START)
-    ends, end_unknown = _times(qualifiers.end, END)
+    starts, start_unknown = _times(qualifiers.start, START) if qualifiers.start else _NO_TIMES
+    ends, end_unknown = _times(qualifiers.end, END) if qualifiers.end else _NO_TIMES
     if starts or ends:
         if end_unknown and not ends:
             # It ended, but when is unknown: a missing end would wrongly mean "still true".
             return "unknown end time"
         # Several values of one qualifier: the widest interval they describe.
         start, end = min(starts, default=None), max(ends, default=None)
-        try:
-            check_interval(start and start[2], end and end[2])
-        except Invalid as err:
-            raise _BadValue(err.kind, str(err)) from None
+        # Only an end ordered before the start can end before it (see check_interval).
+        if start is not None and end is not None and end[0] < start[0]:
+            try:
+                check_interval(start[2], end[2])
+            except Invalid as err:
+                raise _BadValue(err.kind, str(err)) from None
         return start, end
     points, point_unknown = _times(qualifiers.point, POINT)
     if points:
@@ -385,7 +403,9 @@ def _problem(number: int, subject: str, pid: str, err: _BadValue) -> tuple[int, 
 
 
 def _add_facts(subject: str, pid: str, statements: list[_Statement], number: int, out: _Rows):
-    skips, facts = out.skips, out.facts
+    """The facts of one property's statements, and the skip category of each item statement
+    that is none. Most item statements have no qualifiers: they cost a few attribute reads."""
+    skips = out.skips
     for index, statement in enumerate(statements):
         snak = statement.mainsnak
         try:
@@ -393,29 +413,32 @@ def _add_facts(subject: str, pid: str, statements: list[_Statement], number: int
                 continue
             if statement.rank == "deprecated":
                 skips.append("deprecated")
-                continue
-            if snak.snaktype != "value":
+            elif snak.snaktype != "value":
                 skips.append("somevalue/novalue")
-                continue
-            qualifiers = bytes(statement.qualifiers)
-            if not qualifiers or qualifiers == b"null":
+            elif not statement.qualifiers:
                 skips.append("no time qualifier")
-                continue
-            obj = _item(bytes(snak.datavalue))
-        except msgspec.ValidationError as err:
-            raise _located(err, f".claims[...][{index}].mainsnak") from None
-        try:
-            bounds = _qualifier_bounds(qualifiers)
+            else:
+                _add_fact(subject, pid, statement, number, out)
         except msgspec.ValidationError as err:
             raise _located(err, f".claims[...][{index}]") from None
-        if isinstance(obj, _BadValue):
-            out.problems.append(_problem(number, subject, pid, obj))
-        elif isinstance(bounds, _BadValue):
-            out.problems.append(_problem(number, subject, pid, bounds))
-        elif isinstance(bounds, str):
-            skips.append(bounds)
-        else:
-            facts.append((subject, pid, obj, *bounds))
+
+
+def _add_fact(subject: str, pid: str, statement: _Statement, number: int, out: _Rows):
+    """The fact of an item statement with qualifiers, or why it is none."""
+    qualifiers = bytes(statement.qualifiers)
+    if qualifiers == b"null":
+        out.skips.append("no time qualifier")
+        return
+    obj = _item(statement.mainsnak.datavalue)
+    bounds = _qualifier_bounds(qualifiers)
+    if isinstance(obj, _BadValue):
+        out.problems.append(_problem(number, subject, pid, obj))
+    elif isinstance(bounds, _BadValue):
+        out.problems.append(_problem(number, subject, pid, bounds))
+    elif isinstance(bounds, str):
+        out.skips.append(bounds)
+    else:
+        out.facts.append((subject, pid, obj, *bounds))
 
 
 def _entity_bound(
