@@ -11,9 +11,11 @@ through Ray's object store.
 
 Every finished part is written as Parquet files (its entities, relations and facts) and a
 small record (skip counts, problems, lines) into a folder of its own, renamed into place, so a
-killed load resumes from the parts it finished. A task that fails because its worker died is
-retried by Ray. Once every part of a dump is in, the parts are read back in order and gathered
-exactly as the local blocks are: the KG is the same, byte for byte.
+killed load resumes from the parts it finished. A task whose worker died, or that failed
+reading its input (an ``OSError``), is retried by Ray, three times at most; one whose parsing
+failed is not, as it would fail the same way again. Once every part of a dump is in, the parts
+are read back in order and gathered exactly as the local blocks are: the KG is the same, byte
+for byte.
 """
 
 from __future__ import annotations
@@ -93,7 +95,10 @@ class RayParts:
     def __init__(self, paths: list[Path], options: LoadOptions, stack: ExitStack) -> None:
         self.paths, self.options, self.part_size = paths, options, PART_SIZE
         self.ray = connect(options.address)
-        self.task = self.ray.remote(num_cpus=1, max_retries=3)(parse_part)
+        # A task whose worker died is run again; so is one that failed reading its input (a
+        # shared file system's hiccup), but not one whose parsing failed: that would fail again.
+        retry = {"max_retries": 3, "retry_exceptions": [OSError]}
+        self.task = self.ray.remote(num_cpus=1, **retry)(parse_part)
         folder = options.work_dir
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="chronoprobe-")))
