@@ -61,10 +61,11 @@ def test_ray_parts_give_the_local_kg(ray_session, small_parts, tmp_path, suffix)
         wikidata_dump.load([path], LoadOptions(engine="ray"), Problems(strict=True))
 
 
+@pytest.mark.parametrize("suffix", ["json.gz", "json.bz2"])
 def test_a_killed_ray_conversion_resumes_from_its_finished_parts(
-    ray_session, small_parts, tmp_path, monkeypatch
+    ray_session, small_parts, tmp_path, monkeypatch, suffix
 ):
-    path = dump(tmp_path, "json.gz")
+    path = dump(tmp_path, suffix)
     written = []
     write = wikidata_dump_ray.PartStore.write
 
@@ -82,6 +83,7 @@ def test_a_killed_ray_conversion_resumes_from_its_finished_parts(
     monkeypatch.setattr(
         wikidata_dump_ray.PartStore, "write", lambda *a: (written.append(a[2]), write(*a))
     )
+    monkeypatch.setattr(wikidata_dump_ray, "bz2_blocks", None)  # a .bz2 index is kept too
     got, _ = load(path, engine="ray", work_dir=tmp_path / "work")
     assert len(finished) == 3
     assert sorted(written + sorted(finished)) == list(range(11))  # no part parsed twice
