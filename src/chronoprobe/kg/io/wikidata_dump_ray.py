@@ -8,9 +8,10 @@ The tasks read their parts themselves (on a cluster the file must be at the same
 node: a shared file system): an uncompressed dump's as byte ranges; a ``.bz2`` dump's as ranges
 of its text, which a task decompresses from the blocks that hold them, by the dump's block
 index (made here once by a parallel decompression,
-:func:`~chronoprobe.kg.io.compressed.bz2_blocks`, and kept with the parts). A ``.gz`` dump is decompressed once, here, and its parts are sent to
-the tasks through Ray's object store: a gzip index must carry 32 kB of text per point to resume
-from, which for a whole dump grows too large to hand every task.
+:func:`~chronoprobe.kg.io.compressed.bz2_blocks`, and kept with the parts). A ``.gz`` dump is
+decompressed once, here, and its parts are sent to the tasks through Ray's object store: a
+gzip index must carry 32 kB of text per point to resume from, which for a whole dump grows too
+large to hand every task.
 
 Every finished part is written as Parquet files (its entities, relations and facts) and a
 small record (skip counts, problems, lines) into a folder of its own, renamed into place, so a
