@@ -218,14 +218,9 @@ def plain_parts(path: str | Path, part_size: int = PART_SIZE) -> list[tuple[int,
 def read_part(path: str | Path, start: int, stop: int, blocks: Blocks | None = None) -> bytes:
     """The bytes of one part of an uncompressed file, or of a ``.bz2`` file given the entries
     of its block index (:func:`bz2_parts`) that the part needs (a byte-order mark left out)."""
-    if blocks is None:
-        with Path(path).open("rb") as stream:
-            stream.seek(start)
-            data = stream.read(stop - start)
-    else:
-        with _indexed_bz2(path, blocks) as stream:
-            stream.seek(start)
-            data = stream.read(stop - start)
+    with Path(path).open("rb") if blocks is None else _indexed_bz2(path, blocks) as stream:
+        stream.seek(start)
+        data = stream.read(stop - start)
     if len(data) != stop - start:
         short = f"{len(data)} bytes from byte {start}, not {stop - start}"
         raise OSError(f"{path}: {short}: the file changed or was cut short")
