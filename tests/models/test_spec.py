@@ -26,6 +26,28 @@ def test_local_directory_loads_the_same_model(tmp_path, architecture):
     )
 
 
+@pytest.mark.parametrize("architecture", ["llama", "t5"])
+@pytest.mark.parametrize("device_map", ["auto", {"": "cpu"}])
+def test_a_device_map_places_the_layers_and_scores_the_same(
+    tmp_path, monkeypatch, architecture, device_map
+):
+    adapter = make_adapter(architecture)
+    adapter.model.save_pretrained(tmp_path)
+    adapter.tokenizer.save_pretrained(tmp_path)
+    auto, placements = adapter.auto_class(), []
+    load = auto.from_pretrained
+    monkeypatch.setattr(
+        auto, "from_pretrained", lambda *a, **k: placements.append(k["device_map"]) or load(*a, **k)
+    )
+    placed = load_model(str(tmp_path), device="cpu", batch_size=4, device_map=device_map)
+    assert placements == [device_map]  # accelerate placed the layers
+    assert placed.device.type == "cpu"
+    requests = [ScoreRequest(c, "Globex") for c in CLOZES]
+    assert [s.logprob for s in placed.score(requests)] == pytest.approx(
+        [s.logprob for s in adapter.score(requests)], abs=1e-5
+    )
+
+
 def test_spec_errors_name_the_problem(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such model"):
         resolve_spec(str(tmp_path / "missing"))

@@ -11,6 +11,7 @@ import pytest
 import torch
 from rich.console import Console
 
+from chronoprobe import models
 from chronoprobe.jsonl import read_jsonl, write_jsonl
 from chronoprobe.models import load_model
 from chronoprobe.probes import run_probe
@@ -85,6 +86,26 @@ def test_each_model_gets_the_runners_predictions_and_metrics(model_dirs, data_di
     matrix = json.loads((tmp_path / "out" / "matrix.json").read_text())
     first = matrix["metrics"][matrix["default_metric"]]["all"]
     assert first["models"] == specs and first["periods"] == ["2019", "2020", "2021"]
+
+
+def test_a_device_map_step_gives_the_predictions_of_one_device(
+    model_dirs, data_dir, tmp_path, monkeypatch
+):
+    spec, maps = str(model_dirs[0]), []
+    monkeypatch.setattr(
+        models, "load_model", lambda *a, **k: maps.append(k["device_map"]) or load_model(*a, **k)
+    )
+    whole = run_step(tmp_path / "whole", {"data": data_dir}, models=[spec], view="pll")
+    placed = run_step(
+        tmp_path / "placed", {"data": data_dir}, models=[spec], view="pll", device_map="auto"
+    )
+    assert maps == [None, "auto"]
+    assert placed["models"][spec]["options"]["device_map"] == "auto"
+    assert close(placed["models"][spec]["overall"], whole["models"][spec]["overall"])
+    assert same_predictions(
+        read_predictions(tmp_path / "placed" / "predictions.parquet"),
+        read_predictions(tmp_path / "whole" / "predictions.parquet"),
+    )
 
 
 def test_deleted_rows_are_outside_all_and_skipped_rows_are_counted(model_dirs, data_dir, tmp_path):
@@ -339,3 +360,7 @@ def test_engine_ray_without_ray_says_how_to_install_it(model_dirs, data_dir, tmp
         run_step(tmp_path / "out", {"data": data_dir}, models=[str(model_dirs[0])], engine="ray")
     [problem] = get_kind("probe").problems(params(models=["m"], workers=2), ["data"])
     assert problem == "address and workers apply to engine ray only"
+    [problem] = get_kind("probe").problems(
+        params(models=["m"], engine="ray", device_map="auto"), ["data"]
+    )
+    assert problem == "device_map applies to engine local only (a Ray actor holds one GPU)"

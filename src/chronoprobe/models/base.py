@@ -215,7 +215,9 @@ class LanguageModel(ABC):
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        """Where inputs go: the device of the input embeddings (the first of several devices
+        when the model's layers are spread over them)."""
+        return self.model.get_input_embeddings().weight.device
 
     def _pick_pad_id(self) -> int:
         """Any id works as padding (masked out), but a real pad token keeps outputs readable."""

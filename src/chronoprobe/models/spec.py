@@ -148,8 +148,13 @@ def load_model(
     device: str = "auto",
     dtype: torch.dtype | None = None,
     batch_size: int = 64,
+    device_map: str | dict | None = None,
 ) -> LanguageModel:
-    """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says."""
+    """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says.
+
+    ``device_map`` (``auto``, ``balanced``, ``sequential`` or a map of module names to devices)
+    lets accelerate place the model's layers across the GPUs of this machine, then the CPU,
+    for a model larger than one GPU; ``device`` then only picks the default dtype."""
     from transformers import AutoConfig, AutoTokenizer
 
     from chronoprobe.core.devices import resolve_device
@@ -171,6 +176,7 @@ def load_model(
         model = auto.from_pretrained(
             source.location,
             dtype=dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32),
+            device_map=device_map,
             trust_remote_code=False,
             **hub,
         )
@@ -182,4 +188,6 @@ def load_model(
             f"cannot load model {spec!r}: {detail}offline, pass a local directory or "
             f"package:{next(iter(PACKAGES))}"
         ) from err
-    return cls(model.to(target), tokenizer, batch_size=batch_size, name=spec)
+    if device_map is None:
+        model = model.to(target)
+    return cls(model, tokenizer, batch_size=batch_size, name=spec)

@@ -62,6 +62,8 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
         problems.append("models: a model is listed twice")
     if params.engine != "ray" and (params.address is not None or params.workers is not None):
         problems.append("address and workers apply to engine ray only")
+    if params.engine == "ray" and params.device_map is not None:
+        problems.append("device_map applies to engine local only (a Ray actor holds one GPU)")
     unknown = sorted(set(getattr(params, "cutoff_years", {})) - set(params.models or ()))
     if unknown and params.models:
         problems.append(f"cutoff_years: names models not in `models`: {', '.join(unknown)}")
@@ -162,7 +164,11 @@ def _probe_one(
     from chronoprobe.probes.runner import run_probe
 
     model = load_model(
-        spec, family=params.family, device=params.device, batch_size=params.batch_size
+        spec,
+        family=params.family,
+        device=params.device,
+        batch_size=params.batch_size,
+        device_map=params.device_map,
     )
     store = None
     if params.reuse_answers:

@@ -40,6 +40,12 @@ class ProbeParams(Params):
     device: str = Field(
         "auto", description="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
     )
+    device_map: str | None = Field(
+        None,
+        description="Spread a model too large for one GPU over the GPUs of this machine, "
+        "layer by layer, then the CPU: auto, balanced or sequential (transformers' device_map; "
+        "needs accelerate). --device then only picks bf16 (GPU) or fp32 (CPU).",
+    )
     batch_size: int = Field(64, ge=1, description="Sequences per forward pass.")
     limit: int | None = Field(None, ge=1, description="Probe only the first N rows (a quick look).")
     reuse_answers: bool = Field(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import functools
 import gzip
+import random
 import shutil
 from pathlib import Path
 
@@ -390,3 +391,23 @@ def test_parts_cut_the_same_lines_from_a_file_and_from_a_stream(tmp_path, monkey
     ends = [stop for _, stop in compressed.plain_parts(FIXTURE, 3000)]
     lines = FIXTURE.read_bytes().split(b"\n")
     assert ends[0] == len(lines[0]) + len(lines[1]) + 2
+
+
+def test_bz2_parts_read_by_their_blocks_are_the_streamed_parts(tmp_path):
+    # two streams (as parallel compressors write) of 100 kB blocks: six blocks in all
+    rng = random.Random(0)
+    text = b"".join(
+        b"%d %s\n" % (i, rng.randbytes(rng.randrange(200)).hex().encode()) for i in range(2500)
+    )
+    half = text.index(b"\n", len(text) // 2) + 1
+    path = tmp_path / "dump.json.bz2"
+    path.write_bytes(bz2.compress(text[:half], 1) + bz2.compress(text[half:], 1))
+    blocks = compressed.bz2_blocks(path, threads=2)
+    assert len(blocks) > 6 and blocks[-1][1] == len(text)
+    for part_size in (30_000, 70_000, 10**7):
+        parts = compressed.bz2_parts(path, blocks, part_size)
+        read = [compressed.read_part(path, start, stop, needed) for start, stop, needed, _ in parts]
+        assert read == [part for part, _ in compressed.line_parts(path, part_size)]
+        assert all(len(needed) < len(blocks) for *_, needed, _ in parts[1:-1])
+        ends = [end for *_, end in parts]
+        assert ends == sorted(ends) and ends[-1] == path.stat().st_size

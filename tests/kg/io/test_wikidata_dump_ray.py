@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import filecmp
 import gzip
+import os
 import sys
 from pathlib import Path
 
@@ -60,10 +61,11 @@ def test_ray_parts_give_the_local_kg(ray_session, small_parts, tmp_path, suffix)
         wikidata_dump.load([path], LoadOptions(engine="ray"), Problems(strict=True))
 
 
+@pytest.mark.parametrize("suffix", ["json.gz", "json.bz2"])
 def test_a_killed_ray_conversion_resumes_from_its_finished_parts(
-    ray_session, small_parts, tmp_path, monkeypatch
+    ray_session, small_parts, tmp_path, monkeypatch, suffix
 ):
-    path = dump(tmp_path, "json.gz")
+    path = dump(tmp_path, suffix)
     written = []
     write = wikidata_dump_ray.PartStore.write
 
@@ -81,12 +83,54 @@ def test_a_killed_ray_conversion_resumes_from_its_finished_parts(
     monkeypatch.setattr(
         wikidata_dump_ray.PartStore, "write", lambda *a: (written.append(a[2]), write(*a))
     )
+    monkeypatch.setattr(wikidata_dump_ray, "bz2_blocks", None)  # a .bz2 index is kept too
     got, _ = load(path, engine="ray", work_dir=tmp_path / "work")
     assert len(finished) == 3
     assert sorted(written + sorted(finished)) == list(range(11))  # no part parsed twice
     local, _ = load(path)
     assert got.facts.equals(local.facts)
     assert got.entities.equals(local.entities)
+
+
+@pytest.mark.parametrize("fault", ["its worker dies", "reading its input fails"])
+def test_a_part_whose_first_attempt_fails_is_retried(
+    ray_session, small_parts, tmp_path, monkeypatch, fault
+):
+    path = dump(tmp_path, "json")
+    marker, parse = tmp_path / "failed-once", wikidata_dump_ray.parse_part
+
+    def failing_once(*args):  # defined here, so Ray ships it to the workers by value
+        try:
+            marker.open("x").close()  # the first attempt of any part, on either worker
+        except FileExistsError:
+            return parse(*args)
+        if fault == "its worker dies":
+            os._exit(1)
+        raise OSError("Stale file handle")
+
+    monkeypatch.setattr(wikidata_dump_ray, "parse_part", failing_once)
+    got, _ = load(path, engine="ray", work_dir=tmp_path / "work")
+    assert marker.exists()
+    local, _ = load(path)
+    for table in ("facts", "entities", "relations"):
+        assert getattr(got, table).equals(getattr(local, table)), table
+
+
+def test_a_part_whose_parsing_fails_is_not_retried(ray_session, small_parts, tmp_path, monkeypatch):
+    path = dump(tmp_path, "json")
+    attempts, parse = tmp_path / "attempts", wikidata_dump_ray.parse_part
+
+    def failing_at_the_start(source, *args):
+        if source[1] > 0:
+            return parse(source, *args)
+        with attempts.open("a") as log:
+            log.write("attempt\n")
+        raise ValueError("a deterministic failure")
+
+    monkeypatch.setattr(wikidata_dump_ray, "parse_part", failing_at_the_start)
+    with pytest.raises(ValueError, match="a deterministic failure"):
+        load(path, engine="ray", work_dir=tmp_path / "work")
+    assert attempts.read_text() == "attempt\n"  # Ray retries before the error reaches us
 
 
 def test_cli_ray_conversion_writes_the_local_kg_directory(ray_session, tmp_path):

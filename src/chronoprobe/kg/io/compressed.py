@@ -7,10 +7,15 @@ in a thread of its own) and bzip2 through indexed_bzip2 (as many threads as core
 line by line take blocks of many whole lines: one block is one unit of work for a process
 pool, and splitting a block costs far less than iterating a file object line by line. Blocks
 reach worker processes through shared memory (:class:`SharedBlocks`), not the pool's pipe.
+
+A distributed load cuts a file into parts instead (:func:`plain_parts`, :func:`line_parts`),
+and a ``.bz2`` file into parts that each reader decompresses by itself from the blocks that
+hold it (:func:`bz2_parts`, :func:`read_part`).
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -179,33 +184,94 @@ def _part_limit(start: int, part_size: int) -> int:
     return (start // part_size + 1) * part_size - 1
 
 
-def plain_parts(path: str | Path, part_size: int = PART_SIZE) -> list[tuple[int, int]]:
-    """The (start, stop) byte ranges of the parts of an uncompressed file: each reads a few
-    bytes from where a part should end to the end of that line, nothing else."""
-    path = Path(path)
-    size, bounds, start = path.stat().st_size, [], 0
-    with path.open("rb") as stream:
-        while start < size:
-            position = _part_limit(start, part_size)
-            stream.seek(position)
-            stop = size
-            while chunk := stream.read(1 << 16):
-                newline = chunk.find(b"\n")
-                if newline >= 0:
-                    stop = position + newline + 1
-                    break
-                position += len(chunk)
-            bounds.append((start, min(stop, size)))
-            start = stop
+# The block index of a .bz2 file: (bit in the compressed file, byte in the decompressed text)
+# where each block starts, ascending, and where the text ends last.
+Blocks = list[tuple[int, int]]
+
+
+def _line_bounds(stream: BinaryIO, size: int, part_size: int) -> list[tuple[int, int]]:
+    """The (start, stop) ranges of the parts of the ``size`` bytes of a seekable stream: each
+    reads a few bytes from where a part should end to the end of that line, nothing else."""
+    bounds, start = [], 0
+    while start < size:
+        position = _part_limit(start, part_size)
+        stream.seek(position)
+        stop = size
+        while chunk := stream.read(1 << 16):
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                stop = position + newline + 1
+                break
+            position += len(chunk)
+        bounds.append((start, min(stop, size)))
+        start = stop
     return bounds
 
 
-def read_part(path: str | Path, start: int, stop: int) -> bytes:
-    """The bytes of one part of an uncompressed file (a byte-order mark left out)."""
-    with Path(path).open("rb") as stream:
+def plain_parts(path: str | Path, part_size: int = PART_SIZE) -> list[tuple[int, int]]:
+    """The (start, stop) byte ranges of the parts of an uncompressed file."""
+    path = Path(path)
+    with path.open("rb") as stream:
+        return _line_bounds(stream, path.stat().st_size, part_size)
+
+
+def read_part(path: str | Path, start: int, stop: int, blocks: Blocks | None = None) -> bytes:
+    """The bytes of one part of an uncompressed file, or of a ``.bz2`` file given the entries
+    of its block index (:func:`bz2_parts`) that the part needs (a byte-order mark left out)."""
+    with Path(path).open("rb") if blocks is None else _indexed_bz2(path, blocks) as stream:
         stream.seek(start)
         data = stream.read(stop - start)
+    if len(data) != stop - start:
+        short = f"{len(data)} bytes from byte {start}, not {stop - start}"
+        raise OSError(f"{path}: {short}: the file changed or was cut short")
     return data.removeprefix(BOM) if start == 0 else data
+
+
+@contextmanager
+def _indexed_bz2(path: str | Path, blocks: Blocks) -> Iterator[BinaryIO]:
+    """A ``.bz2`` file read by one thread that seeks by ``blocks``, all or some of them."""
+    import indexed_bzip2
+
+    stream = indexed_bzip2.open(str(path), parallelization=1)
+    try:
+        stream.set_block_offsets(dict(blocks))
+        yield stream
+    finally:
+        stream.close()
+
+
+def bz2_blocks(path: str | Path, threads: int = 1) -> Blocks:
+    """The block index of a ``.bz2`` file, found by decompressing it once (in parallel): a
+    block's length in text is known only once it is decoded."""
+    import indexed_bzip2
+
+    stream = indexed_bzip2.open(str(path), parallelization=max(1, threads))
+    try:
+        return sorted(stream.block_offsets().items())
+    finally:
+        stream.close()
+
+
+def bz2_parts(
+    path: str | Path, blocks: Blocks, part_size: int = PART_SIZE
+) -> list[tuple[int, int, Blocks, int]]:
+    """The parts of a ``.bz2`` file, cut by the rule of :func:`plain_parts` (the driver reads
+    a few bytes at each cut, seeking by the index): each part's decompressed (start, stop), the
+    entries of the index that reading it needs (its blocks and the one after them), and the
+    compressed bytes up to its end."""
+    texts = [text for _, text in blocks]
+    size = texts[-1]
+    with _indexed_bz2(path, blocks) as stream:
+        bounds = _line_bounds(stream, size, part_size)
+    parts = []
+    for start, stop in bounds:
+        first = bisect.bisect_right(texts, start) - 1
+        after = bisect.bisect_left(texts, stop)
+        if texts[after] == size:  # the last part: the end-of-stream entries too
+            after = len(blocks) - 1
+        end = Path(path).stat().st_size if stop == size else blocks[after][0] // 8
+        parts.append((start, stop, blocks[first : after + 1], end))
+    return parts
 
 
 def line_parts(

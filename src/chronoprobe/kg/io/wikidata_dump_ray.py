@@ -4,16 +4,22 @@ Each dump is cut into parts of whole lines (:data:`~chronoprobe.kg.io.compressed
 bytes of JSON each, by a rule of the text alone, see
 :func:`~chronoprobe.kg.io.compressed.plain_parts`), and each part is parsed in a Ray task by
 :func:`~chronoprobe.kg.io.wikidata_dump.parse_block`, the function the local process pool runs.
-An uncompressed dump is cut into byte ranges that the tasks read themselves (on a cluster the
-file must be at the same path on every node: a shared file system); a ``.gz`` or ``.bz2`` dump
-is decompressed once, here, by the parallel decompressors, and its parts are sent to the tasks
-through Ray's object store.
+The tasks read their parts themselves (on a cluster the file must be at the same path on every
+node: a shared file system): an uncompressed dump's as byte ranges; a ``.bz2`` dump's as ranges
+of its text, which a task decompresses from the blocks that hold them, by the dump's block
+index (made here once by a parallel decompression,
+:func:`~chronoprobe.kg.io.compressed.bz2_blocks`, and kept with the parts). A ``.gz`` dump is
+decompressed once, here, and its parts are sent to the tasks through Ray's object store: a
+gzip index must carry 32 kB of text per point to resume from, which for a whole dump grows too
+large to hand every task.
 
 Every finished part is written as Parquet files (its entities, relations and facts) and a
 small record (skip counts, problems, lines) into a folder of its own, renamed into place, so a
-killed load resumes from the parts it finished. A task that fails because its worker died is
-retried by Ray. Once every part of a dump is in, the parts are read back in order and gathered
-exactly as the local blocks are: the KG is the same, byte for byte.
+killed load resumes from the parts it finished. A task whose worker died, or that failed
+reading its input (an ``OSError``), is retried by Ray, three times at most; one whose parsing
+failed is not, as it would fail the same way again. Once every part of a dump is in, the parts
+are read back in order and gathered exactly as the local blocks are: the KG is the same, byte
+for byte.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.ray_session import cluster_cpus, connect
 from chronoprobe.kg.io.compressed import (
     PART_SIZE,
+    bz2_blocks,
+    bz2_parts,
     decompression_threads,
     line_parts,
     plain_parts,
@@ -44,8 +52,9 @@ _TABLES = ("entities", "relations", "facts")
 _RECORD = "part.json"
 
 
-def parse_part(source: bytes | tuple[str, int, int], lang: str, relations) -> Parsed:
-    """One part's lines parsed: given as bytes, or as a (path, start, stop) byte range."""
+def parse_part(source: bytes | tuple, lang: str, relations) -> Parsed:
+    """One part's lines parsed: given as bytes, or as the arguments of
+    :func:`~chronoprobe.kg.io.compressed.read_part` that read them."""
     block = read_part(*source) if isinstance(source, tuple) else source
     return parse_block(block, 1, lang, relations)
 
@@ -79,6 +88,13 @@ class PartStore:
         (work / _RECORD).write_text(json.dumps(record), encoding="utf-8")
         work.rename(target)
 
+    def index(self, file: int, make: Callable[[], list]) -> list:
+        """The block index of the ``file``-th input: kept, or made by ``make`` and kept."""
+        path = self.folder / f"index-{file:03d}.json"
+        if not path.is_file():
+            atomic_write_text(path, json.dumps(make()))
+        return [tuple(entry) for entry in json.loads(path.read_text(encoding="utf-8"))]
+
     def read(self, file: int, part: int) -> Parsed:
         folder = self._path(file, part)
         record = json.loads((folder / _RECORD).read_text(encoding="utf-8"))
@@ -93,7 +109,10 @@ class RayParts:
     def __init__(self, paths: list[Path], options: LoadOptions, stack: ExitStack) -> None:
         self.paths, self.options, self.part_size = paths, options, PART_SIZE
         self.ray = connect(options.address)
-        self.task = self.ray.remote(num_cpus=1, max_retries=3)(parse_part)
+        # A task whose worker died is run again; so is one that failed reading its input (a
+        # shared file system's hiccup), but not one whose parsing failed: that would fail again.
+        retry = {"max_retries": 3, "retry_exceptions": [OSError]}
+        self.task = self.ray.remote(num_cpus=1, **retry)(parse_part)
         folder = options.work_dir
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="chronoprobe-")))
@@ -106,14 +125,19 @@ class RayParts:
         self.store = PartStore(Path(folder) / "dump-parts", key)
         self.in_flight = 2 * cluster_cpus(self.ray)  # parts held in the object store at most
 
-    def _sources(self, path: Path) -> Iterator[tuple[bytes | tuple[str, int, int], int]]:
-        """Each part of ``path`` (bytes, or a byte range the task reads) with the compressed
-        bytes read so far."""
-        if path.name.endswith((".gz", ".bz2")):
+    def _sources(self, file: int) -> Iterator[tuple[bytes | tuple, int]]:
+        """Each part of the ``file``-th input (its bytes, or what the task reads them by) with
+        the compressed bytes up to its end."""
+        path = self.paths[file]
+        if path.name.endswith(".gz"):
             yield from line_parts(path, self.part_size, decompression_threads(0))
-            return
-        for start, stop in plain_parts(path, self.part_size):
-            yield (str(path.resolve()), start, stop), stop
+        elif path.name.endswith(".bz2"):
+            blocks = self.store.index(file, lambda: bz2_blocks(path, decompression_threads(0)))
+            for start, stop, needed, end in bz2_parts(path, blocks, self.part_size):
+                yield (str(path.resolve()), start, stop, needed), end
+        else:
+            for start, stop in plain_parts(path, self.part_size):
+                yield (str(path.resolve()), start, stop), stop
 
     def parsed(
         self, file: int, report: Callable[[int], None] | None = None
@@ -135,7 +159,7 @@ class RayParts:
             if report is not None:
                 report(furthest)
 
-        for part, (source, end) in enumerate(self._sources(self.paths[file])):
+        for part, (source, end) in enumerate(self._sources(file)):
             ends.append(end)
             if self.store.done(file, part):
                 furthest = max(furthest, end)
