@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import transformers
 
 from chronoprobe.models import load_model, resolve_spec
 from chronoprobe.models.causal import CausalLM
@@ -34,7 +35,7 @@ def test_a_device_map_places_the_layers_and_scores_the_same(
     adapter = make_adapter(architecture)
     adapter.model.save_pretrained(tmp_path)
     adapter.tokenizer.save_pretrained(tmp_path)
-    auto, placements = adapter.auto_class(), []
+    auto, placements = getattr(transformers, adapter.auto_class), []
     load = auto.from_pretrained
     monkeypatch.setattr(
         auto, "from_pretrained", lambda *a, **k: placements.append(k["device_map"]) or load(*a, **k)

@@ -164,6 +164,7 @@ def rank_logits(
 def logits_at_positions(
     model: PreTrainedModel,
     split: tuple | None,
+    device: torch.device,
     ids: torch.Tensor,
     attention: torch.Tensor,
     rows: torch.Tensor,
@@ -171,8 +172,7 @@ def logits_at_positions(
 ) -> torch.Tensor:
     """Vocabulary logits of ``model`` at ``(rows[i], cols[i])`` only. With ``split`` (its base
     model and output head) the head projects those positions alone; else the full forward
-    runs and the positions are picked after it. Inputs go to the model's device."""
-    device = model.device
+    runs and the positions are picked after it. Inputs go to ``device`` (the adapter's)."""
     ids, attention = ids.to(device), attention.to(device)
     rows, cols = rows.to(device), cols.to(device)
     if split is None:

@@ -110,4 +110,4 @@ class CausalLM(DecoderLM):
         return None
 
     def logits_at(self, ids, attention, rows, cols, encoded=None) -> torch.Tensor:
-        return logits_at_positions(self.model, self._split, ids, attention, rows, cols)
+        return logits_at_positions(self.model, self._split, self.device, ids, attention, rows, cols)

@@ -52,7 +52,7 @@ class MaskedLM(LanguageModel):
 
     def logits_at(self, ids, attention, rows, cols) -> torch.Tensor:
         """Vocabulary logits at ``(rows[i], cols[i])`` only."""
-        return logits_at_positions(self.model, self._split, ids, attention, rows, cols)
+        return logits_at_positions(self.model, self._split, self.device, ids, attention, rows, cols)
 
     def _fit(self, ids: list[int], start: int, end: int) -> tuple[list[int], int] | None:
         """``ids`` cut to the model's positions around ``ids[start:end]`` (kept whole), and the
