@@ -22,6 +22,7 @@ from safetensors.torch import load_file, save_file
 from chronoprobe.atomic import atomic_path
 
 GROUPS = "param_groups"
+MODEL_FILE, OPTIMIZER_FILE = "model.safetensors", "optimizer.safetensors"
 
 
 def save_tensors(
@@ -78,3 +79,18 @@ def load_optimizer(path: Path) -> dict:
         index, name = key.split("/", 1)
         state["state"].setdefault(int(index), {})[name] = value
     return state
+
+
+def save_weights(
+    directory: str | Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer | None,
+    fmt: str,
+    epoch: int,
+) -> Path:
+    """Create ``directory`` and write the model's and optimizer's tensor files into it."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    save_tensors(directory / MODEL_FILE, dict(model.state_dict()), fmt, epoch)
+    save_optimizer(directory / OPTIMIZER_FILE, optimizer, fmt, epoch)
+    return directory

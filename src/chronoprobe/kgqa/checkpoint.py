@@ -23,11 +23,13 @@ from safetensors.torch import load_file
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.checkpoint import (
+    MODEL_FILE,
+    OPTIMIZER_FILE,
     check_epoch,
     load_optimizer,
     metadata_of,
-    save_optimizer,
     save_tensors,
+    save_weights,
 )
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.kgqa.data import AnswerVocab
@@ -35,13 +37,8 @@ from chronoprobe.kgqa.encoder import load_encoder
 from chronoprobe.kgqa.models import QAModel, build_qa_model
 
 FORMAT = "chronoprobe-kgqa"
-MODEL, OPTIMIZER, VOCAB, CONFIG, BEST = (
-    "model.safetensors",
-    "optimizer.safetensors",
-    "vocab.json",
-    "config.json",
-    "best.safetensors",
-)
+MODEL, OPTIMIZER = MODEL_FILE, OPTIMIZER_FILE
+VOCAB, CONFIG, BEST = "vocab.json", "config.json", "best.safetensors"
 
 
 @dataclass
@@ -76,11 +73,8 @@ def save(
     vocab: AnswerVocab,
     config: dict,
 ) -> Path:
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    epoch = int(config["epoch"])
-    save_tensors(directory / MODEL, dict(model.state_dict()), FORMAT, epoch)
-    save_optimizer(directory / OPTIMIZER, optimizer, FORMAT, epoch)
+    """Write a checkpoint; ``config`` needs "epoch" and may carry anything JSON can hold."""
+    directory = save_weights(directory, model, optimizer, FORMAT, int(config["epoch"]))
     atomic_write_text(directory / VOCAB, json.dumps(vocab.to_json()) + "\n")
     model.encoder.save(directory)
     body = {"format": FORMAT, "model": shape_of(model), **config}

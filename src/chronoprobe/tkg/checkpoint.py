@@ -21,15 +21,22 @@ import torch
 from safetensors.torch import load_file
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.core.checkpoint import check_epoch, load_optimizer, save_optimizer, save_tensors
+from chronoprobe.core.checkpoint import (
+    MODEL_FILE,
+    OPTIMIZER_FILE,
+    check_epoch,
+    load_optimizer,
+    save_tensors,
+    save_weights,
+)
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, Vocab
 from chronoprobe.tkg.models import TKGModel, build_model
 
 FORMAT = "chronoprobe-tkg"
 FILES = (
-    "model.safetensors",
-    "optimizer.safetensors",
+    MODEL_FILE,
+    OPTIMIZER_FILE,
     "splits.safetensors",
     "vocab.json",
     "config.json",
@@ -61,11 +68,8 @@ def save(
     config: dict,
 ) -> Path:
     """Write a checkpoint; ``config`` needs "epoch" and may carry anything JSON can hold."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     epoch = int(config["epoch"])
-    save_tensors(directory / FILES[0], dict(model.state_dict()), FORMAT, epoch)
-    save_optimizer(directory / FILES[1], optimizer, FORMAT, epoch)
+    directory = save_weights(directory, model, optimizer, FORMAT, epoch)
     splits = {name: torch.from_numpy(data.split(name)).to(torch.int32) for name in SPLITS}
     save_tensors(directory / FILES[2], splits, FORMAT, epoch)
     atomic_write_text(directory / FILES[3], json.dumps(data.vocab.to_json()) + "\n")
