@@ -32,6 +32,7 @@ from chronoprobe.train.entity_vocab import EntityVocab
 from chronoprobe.train.model import quiet_transformers
 
 FORMAT = "chronoprobe-lamatk-checkpoint/2"
+RETRAIN = "train again into another output directory"
 
 
 @dataclass
@@ -107,8 +108,7 @@ def load(path: str | Path, device: torch.device | str = "cpu") -> tuple[Checkpoi
     optimizer = directory / OPTIMIZER_FILE
     training = None
     if optimizer.is_file():
-        remedy = "train again into another output directory"
-        check_epoch(optimizer, state.get("epoch", 0), directory / "train.json", remedy)
+        check_epoch(optimizer, state.get("epoch", 0), directory / "train.json", RETRAIN)
         training = load_optimizer(optimizer)
     encoder = StatementEncoder(tokenizer, vocab, int(state.pop("offset")))
     state.pop("format")
@@ -120,7 +120,7 @@ def _check_format(path: Path, found: object) -> None:
     if isinstance(found, str) and found.startswith(f"{family}/") and found != FORMAT:
         raise ValueError(
             f"{path}: a {found} checkpoint, from an older chronoprobe that this one cannot "
-            "resume or read; train again into another output directory"
+            f"resume or read; {RETRAIN}"
         )
     if found != FORMAT:
         raise ValueError(f"{path}: not a {FORMAT} checkpoint")
