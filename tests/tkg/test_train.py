@@ -128,3 +128,14 @@ def test_zero_epochs_still_writes_a_checkpoint_that_resumes(data, tmp_path):
     again = train(data, _config(model="tcomplex", epochs=1, rank=8), tmp_path, progress=False)
     assert again.started_at_epoch == 0 and len(again.history) == 1
     assert untrained.metrics["mrr"] != again.metrics["mrr"]
+
+
+def test_a_checkpoint_of_chronoprobe_0_2_evaluates_but_does_not_resume(data, tmp_path):
+    trained = train(data, _config(epochs=1), tmp_path, progress=False)
+    path = tmp_path / "optimizer.safetensors"  # 0.2 kept no parameter groups in its metadata
+    save_file(load_file(path), path, metadata={"format": "chronoprobe-tkg", "epoch": "1"})
+    saved = checkpoint.load(tmp_path)
+    assert saved.optimizer_state is None
+    assert evaluate_split(saved.model, saved.data)["mrr"] == trained.metrics["mrr"]
+    with pytest.raises(ValueError, match="an older chronoprobe, whose optimizer state cannot"):
+        train(data, _config(epochs=2), tmp_path, progress=False)

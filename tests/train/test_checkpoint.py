@@ -6,7 +6,9 @@ import json
 
 import pytest
 import torch
+from typer.testing import CliRunner
 
+from chronoprobe.cli.main import app
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train import checkpoint as ckpt
 from chronoprobe.train.encoding import StatementEncoder, word_texts
@@ -28,7 +30,7 @@ def test_round_trip_keeps_everything(tmp_path, fresh, world_rows):
     optimizer = torch.optim.AdamW(fresh.model.parameters())
     fresh.model(input_ids=torch.tensor([[0, 5, 2]])).logits.sum().backward()
     optimizer.step()
-    path = ckpt.save(tmp_path, fresh, {"optimizer": optimizer.state_dict()})
+    path = ckpt.save(tmp_path, fresh, optimizer)
     assert path == tmp_path / "checkpoints" / "epoch-0001"
     assert (path / "model.safetensors").is_file()
     loaded, training = ckpt.load(tmp_path)
@@ -39,8 +41,9 @@ def test_round_trip_keeps_everything(tmp_path, fresh, world_rows):
         fresh.model.state_dict().items(), loaded.model.state_dict().values(), strict=True
     ):
         assert torch.equal(a, b), name
-    state = training["optimizer"]["state"]
+    state = training["state"]
     assert torch.equal(state[0]["exp_avg"], optimizer.state_dict()["state"][0]["exp_avg"])
+    assert training["param_groups"][0]["betas"] == [0.9, 0.999]
     rows = world_rows[:20]
     before = fresh.encoder.encode(rows, [r["text"] for r in rows], 128)
     after = loaded.encoder.encode(rows, [r["text"] for r in rows], 128)
@@ -71,5 +74,34 @@ def test_not_a_checkpoint_is_a_clear_error(tmp_path, fresh):
     path = ckpt.save(tmp_path, fresh)
     state = json.loads((path / "train.json").read_text())
     (path / "train.json").write_text(json.dumps({**state, "format": "something-else"}))
-    with pytest.raises(ValueError, match=r"train\.json: not a chronoprobe-lamatk-checkpoint/1"):
+    with pytest.raises(ValueError, match=r"train\.json: not a chronoprobe-lamatk-checkpoint/2"):
         ckpt.load(tmp_path)
+
+
+def test_an_older_checkpoint_is_refused_in_one_line_saying_to_train_again(
+    tmp_path, fresh, world_rows, write_statements
+):
+    path = ckpt.save(tmp_path / "run", fresh)
+    state = json.loads((path / "train.json").read_text())
+    (path / "train.json").write_text(json.dumps({**state, "format": ckpt.FORMAT[:-1] + "1"}))
+    (path / "optimizer.pt").write_bytes(b"a pickle")
+    with pytest.raises(ValueError, match=r"a chronoprobe-lamatk-checkpoint/1 checkpoint, from an"):
+        ckpt.load(tmp_path / "run")
+    statements = write_statements(tmp_path / "statements.jsonl", world_rows[:8])
+    args = ["probe", "recite", str(statements), "-m", str(path), "-o", str(tmp_path / "r")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    [error] = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert error.endswith(
+        "train again into another output directory; nothing written to " + str(tmp_path / "r")
+    )
+
+
+def test_an_optimizer_state_of_another_epoch_is_refused(tmp_path, fresh):
+    optimizer = torch.optim.AdamW(fresh.model.parameters())
+    path = ckpt.save(tmp_path, fresh, optimizer)
+    fresh.state["epoch"] = 2
+    later = ckpt.save(tmp_path / "later", fresh, optimizer)
+    (path / "optimizer.safetensors").write_bytes((later / "optimizer.safetensors").read_bytes())
+    with pytest.raises(ValueError, match=r"optimizer\.safetensors: holds another epoch than train"):
+        ckpt.load(path)

@@ -114,6 +114,13 @@ def test_resume_continues_from_the_checkpoint(tmp_path, world_rows, write_statem
     a, b = ckpt.load(tmp_path / "whole")[0].model, ckpt.load(tmp_path / "cut")[0].model
     for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
         assert torch.equal(x, y), name
+    assert [h["loss"] for h in resumed.history] == [h["loss"] for h in whole.history]
+    adam_whole, adam_cut = ckpt.load(tmp_path / "whole")[1], ckpt.load(tmp_path / "cut")[1]
+    assert adam_whole["param_groups"] == adam_cut["param_groups"]
+    assert adam_whole["state"].keys() == adam_cut["state"].keys()
+    for index, entries in adam_whole["state"].items():
+        for key, value in entries.items():
+            assert torch.equal(value, adam_cut["state"][index][key]), (index, key)
     again = train(path, tmp_path / "cut", options, device="cpu")
     assert again.epochs_run == 0
     assert again.checkpoint == tmp_path / "cut" / "checkpoints" / "epoch-0004"

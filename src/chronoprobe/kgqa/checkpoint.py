@@ -19,23 +19,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
-from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.core.checkpoint import (
+    MODEL_FILE,
+    OPTIMIZER_FILE,
+    check_epoch,
+    load_optimizer,
+    metadata_of,
+    save_tensors,
+    save_weights,
+)
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.kgqa.data import AnswerVocab
 from chronoprobe.kgqa.encoder import load_encoder
 from chronoprobe.kgqa.models import QAModel, build_qa_model
 
 FORMAT = "chronoprobe-kgqa"
-MODEL, OPTIMIZER, VOCAB, CONFIG, BEST = (
-    "model.safetensors",
-    "optimizer.safetensors",
-    "vocab.json",
-    "config.json",
-    "best.safetensors",
-)
+MODEL, OPTIMIZER = MODEL_FILE, OPTIMIZER_FILE
+VOCAB, CONFIG, BEST = "vocab.json", "config.json", "best.safetensors"
 
 
 @dataclass
@@ -63,22 +66,6 @@ def shape_of(model: QAModel) -> dict:
     }
 
 
-def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
-    contiguous = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
-    with atomic_path(path) as tmp:
-        save_file(contiguous, str(tmp), metadata={"format": FORMAT, **metadata})
-
-
-def _optimizer_tensors(state: dict) -> tuple[dict[str, torch.Tensor], str]:
-    """Adam's state_dict as flat tensors ("<param index>/<key>") and its groups as JSON."""
-    tensors = {
-        f"{index}/{key}": torch.as_tensor(value)
-        for index, entries in state["state"].items()
-        for key, value in entries.items()
-    }
-    return tensors, json.dumps(state["param_groups"])
-
-
 def save(
     directory: Path,
     model: QAModel,
@@ -86,13 +73,8 @@ def save(
     vocab: AnswerVocab,
     config: dict,
 ) -> Path:
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    epoch = str(int(config["epoch"]))
-    state = optimizer.state_dict() if optimizer is not None else {"state": {}, "param_groups": []}
-    _save_tensors(dict(model.state_dict()), directory / MODEL, {"epoch": epoch})
-    tensors, groups = _optimizer_tensors(state)
-    _save_tensors(tensors, directory / OPTIMIZER, {"epoch": epoch, "param_groups": groups})
+    """Write a checkpoint; ``config`` needs "epoch" and may carry anything JSON can hold."""
+    directory = save_weights(directory, model, optimizer, FORMAT, int(config["epoch"]))
     atomic_write_text(directory / VOCAB, json.dumps(vocab.to_json()) + "\n")
     model.encoder.save(directory)
     body = {"format": FORMAT, "model": shape_of(model), **config}
@@ -103,7 +85,7 @@ def save(
 def save_best(directory: Path, model: QAModel, epoch: int) -> None:
     """Keep ``model`` as the best so far; config.json's ``best_epoch`` names it once saved."""
     Path(directory).mkdir(parents=True, exist_ok=True)
-    _save_tensors(dict(model.state_dict()), Path(directory) / BEST, {"epoch": str(epoch)})
+    save_tensors(Path(directory) / BEST, dict(model.state_dict()), FORMAT, epoch)
 
 
 def load_best(directory: Path, model: QAModel, epoch: int) -> None:
@@ -111,8 +93,7 @@ def load_best(directory: Path, model: QAModel, epoch: int) -> None:
     path = Path(directory) / BEST
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing, but config.json names best epoch {epoch}")
-    with safe_open(str(path), framework="pt") as handle:
-        saved = (handle.metadata() or {}).get("epoch")
+    saved = metadata_of(path).get("epoch")
     if saved != str(epoch):
         raise ValueError(f"{path}: holds epoch {saved}, config.json names best epoch {epoch}")
     model.load_state_dict(load_file(str(path)))
@@ -160,22 +141,12 @@ def load(directory: Path, device: torch.device | str = "cpu", selected: bool = F
         )
     except (KeyError, TypeError) as err:
         raise ValueError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
-    metadata = {}
+    remedy = "train again with --no-resume or restore the directory"
     for name in (MODEL, OPTIMIZER):
-        with safe_open(str(directory / name), framework="pt") as handle:
-            metadata[name] = handle.metadata() or {}
-        if metadata[name].get("epoch") != str(config.get("epoch")):
-            raise ValueError(
-                f"{directory / name}: holds another epoch than config.json (a save was "
-                "interrupted); train again with --no-resume or restore the directory"
-            )
+        check_epoch(directory / name, config.get("epoch"), directory / CONFIG, remedy)
     model.load_state_dict(load_file(str(directory / MODEL)))
     if selected and selected_epoch(config) != int(config["epoch"]):
         load_best(directory, model, selected_epoch(config))
     model.to(device)
-    flat = load_file(str(directory / OPTIMIZER))
-    state: dict = {"state": {}, "param_groups": json.loads(metadata[OPTIMIZER]["param_groups"])}
-    for key, value in flat.items():
-        index, name = key.split("/", 1)
-        state["state"].setdefault(int(index), {})[name] = value
+    state = load_optimizer(directory / OPTIMIZER)
     return Checkpoint(model, vocab, config, state)

@@ -1,7 +1,7 @@
 """Checkpoint directories: weights in safetensors, the id vocabulary and the config in JSON.
 
     DIR/model.safetensors      the embedding tables ([re | im] rows), what downstream QA loads
-    DIR/optimizer.safetensors  Adagrad's accumulators, so training resumes exactly
+    DIR/optimizer.safetensors  Adagrad's accumulators and steps (groups in its metadata)
     DIR/splits.safetensors     the train/valid/test facts as (s, r, o, first, last) index rows
     DIR/vocab.json             entity ids, relation ids and years, in row order
     DIR/config.json            model shape, training and data options, epoch, history
@@ -18,17 +18,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, safe_open, save_file
+from safetensors.torch import load_file
 
-from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.core.checkpoint import (
+    GROUPS,
+    MODEL_FILE,
+    OPTIMIZER_FILE,
+    check_epoch,
+    load_optimizer,
+    metadata_of,
+    save_tensors,
+    save_weights,
+)
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, Vocab
 from chronoprobe.tkg.models import TKGModel, build_model
 
 FORMAT = "chronoprobe-tkg"
 FILES = (
-    "model.safetensors",
-    "optimizer.safetensors",
+    MODEL_FILE,
+    OPTIMIZER_FILE,
     "splits.safetensors",
     "vocab.json",
     "config.json",
@@ -41,7 +51,9 @@ class Checkpoint:
     model: TKGModel
     data: TKGData
     config: dict  # "model", "train", "data", "epoch", "history"
-    optimizer_state: dict[str, torch.Tensor]  # parameter name -> Adagrad sum; "step/<name>"
+    # Adagrad's state_dict; None for a checkpoint of chronoprobe 0.2 (its optimizer file has
+    # no parameter groups): it still evaluates and feeds QA training, but cannot be resumed
+    optimizer_state: dict | None
 
     @property
     def epoch(self) -> int:
@@ -52,33 +64,6 @@ class Checkpoint:
         return self.data.vocab
 
 
-def _save_tensors(tensors: dict[str, torch.Tensor], path: Path, epoch: int) -> None:
-    contiguous = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
-    with atomic_path(path) as tmp:
-        save_file(contiguous, str(tmp), metadata={"format": FORMAT, "epoch": str(epoch)})
-
-
-def optimizer_tensors(model: TKGModel, optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
-    """Adagrad's per-parameter state, keyed by parameter name (stable across processes)."""
-    tensors = {}
-    for name, parameter in model.named_parameters():
-        state = optimizer.state.get(parameter, {})
-        if "sum" in state:
-            tensors[name] = state["sum"]
-            tensors[f"step/{name}"] = torch.as_tensor(state["step"], dtype=torch.float32).reshape(1)
-    return tensors
-
-
-def restore_optimizer(
-    model: TKGModel, optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor]
-) -> None:
-    for name, parameter in model.named_parameters():
-        if name in tensors:
-            state = optimizer.state[parameter]
-            state["sum"] = tensors[name].to(parameter.device, parameter.dtype)
-            state["step"] = tensors[f"step/{name}"].reshape(()).clone()
-
-
 def save(
     directory: Path,
     model: TKGModel,
@@ -87,14 +72,10 @@ def save(
     config: dict,
 ) -> Path:
     """Write a checkpoint; ``config`` needs "epoch" and may carry anything JSON can hold."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     epoch = int(config["epoch"])
-    _save_tensors(dict(model.state_dict()), directory / FILES[0], epoch)
-    state = optimizer_tensors(model, optimizer) if optimizer is not None else {}
-    _save_tensors(state, directory / FILES[1], epoch)
+    directory = save_weights(directory, model, optimizer, FORMAT, epoch)
     splits = {name: torch.from_numpy(data.split(name)).to(torch.int32) for name in SPLITS}
-    _save_tensors(splits, directory / FILES[2], epoch)
+    save_tensors(directory / FILES[2], splits, FORMAT, epoch)
     atomic_write_text(directory / FILES[3], json.dumps(data.vocab.to_json()) + "\n")
     body = {
         "format": FORMAT,
@@ -111,11 +92,6 @@ def save(
 
 def exists(directory: Path) -> bool:
     return (Path(directory) / "config.json").is_file()
-
-
-def _epoch_of(path: Path) -> int:
-    with safe_open(str(path), framework="pt") as handle:
-        return int((handle.metadata() or {}).get("epoch", -1))
 
 
 def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
@@ -141,15 +117,13 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
         model = build_model(config["model"])
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
+    remedy = "train again from scratch or restore the directory"
     for name in TENSOR_FILES:
-        if _epoch_of(directory / name) != config.get("epoch"):
-            raise ValueError(
-                f"{directory / name}: holds another epoch than config.json (a save was "
-                "interrupted); train again from scratch or restore the directory"
-            )
+        check_epoch(directory / name, config.get("epoch"), directory / FILES[4], remedy)
     model.load_state_dict(load_file(str(directory / FILES[0])))
     model.to(device)
-    optimizer_state = load_file(str(directory / FILES[1]))
+    optimizer = directory / FILES[1]
+    optimizer_state = load_optimizer(optimizer) if GROUPS in metadata_of(optimizer) else None
     splits = load_file(str(directory / FILES[2]))
     data = TKGData(
         vocab,

@@ -129,7 +129,14 @@ def train(
         saved = checkpoint.load(out, device)
         _check_compatible(saved, shape, data, out)
         model.load_state_dict(saved.model.state_dict())
-        checkpoint.restore_optimizer(model, optimizer, saved.optimizer_state)
+        if saved.optimizer_state is None:
+            raise ValueError(
+                f"{out}: a checkpoint of an older chronoprobe, whose optimizer state cannot be "
+                "resumed; train again into another directory"
+            )
+        # Adagrad's sums and steps from the checkpoint, its learning rate from this call
+        groups = optimizer.state_dict()["param_groups"]
+        optimizer.load_state_dict({**saved.optimizer_state, "param_groups": groups})
         history, start = list(saved.config.get("history", [])), saved.epoch
         if log is not None and start:
             log(f"resuming {out} after epoch {start}")

@@ -6,7 +6,8 @@
         tokenizer/                        the word tokenizer
         entity_vocab.json                 entities (with labels) and years, in token order
         train.json                        options, epoch, step, loss history, symbol offset
-        optimizer.pt                      AdamW and scheduler state (plain tensors and numbers)
+        optimizer.safetensors             AdamW's state, its parameter groups in the metadata
+                                          (the learning rate schedule follows from the step)
 
 A checkpoint is written into a hidden temporary directory and renamed into place, then ``last``
 is replaced atomically: a crash leaves the previous checkpoint as the newest one.
@@ -24,11 +25,14 @@ import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.core.checkpoint import OPTIMIZER_FILE, check_epoch, load_optimizer, save_optimizer
+from chronoprobe.jsonl import read_json_object
 from chronoprobe.train.encoding import StatementEncoder
 from chronoprobe.train.entity_vocab import EntityVocab
 from chronoprobe.train.model import quiet_transformers
 
-FORMAT = "chronoprobe-lamatk-checkpoint/1"
+FORMAT = "chronoprobe-lamatk-checkpoint/2"
+RETRAIN = "train again into another output directory"
 
 
 @dataclass
@@ -46,8 +50,13 @@ class Checkpoint:
         return int(self.state.get("epoch", 0))
 
 
-def save(out: Path, checkpoint: Checkpoint, training: dict | None = None, keep: int = 1) -> Path:
-    """Write ``checkpoint`` (and optimizer/scheduler state) as OUT/checkpoints/epoch-N."""
+def save(
+    out: Path,
+    checkpoint: Checkpoint,
+    optimizer: torch.optim.Optimizer | None = None,
+    keep: int = 1,
+) -> Path:
+    """Write ``checkpoint`` (and the optimizer's state, to resume) as OUT/checkpoints/epoch-N."""
     name = f"epoch-{checkpoint.epoch:04d}"
     root = Path(out) / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
@@ -59,8 +68,8 @@ def save(out: Path, checkpoint: Checkpoint, training: dict | None = None, keep: 
         checkpoint.vocab.save(tmp / "entity_vocab.json")
         state = {"format": FORMAT, "offset": checkpoint.encoder.offset, **checkpoint.state}
         (tmp / "train.json").write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-        if training is not None:
-            torch.save(training, tmp / "optimizer.pt")
+        if optimizer is not None:
+            save_optimizer(tmp / OPTIMIZER_FILE, optimizer, FORMAT, checkpoint.epoch)
         final = root / name
         if final.exists():
             shutil.rmtree(final)
@@ -86,23 +95,32 @@ def resolve(path: str | Path) -> Path | None:
 
 
 def load(path: str | Path, device: torch.device | str = "cpu") -> tuple[Checkpoint, dict | None]:
-    """The checkpoint at ``path`` (run or checkpoint directory) and its optimizer state."""
+    """The checkpoint at ``path`` (run or checkpoint directory) and its optimizer's state_dict."""
     directory = resolve(path)
     if directory is None:
         raise FileNotFoundError(f"{path}: no checkpoint here (no train.json, no 'last' file)")
-    state = json.loads((directory / "train.json").read_text(encoding="utf-8"))
-    if state.get("format") != FORMAT:
-        raise ValueError(f"{directory / 'train.json'}: not a {FORMAT} checkpoint")
+    state = read_json_object(directory / "train.json")
+    _check_format(directory / "train.json", state.get("format"))
     with quiet_transformers():
         model = AutoModelForMaskedLM.from_pretrained(directory).to(device)
     tokenizer = AutoTokenizer.from_pretrained(directory / "tokenizer")
     vocab = EntityVocab.load(directory / "entity_vocab.json")
-    optimizer = directory / "optimizer.pt"
-    training = (
-        torch.load(optimizer, map_location=device, weights_only=True)
-        if optimizer.is_file()
-        else None
-    )
+    optimizer = directory / OPTIMIZER_FILE
+    training = None
+    if optimizer.is_file():
+        check_epoch(optimizer, state.get("epoch", 0), directory / "train.json", RETRAIN)
+        training = load_optimizer(optimizer)
     encoder = StatementEncoder(tokenizer, vocab, int(state.pop("offset")))
     state.pop("format")
     return Checkpoint(model, encoder, state), training
+
+
+def _check_format(path: Path, found: object) -> None:
+    family = FORMAT.rsplit("/", 1)[0]
+    if isinstance(found, str) and found.startswith(f"{family}/") and found != FORMAT:
+        raise ValueError(
+            f"{path}: a {found} checkpoint, from an older chronoprobe that this one cannot "
+            f"resume or read; {RETRAIN}"
+        )
+    if found != FORMAT:
+        raise ValueError(f"{path}: not a {FORMAT} checkpoint")

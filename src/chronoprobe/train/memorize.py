@@ -15,24 +15,17 @@ uninterrupted run would have.
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress
 
+from chronoprobe.core.epochs import epoch_progress, run_epoch
+from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train import checkpoint as ckpt
 from chronoprobe.train.encoding import StatementEncoder, word_texts
 from chronoprobe.train.entity_vocab import LABELS_FILE, EntityVocab, read_labels
@@ -45,7 +38,6 @@ from chronoprobe.train.model import (
     symbol_logits,
 )
 from chronoprobe.train.statements import file_digest, load_statements
-from chronoprobe.train.tokenizer import train_bpe_tokenizer
 
 TIME_SLOTS = ("start", "end")
 
@@ -172,9 +164,8 @@ def _new_checkpoint(
     if options.init is not None:
         model, tokenizer = from_pretrained(options.init, len(vocab))
     else:
-        tokenizer = train_bpe_tokenizer(
-            word_texts(rows, vocab), options.word_vocab, min_frequency=1
-        )
+        words = word_texts(rows, vocab)
+        tokenizer = train_tokenizer(words, "roberta", vocab_size=options.word_vocab)
         model = build_model(options.preset, tokenizer, len(vocab), options.max_length)
     return ckpt.Checkpoint(model, StatementEncoder(tokenizer, vocab, len(tokenizer)))
 
@@ -195,28 +186,6 @@ def _resume(
     if checkpoint.state.get("statements_sha256") != digest:
         raise ValueError(f"{out}: holds a run on other statements; choose another --out")
     return checkpoint, training
-
-
-@contextmanager
-def _progress_task(progress: Progress | None, total: int, done: int) -> Iterator[tuple]:
-    owned = progress is None
-    if owned:
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-    context = progress if owned else nullcontext()
-    with context:
-        task = progress.add_task("feeding", total=total, completed=done)
-        try:
-            yield progress, task
-        finally:
-            progress.remove_task(task)
 
 
 def train(
@@ -267,55 +236,46 @@ def train(
         foreach=True,
     )
     if training is not None:
-        optimizer.load_state_dict(training["optimizer"])
+        optimizer.load_state_dict(training)
     n, size = len(rows), options.batch_size
-    per_epoch = math.ceil(n / size)
-    total = per_epoch * options.epochs
-    step = start * per_epoch
+    total = math.ceil(n / size) * options.epochs
+    steps = start * math.ceil(n / size)
     pad = encoder.tokenizer.pad_token_id
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else nullcontext()
+
+    def step(batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, int]:
+        nonlocal steps
+        index, forms = batch
+        ids, attention, mask_at, targets = data.batch(index, forms, pad)
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate_at(steps, total, options.learning_rate, options.warmup)
+        with autocast:
+            logits = symbol_logits(model, ids, attention, mask_at, encoder.offset)
+        loss = torch.nn.functional.cross_entropy(logits, targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        steps += 1
+        return loss.detach(), len(index)  # a tensor: the loss sum stays on the device
+
+    own = epoch_progress("statements") if progress is None else None
+    bar = own if own is not None else progress
     model.train()
-    with _progress_task(progress, n * options.epochs, n * start) as (bar, task):
+    with own if own is not None else nullcontext():
         for epoch in range(start, options.epochs):
             torch.manual_seed(options.seed * 1_000_003 + epoch)
             order = torch.from_numpy(epoch_order(n, epoch, options.seed)).to(dev)
             forms = plan[epoch % options.duplicates].long()
-            began, loss_sum, seen = time.perf_counter(), torch.zeros((), device=dev), 0
-            for first in range(0, n, size):
-                index = order[first : first + size]
-                ids, attention, mask_at, targets = data.batch(index, forms[index], pad)
-                for group in optimizer.param_groups:
-                    group["lr"] = learning_rate_at(
-                        step, total, options.learning_rate, options.warmup
-                    )
-                with autocast:
-                    logits = symbol_logits(model, ids, attention, mask_at, encoder.offset)
-                loss = torch.nn.functional.cross_entropy(logits, targets)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                step += 1
-                loss_sum += loss.detach() * len(index)
-                seen += len(index)
-                if step % 20 == 0 or seen == n:
-                    rate = seen / max(time.perf_counter() - began, 1e-9)
-                    bar.update(
-                        task,
-                        completed=epoch * n + seen,
-                        description=f"feeding, epoch {epoch + 1}/{options.epochs} · loss "
-                        f"{float(loss_sum) / seen:.4f} · {rate:,.0f} statements/s",
-                    )
-            seconds = time.perf_counter() - began
-            record = {
-                "epoch": epoch + 1,
-                "loss": round(float(loss_sum) / n, 6),
-                "seconds": round(seconds, 3),
-                "statements_per_s": round(n / seconds, 1),
-            }
+            batches = ((index, forms[index]) for index in order.split(size))
+            title = f"feeding, epoch {epoch + 1}/{options.epochs}"
+            record = run_epoch(
+                epoch + 1, batches, step, total=n, unit="statements", bar=bar, title=title
+            )
+            record["loss"] = round(record["loss"], 6)
             history.append(record)
-            checkpoint.state.update(epoch=epoch + 1, step=step, history=history)
-            ckpt.save(out, checkpoint, {"optimizer": optimizer.state_dict()})
+            checkpoint.state.update(epoch=epoch + 1, step=steps, history=history)
+            ckpt.save(out, checkpoint, optimizer)
             if on_epoch is not None:
                 on_epoch(epoch + 1, record)
     model.eval()

@@ -56,6 +56,7 @@ from transformers import (
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.devices import resolve_device
+from chronoprobe.core.epochs import run_epoch
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.models.tokenizer import SPECIAL_TOKENS, train_tokenizer
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
@@ -201,54 +202,50 @@ def train_period(
     label: str = "",
     mentions: MentionFinder | None = None,
 ) -> list[float]:
-    """Train ``model`` in place on ``texts`` for ``options.epochs``; the mean loss per epoch."""
+    """Train ``model`` in place on ``texts`` for ``options.epochs``; each epoch's loss (the mean
+    over its lines of their batch's loss)."""
     encoded = encode(tokenizer, texts, options.max_length, mentions)
     if not len(encoded) or not options.epochs:
         return []
     generator = torch.Generator().manual_seed(seed)
-    per_epoch = math.ceil(len(encoded) / options.batch_size)
-    total = per_epoch * options.epochs
+    total = math.ceil(len(encoded) / options.batch_size) * options.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate, weight_decay=0.01)
     schedule = get_linear_schedule_with_warmup(optimizer, max(1, total // 16), total)
     device = resolve_device(options.device)
     model.to(device).train()
-    task = progress.add_task(f"{label}: training", total=total) if progress else None
+
+    def step(rows: list[int]) -> tuple[torch.Tensor, int]:
+        ids, attention, units, salient = pad_batch(encoded, rows, tokenizer.pad_token_id)
+        inputs, labels = mask_units(
+            ids,
+            units,
+            salient,
+            mask_id=tokenizer.mask_token_id,
+            first_regular_id=len(SPECIAL_TOKENS["roberta"]),
+            vocab_size=len(tokenizer),
+            prob=options.mask_prob,
+            entity_prob=options.entity_mask_prob,
+            generator=generator,
+        )
+        loss = mlm_loss(model, inputs.to(device), attention.to(device), labels.to(device))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.detach(), len(rows)
+
     losses = []
-    for epoch in range(options.epochs):
+    for epoch in range(1, options.epochs + 1):
         order = torch.randperm(len(encoded), generator=generator).tolist()
-        summed = 0.0
-        for start in range(0, len(order), options.batch_size):
-            ids, attention, units, salient = pad_batch(
-                encoded, order[start : start + options.batch_size], tokenizer.pad_token_id
-            )
-            inputs, labels = mask_units(
-                ids,
-                units,
-                salient,
-                mask_id=tokenizer.mask_token_id,
-                first_regular_id=len(SPECIAL_TOKENS["roberta"]),
-                vocab_size=len(tokenizer),
-                prob=options.mask_prob,
-                entity_prob=options.entity_mask_prob,
-                generator=generator,
-            )
-            loss = mlm_loss(model, inputs.to(device), attention.to(device), labels.to(device))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad(set_to_none=True)
-            value = loss.item()
-            summed += value
-            if task is not None:
-                progress.update(
-                    task,
-                    advance=1,
-                    description=f"{label}: epoch {epoch + 1} loss {value:.3f}",
-                )
-        losses.append(summed / per_epoch)
-    if task is not None:
-        progress.remove_task(task)
+        batches = (
+            order[at : at + options.batch_size] for at in range(0, len(order), options.batch_size)
+        )
+        title = f"{label}: epoch {epoch}/{options.epochs}"
+        record = run_epoch(
+            epoch, batches, step, total=len(order), unit="lines", bar=progress, title=title
+        )
+        losses.append(record["loss"])
     model.eval()
     return losses
 
