@@ -36,7 +36,7 @@ def recite(out: str, rows: list[dict], device: str, batch: int) -> tuple[dict, o
 
 
 def measure(preset: str, path: Path, rows: list[dict], batch: int, device: str) -> dict:
-    from chronoprobe.train.memorize import TrainOptions, train
+    from chronoprobe.train.lamatk.memorize import TrainOptions, train
 
     with tempfile.TemporaryDirectory() as out:
         result = train(
@@ -61,7 +61,7 @@ class _Reached(Exception):
 def time_to_accuracy(
     preset: str, path: Path, rows: list[dict], batch: int, device: str, target: float, epochs: int
 ) -> dict:
-    from chronoprobe.train.memorize import TrainOptions, train
+    from chronoprobe.train.lamatk.memorize import TrainOptions, train
 
     trace: list[dict] = []
     with tempfile.TemporaryDirectory() as out:
@@ -105,7 +105,7 @@ def main() -> None:
     from chronoprobe.datasets.lamatk import build_statements, subsample, without_conflicts
     from chronoprobe.jsonl import write_jsonl
     from chronoprobe.kg.synth import SynthConfig, synthesize
-    from chronoprobe.train.entity_vocab import LABELS_FILE, write_labels
+    from chronoprobe.train.lamatk.vocab import LABELS_FILE, write_labels
 
     world = synthesize(SynthConfig(seed=0, facts=args.facts, text=False))
     all_rows, _ = build_statements(world.kg)

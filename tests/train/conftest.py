@@ -9,8 +9,8 @@ import pytest
 from chronoprobe.datasets.lamatk import build_statements, subsample
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.synth import SynthConfig, synthesize
-from chronoprobe.train.entity_vocab import LABELS_FILE, write_labels
-from chronoprobe.train.memorize import TrainOptions, train
+from chronoprobe.train.lamatk.memorize import TrainOptions, train
+from chronoprobe.train.lamatk.vocab import LABELS_FILE, write_labels
 
 # enough steps for the tiny model to recall (almost) every statement, in seconds on one core
 MEMORIZE = TrainOptions(epochs=45, batch_size=32, lr=2e-3, seed=0)

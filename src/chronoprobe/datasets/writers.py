@@ -106,7 +106,7 @@ def write_lamatk(
     non-conflict variant: the same data, multi-answer statements removed).
     """
     from chronoprobe.datasets import lamatk as builder
-    from chronoprobe.train.entity_vocab import LABELS_FILE, write_labels
+    from chronoprobe.train.lamatk.vocab import LABELS_FILE, write_labels
 
     queries: list[dict] | None = None
     skipped = None

@@ -28,7 +28,7 @@ ONLY_RANKS = "ranks its entity and year symbols only (the recite view); it has n
 
 def is_symbolic(path: str | Path) -> bool:
     """Whether ``path`` holds a memorisation checkpoint (or a run directory of them)."""
-    from chronoprobe.train.checkpoint import resolve
+    from chronoprobe.train.lamatk.checkpoint import resolve
 
     return Path(path).is_dir() and resolve(path) is not None
 
@@ -44,7 +44,7 @@ class SymbolicLM(LanguageModel):
 
     @classmethod
     def load(cls, path: str | Path, device: torch.device, *, batch_size: int, name: str):
-        from chronoprobe.train.checkpoint import load
+        from chronoprobe.train.lamatk.checkpoint import load
 
         checkpoint, _ = load(path, device)
         return cls(checkpoint, batch_size=batch_size, name=name)

@@ -147,7 +147,7 @@ def _columns() -> list[tuple]:
 
 
 def _read(path):
-    from chronoprobe.train.statements import load_statements
+    from chronoprobe.train.lamatk.statements import load_statements
 
     return load_statements(path)
 

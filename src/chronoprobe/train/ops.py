@@ -343,8 +343,8 @@ def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Pat
     """
     import shutil
 
-    from chronoprobe.train.memorize import TrainOptions, train
-    from chronoprobe.train.statements import load_statements
+    from chronoprobe.train.lamatk.memorize import TrainOptions, train
+    from chronoprobe.train.lamatk.statements import load_statements
 
     if params.seed is None:
         params = params.model_copy(update={"seed": ctx.seed})

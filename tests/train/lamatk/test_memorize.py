@@ -10,17 +10,17 @@ import torch
 from transformers import RobertaConfig, RobertaForMaskedLM
 
 from chronoprobe.models.tokenizer import train_tokenizer
-from chronoprobe.train import checkpoint as ckpt
-from chronoprobe.train.encoding import StatementEncoder, word_texts
-from chronoprobe.train.entity_vocab import EntityVocab
-from chronoprobe.train.memorize import (
+from chronoprobe.train.lamatk import checkpoint as ckpt
+from chronoprobe.train.lamatk.encoding import StatementEncoder, word_texts
+from chronoprobe.train.lamatk.memorize import (
     TrainOptions,
     _Data,
     learning_rate_at,
     time_masking_plan,
     train,
 )
-from chronoprobe.train.statements import load_statements
+from chronoprobe.train.lamatk.statements import load_statements
+from chronoprobe.train.lamatk.vocab import EntityVocab
 
 
 def test_time_masking_plan_is_seeded_and_only_touches_time_rows():

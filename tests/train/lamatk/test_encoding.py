@@ -10,9 +10,9 @@ from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.time import TimePoint
-from chronoprobe.train.encoding import StatementEncoder, mentioned, segment, word_texts
-from chronoprobe.train.entity_vocab import EntityVocab, read_labels, write_labels
-from chronoprobe.train.statements import load_statements
+from chronoprobe.train.lamatk.encoding import StatementEncoder, mentioned, segment, word_texts
+from chronoprobe.train.lamatk.statements import load_statements
+from chronoprobe.train.lamatk.vocab import EntityVocab, read_labels, write_labels
 
 LABELS = {
     "Q11571": "Cristiano Ronaldo",

@@ -26,9 +26,10 @@ from rich.progress import Progress
 
 from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.models.tokenizer import train_tokenizer
-from chronoprobe.train import checkpoint as ckpt
-from chronoprobe.train.encoding import StatementEncoder, word_texts
-from chronoprobe.train.entity_vocab import LABELS_FILE, EntityVocab, read_labels
+from chronoprobe.train.lamatk import checkpoint as ckpt
+from chronoprobe.train.lamatk.encoding import StatementEncoder, word_texts
+from chronoprobe.train.lamatk.statements import file_digest, load_statements
+from chronoprobe.train.lamatk.vocab import LABELS_FILE, EntityVocab, read_labels
 from chronoprobe.train.model import (
     PRESETS,
     build_model,
@@ -37,7 +38,6 @@ from chronoprobe.train.model import (
     resolve_device,
     symbol_logits,
 )
-from chronoprobe.train.statements import file_digest, load_statements
 
 TIME_SLOTS = ("start", "end")
 

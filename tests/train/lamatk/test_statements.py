@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chronoprobe.jsonl import write_jsonl
-from chronoprobe.train.statements import load_statements
+from chronoprobe.train.lamatk.statements import load_statements
 
 ROW = {
     "id": "lamatk-0000002",
