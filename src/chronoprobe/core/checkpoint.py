@@ -20,9 +20,35 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.jsonl import read_json_object
 
 GROUPS = "param_groups"
-MODEL_FILE, OPTIMIZER_FILE = "model.safetensors", "optimizer.safetensors"
+MODEL_FILE, OPTIMIZER_FILE, CONFIG_FILE = (
+    "model.safetensors",
+    "optimizer.safetensors",
+    "config.json",
+)
+
+
+def read_config(directory: Path, fmt: str, files: tuple[str, ...], what: str) -> dict:
+    """The config.json of the ``fmt`` checkpoint in ``directory`` (a ``what``: "TKG", "KGQA"),
+    once ``files`` are found beside it; errors name the file and say what is wrong."""
+    path = directory / CONFIG_FILE
+    if not path.is_file():
+        command = what.lower()
+        raise FileNotFoundError(
+            f"{directory}: not a {what} checkpoint (no {CONFIG_FILE}); "
+            f"create one with `chronoprobe {command} train`"
+        )
+    for name in files:
+        if not (directory / name).is_file():
+            raise FileNotFoundError(
+                f"{directory / name}: missing; not a complete {what} checkpoint"
+            )
+    config = read_json_object(path)
+    if config.get("format") != fmt:
+        raise ValueError(f"{path}: format is {config.get('format')!r}, not {fmt!r}")
+    return config
 
 
 def save_tensors(

@@ -22,23 +22,15 @@ import torch
 from safetensors.torch import load_file
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.core.checkpoint import (
-    MODEL_FILE,
-    OPTIMIZER_FILE,
-    check_epoch,
-    load_optimizer,
-    metadata_of,
-    save_tensors,
-    save_weights,
-)
+from chronoprobe.core import checkpoint as files
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.kgqa.data import AnswerVocab
 from chronoprobe.kgqa.encoder import load_encoder
 from chronoprobe.kgqa.models import QAModel, build_qa_model
 
 FORMAT = "chronoprobe-kgqa"
-MODEL, OPTIMIZER = MODEL_FILE, OPTIMIZER_FILE
-VOCAB, CONFIG, BEST = "vocab.json", "config.json", "best.safetensors"
+MODEL, OPTIMIZER, CONFIG = files.MODEL_FILE, files.OPTIMIZER_FILE, files.CONFIG_FILE
+VOCAB, BEST = "vocab.json", "best.safetensors"
 
 
 @dataclass
@@ -74,7 +66,7 @@ def save(
     config: dict,
 ) -> Path:
     """Write a checkpoint; ``config`` needs "epoch" and may carry anything JSON can hold."""
-    directory = save_weights(directory, model, optimizer, FORMAT, int(config["epoch"]))
+    directory = files.save_weights(directory, model, optimizer, FORMAT, int(config["epoch"]))
     atomic_write_text(directory / VOCAB, json.dumps(vocab.to_json()) + "\n")
     model.encoder.save(directory)
     body = {"format": FORMAT, "model": shape_of(model), **config}
@@ -85,7 +77,7 @@ def save(
 def save_best(directory: Path, model: QAModel, epoch: int) -> None:
     """Keep ``model`` as the best so far; config.json's ``best_epoch`` names it once saved."""
     Path(directory).mkdir(parents=True, exist_ok=True)
-    save_tensors(Path(directory) / BEST, dict(model.state_dict()), FORMAT, epoch)
+    files.save_tensors(Path(directory) / BEST, dict(model.state_dict()), FORMAT, epoch)
 
 
 def load_best(directory: Path, model: QAModel, epoch: int) -> None:
@@ -93,7 +85,7 @@ def load_best(directory: Path, model: QAModel, epoch: int) -> None:
     path = Path(directory) / BEST
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing, but config.json names best epoch {epoch}")
-    saved = metadata_of(path).get("epoch")
+    saved = files.metadata_of(path).get("epoch")
     if saved != str(epoch):
         raise ValueError(f"{path}: holds epoch {saved}, config.json names best epoch {epoch}")
     model.load_state_dict(load_file(str(path)))
@@ -118,19 +110,7 @@ def load(directory: Path, device: torch.device | str = "cpu", selected: bool = F
     the epoch training tested (see :func:`selected_epoch`).
     """
     directory = Path(directory)
-    if not exists(directory):
-        raise FileNotFoundError(
-            f"{directory}: not a KGQA checkpoint (no config.json); "
-            "create one with `chronoprobe kgqa train`"
-        )
-    for name in (MODEL, OPTIMIZER, VOCAB):
-        if not (directory / name).is_file():
-            raise FileNotFoundError(f"{directory / name}: missing; not a complete KGQA checkpoint")
-    config = read_json_object(directory / CONFIG)
-    if config.get("format") != FORMAT:
-        raise ValueError(
-            f"{directory / CONFIG}: format is {config.get('format')!r}, not {FORMAT!r}"
-        )
+    config = files.read_config(directory, FORMAT, (MODEL, OPTIMIZER, VOCAB), "KGQA")
     try:
         vocab = AnswerVocab.from_json(read_json_object(directory / VOCAB))
         shape = config["model"]
@@ -143,10 +123,10 @@ def load(directory: Path, device: torch.device | str = "cpu", selected: bool = F
         raise ValueError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
     remedy = "train again with --no-resume or restore the directory"
     for name in (MODEL, OPTIMIZER):
-        check_epoch(directory / name, config.get("epoch"), directory / CONFIG, remedy)
+        files.check_epoch(directory / name, config.get("epoch"), directory / CONFIG, remedy)
     model.load_state_dict(load_file(str(directory / MODEL)))
     if selected and selected_epoch(config) != int(config["epoch"]):
         load_best(directory, model, selected_epoch(config))
     model.to(device)
-    state = load_optimizer(directory / OPTIMIZER)
+    state = files.load_optimizer(directory / OPTIMIZER)
     return Checkpoint(model, vocab, config, state)

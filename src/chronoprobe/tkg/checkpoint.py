@@ -28,6 +28,7 @@ from chronoprobe.core.checkpoint import (
     check_epoch,
     load_optimizer,
     metadata_of,
+    read_config,
     save_tensors,
     save_weights,
 )
@@ -97,20 +98,8 @@ def exists(directory: Path) -> bool:
 def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
     """A checkpoint directory back; errors name the file and what is wrong with it."""
     directory = Path(directory)
-    if not exists(directory):
-        raise FileNotFoundError(
-            f"{directory}: not a TKG checkpoint (no config.json); "
-            "create one with `chronoprobe tkg train`"
-        )
-    for name in FILES:
-        if not (directory / name).is_file():
-            raise FileNotFoundError(f"{directory / name}: missing; not a complete TKG checkpoint")
-    config = read_json_object(directory / "config.json")
+    config = read_config(directory, FORMAT, FILES, "TKG")
     vocab_json = read_json_object(directory / "vocab.json")
-    if config.get("format") != FORMAT:
-        raise ValueError(
-            f"{directory / 'config.json'}: format is {config.get('format')!r}, not {FORMAT!r}"
-        )
     try:
         vocab = Vocab.from_json(vocab_json)
         mode = TimeMode(config["mode"])
