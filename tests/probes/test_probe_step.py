@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -298,16 +300,21 @@ def same_predictions(got: list[dict], want: list[dict]) -> bool:
     )
 
 
+# Ray runs that are compared with a local run answer themselves (no shared answer store)
+RAY = {"engine": "ray", "workers": 2, "reuse_answers": False}
+
+
 def test_ray_actors_give_the_single_process_probe_one_model_per_actor(
     ray_session, model_dirs, data_dir, tmp_path
 ):
     specs = [str(d) for d in model_dirs]
     local = run_step(tmp_path / "local", {"data": data_dir}, models=specs, view="multi-token")
-    step = {"models": specs, "view": "multi-token", "engine": "ray", "workers": 2}
+    # the actors must answer themselves, not read the answers the local run stored
+    step = {**RAY, "models": specs, "view": "multi-token"}
     ray = run_step(tmp_path / "ray", {"data": data_dir}, **step)
     assert close(ray, {**local, "models": ray["models"]})
     for spec in specs:
-        options = {**local["models"][spec]["options"], "engine": "ray", "workers": 2}
+        options = {**local["models"][spec]["options"], **RAY}
         assert close(ray["models"][spec], {**local["models"][spec], "options": options})
     got = read_predictions(tmp_path / "ray" / "predictions.parquet")
     assert same_predictions(got, read_predictions(tmp_path / "local" / "predictions.parquet"))
@@ -333,7 +340,7 @@ def test_a_killed_ray_probe_resumes_at_its_missing_shards(
 
     monkeypatch.setattr(ShardedProbe, "write", killed_after_one)
     spec = str(model_dirs[0])
-    step = {"models": [spec], "view": "pll", "engine": "ray", "workers": 2, "batch_size": 4}
+    step = {**RAY, "models": [spec], "view": "pll", "batch_size": 4}
     with pytest.raises(KeyboardInterrupt):
         run_step(tmp_path / "out", {"data": data_dir}, **step)
     first = written.pop()
@@ -344,12 +351,31 @@ def test_a_killed_ray_probe_resumes_at_its_missing_shards(
     assert written == [1 - first]  # 2 shards: only the one not finished was answered again
     ray = json.loads((tmp_path / "out" / "metrics.json").read_text())
     local = run_step(tmp_path / "local", {"data": data_dir}, models=[spec], view="pll")
-    options = {**local["models"][spec]["options"], "engine": "ray", "workers": 2}
+    options = {**local["models"][spec]["options"], **RAY}
     assert close(ray["models"][spec], {**local["models"][spec], "options": options})
     assert same_predictions(
         read_predictions(tmp_path / "out" / "predictions.parquet"),
         read_predictions(tmp_path / "local" / "predictions.parquet"),
     )
+
+
+def test_ray_actors_answer_into_the_request_store_that_a_local_run_reads(
+    ray_session, model_dirs, data_dir, tmp_path, caplog
+):
+    from chronoprobe.models.request_cache import STORE_NAME
+    from chronoprobe.runs.cache import default_cache_dir
+
+    spec = str(model_dirs[0])
+    ray = run_step(tmp_path / "ray", {"data": data_dir}, models=[spec], engine="ray", workers=2)
+    with sqlite3.connect(default_cache_dir() / STORE_NAME) as store:
+        (stored,) = store.execute("select count(*) from answers").fetchone()
+    assert stored > 0  # written by the actors, into the command's cache folder
+    with caplog.at_level(logging.INFO, logger="test-probe"):
+        local = run_step(tmp_path / "local", {"data": data_dir}, models=[spec])
+    reused = re.search(r"(\d+) of (\d+) answers reused", caplog.text)
+    assert reused and reused[1] == reused[2] and int(reused[1]) >= stored
+    options = {**local["models"][spec]["options"], "engine": "ray", "workers": 2}
+    assert ray["models"][spec] == {**local["models"][spec], "options": options}
 
 
 def test_engine_ray_without_ray_says_how_to_install_it(model_dirs, data_dir, tmp_path, monkeypatch):

@@ -83,6 +83,12 @@ class RequestStore:
         self.connection.close()
 
 
+def answer_cache(spec: str, model: Any, folder: Path) -> CachedModel:
+    """``model`` answering from, and into, the request store in ``folder`` (the step cache's
+    folder): processes that share the folder share the answers."""
+    return CachedModel(model, model_fingerprint(spec, model), RequestStore(folder / STORE_NAME))
+
+
 class CachedModel:
     """An adapter whose ``rank``, ``score``, ``generate`` and ``complete`` answers come from
     ``store`` when it has them; everything else is the adapter's own."""

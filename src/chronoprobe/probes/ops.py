@@ -170,18 +170,11 @@ def _probe_one(
         batch_size=params.batch_size,
         device_map=params.device_map,
     )
-    store = None
     if params.reuse_answers:
-        from chronoprobe.models.request_cache import (
-            STORE_NAME,
-            CachedModel,
-            RequestStore,
-            model_fingerprint,
-        )
+        from chronoprobe.models.request_cache import answer_cache
         from chronoprobe.runs.cache import default_cache_dir
 
-        store = RequestStore(default_cache_dir() / STORE_NAME)
-        model = CachedModel(model, model_fingerprint(spec, model), store)
+        model = answer_cache(spec, model, default_cache_dir())
     mine = view.for_model(params, model, ctx.log.info) if view.for_model else params
     limit = None if view.drift_rows else params.limit  # drift rows were limited already
     try:
@@ -191,12 +184,12 @@ def _probe_one(
             every = list(view.read(rows_file))[: params.limit]
             metrics["warnings"] = view.warnings(model, every)
     finally:
-        if store is not None:
+        if params.reuse_answers:
             if model.hits:
                 ctx.log.info(
                     f"{name}: {model.hits:,} of {model.hits + model.misses:,} answers reused"
                 )
-            store.close()
+            model.store.close()
         del model
         gc.collect()
     answers = [*read_jsonl(work / "predictions.jsonl"), *read_jsonl(work / "skipped.jsonl")]

@@ -39,7 +39,11 @@ def _own_params(view: View, params: dict) -> Any:
 
 
 class ModelWorker:
-    """A Ray actor's state: the model of the last spec it was asked for, loaded once."""
+    """A Ray actor's state: the model of the last spec it was asked for, loaded once.
+
+    ``load`` holds :func:`~chronoprobe.models.load_model`'s options, and ``answers_in``: the
+    folder of the request store to answer from and into (the command's step cache), or None.
+    """
 
     def __init__(self) -> None:
         self.spec: str | None = None
@@ -47,11 +51,20 @@ class ModelWorker:
 
     def _model(self, spec: str, load: dict):
         if spec != self.spec:
+            if self.model is not None and hasattr(self.model, "store"):
+                self.model.store.close()
             self.model = self.spec = None
             gc.collect()
             from chronoprobe.models import load_model
 
-            self.model, self.spec = load_model(spec, **load), spec
+            options = dict(load)
+            answers_in = options.pop("answers_in", None)
+            model = load_model(spec, **options)
+            if answers_in is not None:
+                from chronoprobe.models.request_cache import answer_cache
+
+                model = answer_cache(spec, model, Path(answers_in))
+            self.model, self.spec = model, spec
         return self.model
 
     def load(self, spec: str, load: dict) -> None:
@@ -115,6 +128,10 @@ class RayProbes:
         ray, view, params = self.ray, self.view, self.params
         name, spec = self.models[index]
         load = {"family": params.family, "device": params.device, "batch_size": params.batch_size}
+        if params.reuse_answers:
+            from chronoprobe.runs.cache import default_cache_dir
+
+            load["answers_in"] = str(default_cache_dir())
         every = list(view.read(rows_file))[: params.limit]  # warnings count over the rows file
         dumped = params.model_dump(mode="json")
         prepared = group[0].prepare.remote(spec, load, view.name, dumped, every)
