@@ -186,7 +186,11 @@ def bz2_copy(path: Path) -> Path:
     return target
 
 
-def measure(path: Path, processes: int) -> dict:
+def _relations(text: str) -> frozenset[str] | None:
+    return frozenset(text.split(",")) if text else None
+
+
+def measure(path: Path, processes: int, relations: frozenset[str] | None) -> dict:
     import multiprocessing.forkserver
 
     from chronoprobe.kg.io.options import LoadOptions
@@ -196,7 +200,8 @@ def measure(path: Path, processes: int) -> dict:
     own = resource.getrusage(resource.RUSAGE_SELF)
     cpu_before = own.ru_utime + own.ru_stime  # the imports above
     began = time.perf_counter()
-    kg = load([path], LoadOptions(processes=processes), Problems(strict=True))
+    options = LoadOptions(processes=processes, relations=relations)
+    kg = load([path], options, Problems(strict=True))
     seconds = time.perf_counter() - began
     # Workers are children of the fork server: stopping it (it waits for them, and this
     # process for it) puts their CPU time into RUSAGE_CHILDREN.
@@ -290,7 +295,7 @@ def _decode_rate(decode, lines: list[bytes], megabytes: float) -> float:
     return megabytes / (time.process_time() - began)
 
 
-def reference(path: Path) -> dict:
+def reference(path: Path, relations: frozenset[str] | None) -> dict:
     """MB per CPU second of one process on lines in memory: msgspec's typed decode of only the
     fields a plain extraction reads plus that loop (310 MB/s on real entities), and
     chronoprobe's ``parse_block`` (whole blocks, Arrow tables out), on the same lines; then
@@ -307,7 +312,7 @@ def reference(path: Path) -> dict:
     facts = sum(len(_plain_facts(line, decoders)) for line in lines)
     typed = time.process_time() - began
     began = time.process_time()
-    parsed = sum(parse_block(block, 1).facts.num_rows for block in blocks)
+    parsed = sum(parse_block(block, 1, relations=relations).facts.num_rows for block in blocks)
     ours = time.process_time() - began
     rates = {
         "msgspec_typed_loop": megabytes / typed,
@@ -331,15 +336,22 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs of each measurement; the best one is shown"
     )
+    parser.add_argument(
+        "--relations",
+        default="",
+        help="load only these relations, as `kg convert --relations` (e.g. "
+        f"{','.join(FACT_RELATIONS)}, every relation the synthetic dump has facts of; "
+        "default: all)",
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: "path,processes"
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: path
     args = parser.parse_args()
     if args.measure:
         path, processes = args.measure.rsplit(",", 1)
-        print(json.dumps(measure(Path(path), int(processes))))
+        print(json.dumps(measure(Path(path), int(processes), _relations(args.relations))))
         return
     if args.reference:
-        print(json.dumps(reference(Path(args.reference))))
+        print(json.dumps(reference(Path(args.reference), _relations(args.relations))))
         return
     if args.dir:
         args.dir.mkdir(parents=True, exist_ok=True)
@@ -360,13 +372,15 @@ def main() -> None:
             + f" (written in {time.perf_counter() - began:.0f} s)",
             flush=True,
         )
+        if args.relations:
+            print(f"relations: {args.relations} (`kg convert --relations`)")
         print("| file | processes | wall s | MB/s | CPU s (reader) | MB per CPU s | facts | RSS |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
         megabytes = dump["bytes"] / 1e6
         for name in formats:
             for processes in (int(p) for p in args.processes.split(",")):
                 case = f"{copies[name]},{processes}"
-                runs = [_child("--measure", case) for _ in range(args.repeat)]
+                runs = [_child("--measure", case, args.relations) for _ in range(args.repeat)]
                 run = min(runs, key=lambda r: r["cpu_seconds"])
                 if run["facts"] != dump["facts"]:
                     raise SystemExit(f"expected {dump['facts']:,} facts, loaded {run['facts']:,}")
@@ -378,7 +392,7 @@ def main() -> None:
                     f"{run['peak_rss_mib']:.0f} MiB |",
                     flush=True,
                 )
-        references = [_child("--reference", str(plain)) for _ in range(args.repeat)]
+        references = [_child("--reference", str(plain), args.relations) for _ in range(args.repeat)]
         same = {key: max(r[key] for r in references) for key in references[0]}
         orjson = f", orjson {same['orjson']:.0f}" if "orjson" in same else " (no orjson installed)"
         print(
@@ -388,11 +402,10 @@ def main() -> None:
         )
 
 
-def _child(*args: str) -> dict:
+def _child(what: str, case: str, relations: str) -> dict:
     """A measurement in a fresh process, so that its CPU time, memory and caches are its own."""
-    child = subprocess.run(
-        [sys.executable, __file__, *args], check=True, capture_output=True, text=True
-    )
+    command = [sys.executable, __file__, what, case, "--relations", relations]
+    child = subprocess.run(command, check=True, capture_output=True, text=True)
     return json.loads(child.stdout)
 
 

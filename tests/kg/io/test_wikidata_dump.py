@@ -326,6 +326,8 @@ def test_a_malformed_statement_drops_its_whole_line_and_is_located():
     assert parsed.entities["id"].to_pylist() == ["Q4"]
     assert parsed.skipped == {}
     assert parsed.lines == 5
+    some = wikidata_dump.parse_block(block, 1, relations=frozenset({"P39"}))
+    assert some.problems == parsed.problems  # statements decoded per property, located alike
 
 
 def test_shared_blocks_hand_blocks_to_workers_through_slots():
@@ -411,3 +413,26 @@ def test_bz2_parts_read_by_their_blocks_are_the_streamed_parts(tmp_path):
         assert all(len(needed) < len(blocks) for *_, needed, _ in parts[1:-1])
         ends = [end for *_, end in parts]
         assert ends == sorted(ends) and ends[-1] == path.stat().st_size
+
+
+def test_a_load_of_some_relations_checks_only_the_statements_it_reads():
+    # With --relations, the statements of other properties stay unread: a malformed one there
+    # no longer rejects its line, while one of a requested property still does, located alike.
+    good = TERM % (2, 2, IN_2001)
+    broken = '{"rank":"normal"}'
+    line = item_line("Q1", good).replace('"claims":{', f'"claims":{{"P31":[{broken}],', 1)
+    every = wikidata_dump.parse_block(line.encode(), 7)
+    assert every.problems == [
+        (
+            7,
+            "not a Wikidata entity: Object missing required field `mainsnak` - at "
+            "`$.claims[...][0]`",
+            "not a Wikidata entity",
+        )
+    ]
+    some = wikidata_dump.parse_block(line.encode(), 7, relations=frozenset({"P39"}))
+    assert some.problems == []
+    assert some.facts["subject"].to_pylist() == ["Q1"]
+    assert some.facts["object"].to_pylist() == ["Q2"]
+    requested = wikidata_dump.parse_block(line.encode(), 7, relations=frozenset({"P31"}))
+    assert requested.problems == every.problems and requested.entities.num_rows == 0

@@ -138,6 +138,7 @@ _QUALIFIERS = msgspec.json.Decoder(_TimeQualifiers)
 _TIME = msgspec.json.Decoder(_Time)
 _ENTITY_ID = msgspec.json.Decoder(_EntityId)
 _USUAL_ITEM = msgspec.json.Decoder(_UsualItem)
+_STATEMENTS = msgspec.json.Decoder(list[_Statement])
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 _COMMA, _OPEN, _CLOSE = ord(","), ord("["), ord("]")
 _NO_BOUND = (None, None, None, None)
@@ -146,11 +147,14 @@ _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
 
 
 @lru_cache
-def _entity_decoder(lang: str) -> msgspec.json.Decoder:
+def _entity_decoder(lang: str, some_claims: bool = False) -> msgspec.json.Decoder:
     """A decoder of dump entities that builds only ``lang``'s labels, aliases and descriptions.
 
-    Wikibase writes an empty map as ``[]``, hence the empty list allowed for every map.
+    With ``some_claims`` (a load of some relations) each property's statements are left as
+    their raw JSON, for :func:`_wanted_claims` to decode only those the load reads. Wikibase
+    writes an empty map as ``[]``, hence the empty list allowed for every map.
     """
+    statements = msgspec.Raw if some_claims else list[_Statement]
     labels = msgspec.defstruct("Labels", [("text", _Text | None, None)], rename={"text": lang})
     aliases = msgspec.defstruct("Aliases", [("texts", list[_Text], [])], rename={"texts": lang})
     entity = msgspec.defstruct(
@@ -162,7 +166,7 @@ def _entity_decoder(lang: str) -> msgspec.json.Decoder:
             ("labels", labels | _EmptyMap | None, None),
             ("descriptions", labels | _EmptyMap | None, None),
             ("aliases", aliases | _EmptyMap | None, None),
-            ("claims", dict[str, list[_Statement]] | _EmptyMap, {}),
+            ("claims", dict[str, statements] | _EmptyMap, {}),
         ],
         gc=False,
     )
@@ -479,6 +483,21 @@ def _text(texts) -> str | None:
     return texts.text.value if texts and texts.text is not None else None
 
 
+def _wanted_claims(
+    claims: dict[str, msgspec.Raw], relations: frozenset[str]
+) -> dict[str, list[_Statement]]:
+    """The statements a load of ``relations`` reads, decoded: those of the relations and of
+    the span properties. The others stay unread, unchecked, and cost only the decoder's skip."""
+    wanted = {}
+    for pid, statements in claims.items():
+        if pid in relations or pid in _SPAN_PIDS:
+            try:
+                wanted[pid] = _STATEMENTS.decode(statements)
+            except msgspec.ValidationError as err:
+                raise _located(err, ".claims[...]") from None
+    return wanted
+
+
 def _add_item(entity, label: str, number: int, relations: frozenset[str] | None, out: _Rows):
     """An item's row, facts, skips and problems; nothing at all if a statement it reads is
     malformed (the decoder's error propagates)."""
@@ -486,6 +505,8 @@ def _add_item(entity, label: str, number: int, relations: frozenset[str] | None,
     marks = len(out.facts), len(out.skips), len(out.problems)
     start = end = None
     try:
+        if relations is not None:
+            claims = _wanted_claims(claims, relations)
         if not _SPAN_PIDS.isdisjoint(claims):
             start = _entity_bound(claims, ENTITY_START, False, number, out, entity.id)
             end = _entity_bound(claims, ENTITY_END, True, number, out, entity.id)
@@ -543,7 +564,7 @@ def parse_block(
 
     Lines go to the decoder as views into the block, uncopied.
     """
-    decoder = _entity_decoder(lang)
+    decoder = _entity_decoder(lang, relations is not None)
     out = _Rows()
     view, size = memoryview(block), len(block)
     number, start = first_line, 0
