@@ -413,6 +413,11 @@ def test_bz2_parts_read_by_their_blocks_are_the_streamed_parts(tmp_path):
         assert all(len(needed) < len(blocks) for *_, needed, _ in parts[1:-1])
         ends = [end for *_, end in parts]
         assert ends == sorted(ends) and ends[-1] == path.stat().st_size
+    # an index that does not fit the file (text offsets shifted) fails, it hands over no bytes
+    start, stop, needed, _ = compressed.bz2_parts(path, blocks, 30_000)[1]
+    shifted = [(bit, text + 37) for bit, text in needed]
+    with pytest.raises(OSError, match=r"are not whole lines: the file changed since it was cut"):
+        compressed.read_part(path, start, stop, shifted)
 
 
 def test_a_load_of_some_relations_checks_only_the_statements_it_reads():

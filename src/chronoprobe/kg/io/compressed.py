@@ -217,14 +217,26 @@ def plain_parts(path: str | Path, part_size: int = PART_SIZE) -> list[tuple[int,
 
 def read_part(path: str | Path, start: int, stop: int, blocks: Blocks | None = None) -> bytes:
     """The bytes of one part of an uncompressed file, or of a ``.bz2`` file given the entries
-    of its block index (:func:`bz2_parts`) that the part needs (a byte-order mark left out)."""
+    of its block index (:func:`bz2_parts`) that the part needs (a byte-order mark left out).
+
+    A part is whole lines: the byte before it is a newline, and it ends with one or at the end
+    of the file. Both are checked, so that a file changed since it was cut, or an index that
+    does not fit it, fails with an ``OSError`` instead of handing over other bytes.
+    """
+    begin = max(start - 1, 0)  # the newline before the part, read to check it
     with Path(path).open("rb") if blocks is None else _indexed_bz2(path, blocks) as stream:
-        stream.seek(start)
-        data = stream.read(stop - start)
-    if len(data) != stop - start:
-        short = f"{len(data)} bytes from byte {start}, not {stop - start}"
+        stream.seek(begin)
+        data = stream.read(stop - begin)
+        at_end = not data.endswith(b"\n") and not stream.read(1)
+    if len(data) != stop - begin:
+        short = f"{len(data)} bytes from byte {begin}, not {stop - begin}"
         raise OSError(f"{path}: {short}: the file changed or was cut short")
-    return data.removeprefix(BOM) if start == 0 else data
+    if (start and data[:1] != b"\n") or not (data.endswith(b"\n") or at_end):
+        raise OSError(
+            f"{path}: bytes {start} to {stop} are not whole lines: the file changed since it "
+            "was cut into parts, or its block index does not fit it"
+        )
+    return data[1:] if start else data.removeprefix(BOM)
 
 
 @contextmanager
