@@ -46,7 +46,7 @@ class SymbolicLM(LanguageModel):
     def load(cls, path: str | Path, device: torch.device, *, batch_size: int, name: str):
         from chronoprobe.train.lamatk.checkpoint import load
 
-        checkpoint, _ = load(path, device)
+        checkpoint, _ = load(path, device, optimizer=False)
         return cls(checkpoint, batch_size=batch_size, name=name)
 
     @property

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
+from chronoprobe.models.tokenizer import train_tokenizer
+
 
 class MentionFinder:
     """Finds KG labels in text, longest first, aligned to the tokenizer's words.
@@ -67,6 +69,12 @@ class MentionFinder:
 
 def _bare(piece: str) -> str:
     return piece.removeprefix("Ġ")  # the byte-level form of a leading space
+
+
+def text_tokenizer(lines: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
+    """The tokenizer the masked LMs trained here (model series, pretraining) learn from their
+    text: RoBERTa's kind, a merge seen only once left out."""
+    return train_tokenizer(lines, "roberta", vocab_size=vocab_size, min_frequency=2)
 
 
 @dataclass

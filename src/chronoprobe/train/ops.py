@@ -174,15 +174,14 @@ def run_pretrain(ctx: StepContext, params: PretrainParams, inputs: dict[str, Pat
     starts from) and metrics.json (lines, loss per epoch, seconds).
     """
     from chronoprobe.kg.graph import TemporalKG
-    from chronoprobe.models.tokenizer import train_tokenizer
-    from chronoprobe.train.mlm import MentionFinder
+    from chronoprobe.train.mlm import MentionFinder, text_tokenizer
     from chronoprobe.train.series import start_model, train_period
 
     if params.seed is None:
         params = params.model_copy(update={"seed": ctx.seed})
     lines = text_lines(inputs["kg"], params.sources)
     began = time.perf_counter()
-    tokenizer = train_tokenizer(lines, "roberta", vocab_size=params.vocab_size, min_frequency=2)
+    tokenizer = text_tokenizer(lines, params.vocab_size)
     labels = TemporalKG.load(inputs["kg"]).entities.column("label").to_pylist()
     model = start_model(None, tokenizer, params)
     losses = train_period(

@@ -58,10 +58,17 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import run_epoch
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.models.tokenizer import SPECIAL_TOKENS, train_tokenizer
+from chronoprobe.models.tokenizer import SPECIAL_TOKENS
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
 from chronoprobe.time import Period, TimePoint
-from chronoprobe.train.mlm import MentionFinder, encode, mask_units, mlm_loss, pad_batch
+from chronoprobe.train.mlm import (
+    MentionFinder,
+    encode,
+    mask_units,
+    mlm_loss,
+    pad_batch,
+    text_tokenizer,
+)
 from chronoprobe.train.model import build_model, quiet_transformers
 from chronoprobe.train.ops import MLMTrainingParams, SeriesParams
 
@@ -262,12 +269,7 @@ def _save_dir(target: Path, write) -> None:
 def _shared_tokenizer(out_dir: Path, texts: list[list[str]], options: MLMTrainingParams):
     path = out_dir / TOKENIZER_DIR
     if not path.is_dir():
-        tokenizer = train_tokenizer(
-            (line for part in texts for line in part),
-            "roberta",
-            vocab_size=options.vocab_size,
-            min_frequency=2,
-        )
+        tokenizer = text_tokenizer((line for part in texts for line in part), options.vocab_size)
         _save_dir(path, tokenizer.save_pretrained)
     return AutoTokenizer.from_pretrained(path)
 

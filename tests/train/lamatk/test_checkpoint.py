@@ -55,6 +55,8 @@ def test_round_trip_keeps_everything(tmp_path, fresh, world_rows):
         got = symbol_logits(loaded.model, ids, ids != 1, mask_at, loaded.encoder.offset)
     assert torch.equal(expected, got)
     assert expected.shape == (20, len(fresh.vocab))
+    asked, no_training = ckpt.load(tmp_path, optimizer=False)  # a model only asked
+    assert no_training is None and asked.state == loaded.state
 
 
 def test_last_names_the_newest_and_older_ones_go(tmp_path, fresh):

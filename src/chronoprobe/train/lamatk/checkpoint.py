@@ -94,8 +94,11 @@ def resolve(path: str | Path) -> Path | None:
     return None
 
 
-def load(path: str | Path, device: torch.device | str = "cpu") -> tuple[Checkpoint, dict | None]:
-    """The checkpoint at ``path`` (run or checkpoint directory) and its optimizer's state_dict."""
+def load(
+    path: str | Path, device: torch.device | str = "cpu", optimizer: bool = True
+) -> tuple[Checkpoint, dict | None]:
+    """The checkpoint at ``path`` (run or checkpoint directory) and its optimizer's state_dict
+    (None without ``optimizer``: for a model that is only asked, not trained further)."""
     directory = resolve(path)
     if directory is None:
         raise FileNotFoundError(f"{path}: no checkpoint here (no train.json, no 'last' file)")
@@ -105,11 +108,11 @@ def load(path: str | Path, device: torch.device | str = "cpu") -> tuple[Checkpoi
         model = AutoModelForMaskedLM.from_pretrained(directory).to(device)
     tokenizer = AutoTokenizer.from_pretrained(directory / "tokenizer")
     vocab = EntityVocab.load(directory / "entity_vocab.json")
-    optimizer = directory / OPTIMIZER_FILE
+    saved = directory / OPTIMIZER_FILE
     training = None
-    if optimizer.is_file():
-        check_epoch(optimizer, state.get("epoch", 0), directory / "train.json", RETRAIN)
-        training = load_optimizer(optimizer)
+    if optimizer and saved.is_file():
+        check_epoch(saved, state.get("epoch", 0), directory / "train.json", RETRAIN)
+        training = load_optimizer(saved)
     encoder = StatementEncoder(tokenizer, vocab, int(state.pop("offset")))
     state.pop("format")
     return Checkpoint(model, encoder, state), training
