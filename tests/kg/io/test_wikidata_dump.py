@@ -212,10 +212,40 @@ def test_compressed_dumps_give_the_same_kg(loaded, tmp_path, compress):
 def test_line_blocks_end_on_whole_lines(tmp_path):
     path = tmp_path / "dump.json.gz"
     path.write_bytes(gzip.compress(FIXTURE.read_bytes()))
-    blocks = [block for block, _ in compressed.line_blocks(path, block_size=5000)]
+    blocks = [bytes(block) for block, _ in compressed.line_blocks(path, block_size=5000)]
     assert len(blocks) > 3
     assert all(block.endswith(b"\n") for block in blocks)
     assert b"".join(blocks) == FIXTURE.read_bytes()
+
+
+def test_line_blocks_reuse_one_buffer_and_parsing_keeps_no_view_of_it(loaded, monkeypatch):
+    blocks = compressed.line_blocks(FIXTURE, block_size=4096)
+    first, _ = next(blocks)
+    second, _ = next(blocks)
+    assert second is first  # the same buffer, read into again
+    # Parsing leaves nothing that holds a view of a block: the reader could not grow the
+    # buffer again (BufferError). Line 17's bad qualifiers are cached with no traceback.
+    cached, bad = wikidata_dump._qualifier_bounds, []
+
+    def bounds(qualifiers: bytes):
+        result = cached(qualifiers)
+        if isinstance(result, wikidata_dump._BadValue):
+            bad.append(result)
+        return result
+
+    cached.cache_clear()
+    monkeypatch.setattr(wikidata_dump, "_qualifier_bounds", bounds)
+    monkeypatch.setattr(
+        wikidata_dump, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
+    )
+    kg, problems = load()
+    assert kg.facts.equals(loaded[0].facts)
+    assert problems.examples == loaded[1].examples
+    assert [str(value) for value in bad] == [
+        "end before start: end 1888 before start 1891",
+        "bad time value: month 13 is not in 1..12 in '+2009-13-01T00:00:00Z'",
+    ]
+    assert all(value.__traceback__ is None and value.__context__ is None for value in bad)
 
 
 def test_two_processes_give_the_same_kg_and_line_numbers(loaded, monkeypatch):

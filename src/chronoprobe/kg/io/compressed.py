@@ -82,34 +82,45 @@ def line_blocks(
     """Blocks of whole lines of a possibly compressed file, with the compressed bytes read so far.
 
     Every block but the last ends with a newline, so line numbers continue from one block to
-    the next by counting newlines. Each block is a buffer of its own that the stream reads into
-    directly, after the unfinished line the previous block left over: no block is copied on its
-    way out. Memory stays at a few blocks whatever the file's size.
+    the next by counting newlines. One buffer is read into again and again, right after the
+    unfinished line the previous block left over: a block is valid only until the next one is
+    asked for (copy it to keep it), and nothing may still hold a view of it then. No block is
+    allocated, zeroed or copied on its way out, and memory stays at one block (a few, for a
+    line longer than a block) whatever the file's size.
     """
+    zeros = memoryview(bytes(block_size))  # to grow the buffer by: no pages of their own
     with _open(Path(path), threads) as (stream, position):
         # A byte-order mark some tools write is no part of the first line.
-        rest = stream.read(len(BOM)).removeprefix(BOM)
-        searched = 0  # the bytes of the rest known to hold no newline (none, at first)
+        block = bytearray(stream.read(len(BOM)).removeprefix(BOM))
+        kept = len(block)  # bytes at the buffer's start that hold the unfinished line
+        searched = 0  # of those, the bytes known to hold no newline
         while True:
-            block = bytearray(len(rest) + block_size)
-            block[: len(rest)] = rest
-            view = memoryview(block)
-            read = stream.readinto(view[len(rest) :])
-            view.release()
+            _fit(block, kept + block_size, zeros)
+            with memoryview(block) as view:
+                read = stream.readinto(view[kept:])
             if not read:
                 break
-            end = len(rest) + read
+            end = kept + read
             cut = block.rfind(b"\n", searched, end)
             if cut < 0:  # a line longer than a block: keep reading until it ends
-                rest = bytes(block[:end])
-                searched = len(rest)
+                kept = searched = end
                 continue
             rest = bytes(block[cut + 1 : end])
-            searched = len(rest)
             del block[cut + 1 :]
             yield block, position()
-        if rest:
-            yield bytearray(rest), position()
+            block[: len(rest)] = rest
+            kept = searched = len(rest)
+        del block[kept:]
+        if block:
+            yield block, position()
+
+
+def _fit(block: bytearray, size: int, zeros: memoryview) -> None:
+    """Make ``block`` ``size`` bytes long. A bytearray keeps its allocation when it shrinks by
+    less than half and grows back into it, so a block reused this way costs no new pages."""
+    while len(block) < size:
+        block += zeros[: size - len(block)]
+    del block[size:]
 
 
 class SharedBlocks:
@@ -133,15 +144,15 @@ class SharedBlocks:
             raise
         self.free = list(self.segments)
 
-    def put(self, block: bytes | bytearray) -> tuple[str, int] | bytes | bytearray:
-        """What to send a worker for ``block``: a (slot, length) ticket, or the block itself."""
+    def put(self, block: bytes | bytearray) -> tuple[str, int] | bytes:
+        """What to send a worker for ``block``: a (slot, length) ticket, or a copy of the block."""
         if len(block) > self.size or not self.free:
-            return block
+            return bytes(block)  # a copy: the reader reuses its block before this is sent
         name = self.free.pop()
         self.segments[name].buf[: len(block)] = block
         return name, len(block)
 
-    def release(self, ticket: tuple[str, int] | bytes | bytearray) -> None:
+    def release(self, ticket: tuple[str, int] | bytes) -> None:
         if isinstance(ticket, tuple):
             self.free.append(ticket[0])
 
@@ -155,7 +166,7 @@ class SharedBlocks:
 _ATTACHED: dict = {}  # in a worker: the slots it has mapped, by name
 
 
-def shared_block(ticket: tuple[str, int] | bytes | bytearray) -> bytes | bytearray:
+def shared_block(ticket: tuple[str, int] | bytes) -> bytes:
     """In a worker: the block a ticket of :class:`SharedBlocks` stands for, copied out.
 
     Workers share the reader's resource tracker, so the slot stays registered once, to the

@@ -114,9 +114,10 @@ class _EntityId(
 class _UsualEntityId(
     msgspec.Struct, gc=False, rename={"entity_type": "entity-type", "numeric_id": "numeric-id"}
 ):
-    """An item's id as it normally is: a valid id, whatever else is there well typed."""
+    """An item's id as it normally is: a string (checked after the decode, which is faster
+    than a pattern in the decoder), whatever else is there well typed."""
 
-    id: Annotated[str, msgspec.Meta(pattern=rf"^{_ITEM_ID.pattern}\Z")]
+    id: str
     entity_type: str | None = None
     numeric_id: int | None = None
 
@@ -296,9 +297,12 @@ def _item(datavalue: msgspec.Raw) -> str | _BadValue:
     explains it.
     """
     try:
-        return _USUAL_ITEM.decode(datavalue).value.id
+        item = _USUAL_ITEM.decode(datavalue).value.id
     except msgspec.DecodeError:
         pass
+    else:
+        if _ITEM_ID.fullmatch(item):
+            return item
     value = _main_value(datavalue)
     if value is None or value.type != "wikibase-entityid":
         return _BadValue("bad item value", f"an item is expected, found {_found(value)}")
@@ -396,6 +400,9 @@ def _qualifier_bounds(qualifiers: bytes) -> tuple | str | _BadValue:
     except msgspec.ValidationError as err:
         raise _located(err, ".qualifiers") from None
     except _BadValue as err:
+        # Cached, so it keeps no traceback nor the exception it was raised from: their frames
+        # hold the statement, whose raw values are views of the block being parsed.
+        err.__context__ = None
         return err.with_traceback(None)
     if isinstance(bounds, str):
         return bounds
