@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
+from chronoprobe.cli.help_text import reflowed
 
 app = typer.Typer(
     help="Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
@@ -26,6 +27,7 @@ class ExportWhat(StrEnum):
 
 
 @app.command()
+@reflowed
 @user_errors
 def export(
     kg_dir: Path = typer.Argument(..., help="KG directory."),
@@ -46,6 +48,7 @@ def export(
 
 
 @app.command()
+@reflowed
 @user_errors
 def info(
     kg_dir: Path = typer.Argument(..., help="KG directory."),

@@ -26,6 +26,7 @@ from pydantic_core import PydanticUndefined
 from rich.console import Console
 
 from chronoprobe.cli.errors import user_errors
+from chronoprobe.cli.help_text import reflow
 from chronoprobe.params import Choice, Cli
 from chronoprobe.runs.steps import StepKind, Variant
 
@@ -265,7 +266,7 @@ def make_command(
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in parameters}
-    command.__doc__ = help_text
+    command.__doc__ = reflow(help_text)
     return user_errors(command)
 
 

@@ -1,0 +1,34 @@
+"""Command help as typer shows it: paragraphs that rich wraps to the terminal's width.
+
+Typer keeps a docstring's line breaks, so a paragraph wrapped at the source's width comes out
+with a break in mid-sentence wherever the terminal is narrower or wider than the source.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+_LISTED = re.compile(r"\s|[-*] |[0-9]+\. ")  # a list item or an indented line starts so
+
+Function = TypeVar("Function", bound=Callable)
+
+
+def reflow(text: str) -> str:
+    """``text`` with the lines of each paragraph joined into one, except in a paragraph that
+    holds a list item or an indented line, which keeps its lines as written."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        paragraph
+        if any(_LISTED.match(line) for line in paragraph.splitlines())
+        else " ".join(paragraph.split("\n"))
+        for paragraph in paragraphs
+    )
+
+
+def reflowed(function: Function) -> Function:
+    """``function`` with its docstring reflowed, for typer to show as its command's help."""
+    function.__doc__ = reflow(function.__doc__ or "")
+    return function
