@@ -299,25 +299,26 @@ def bz2_parts(
 
 def line_parts(
     path: str | Path, part_size: int = PART_SIZE, threads: int = 1
-) -> Iterator[tuple[bytes, int]]:
+) -> Iterator[tuple[bytearray, int]]:
     """The parts of a possibly compressed file, cut by the rule of :func:`plain_parts` while it
-    is decompressed, each with the compressed bytes read so far."""
-    pieces: list[bytes] = []
+    is decompressed, each with the compressed bytes read so far. Each part is a buffer of its
+    own, its bytes copied once from the blocks they were read into."""
+    part = bytearray()
     start = offset = 0  # where the current part and the current block start
     position = 0
     for block, position in line_blocks(path, threads):
         cut = 0
-        while True:
-            limit = _part_limit(start, part_size) - offset
-            newline = block.find(b"\n", limit) if limit < len(block) else -1
-            if newline < 0:
-                break
-            pieces.append(bytes(block[cut : newline + 1]))
-            yield b"".join(pieces), position
-            pieces, cut = [], newline + 1
-            start = offset + cut
-        if cut < len(block):
-            pieces.append(bytes(block[cut:]))
+        with memoryview(block) as view:
+            while True:
+                limit = _part_limit(start, part_size) - offset
+                newline = block.find(b"\n", limit) if limit < len(block) else -1
+                if newline < 0:
+                    break
+                part += view[cut : newline + 1]
+                yield part, position
+                part, cut = bytearray(), newline + 1
+                start = offset + cut
+            part += view[cut:]
         offset += len(block)
-    if pieces:
-        yield b"".join(pieces), position
+    if part:
+        yield part, position

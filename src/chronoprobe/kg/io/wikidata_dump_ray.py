@@ -52,7 +52,7 @@ _TABLES = ("entities", "relations", "facts")
 _RECORD = "part.json"
 
 
-def parse_part(source: bytes | tuple, lang: str, relations) -> Parsed:
+def parse_part(source: bytes | bytearray | tuple, lang: str, relations) -> Parsed:
     """One part's lines parsed: given as bytes, or as the arguments of
     :func:`~chronoprobe.kg.io.compressed.read_part` that read them."""
     block = read_part(*source) if isinstance(source, tuple) else source
@@ -125,7 +125,7 @@ class RayParts:
         self.store = PartStore(Path(folder) / "dump-parts", key)
         self.in_flight = 2 * cluster_cpus(self.ray)  # parts held in the object store at most
 
-    def _sources(self, file: int) -> Iterator[tuple[bytes | tuple, int]]:
+    def _sources(self, file: int) -> Iterator[tuple[bytearray | tuple, int]]:
         """Each part of the ``file``-th input (its bytes, or what the task reads them by) with
         the compressed bytes up to its end."""
         path = self.paths[file]
