@@ -3,6 +3,8 @@ equals ``model.generate``, stops where it should, and samples reproducibly."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from tests.models.conftest import make_adapter
@@ -44,6 +46,17 @@ def test_batched_greedy_equals_one_by_one(architecture):
         assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
     assert all(len(c.token_ids) <= 6 for c in together)
     assert all(c.token_ids for c in together)
+
+
+@pytest.mark.parametrize("architecture", ["llama", "t5"])
+def test_the_cache_is_handed_over_by_the_name_transformers_reads(adapters, architecture, caplog):
+    # transformers that name the cache `cache` warn, on every step, about `past_key_values`.
+    adapter = adapters(architecture)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        adapter.complete(_requests(max_tokens=3))
+    told = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
+    assert not [text for text in told if "past_key_values" in text]
 
 
 @pytest.mark.parametrize("architecture", ["llama", "gpt2"])

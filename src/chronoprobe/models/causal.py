@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import torch
 
 from chronoprobe.models.base import locate_spans, logits_at_positions
-from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
+from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored, kv_cache, with_kv_cache
 from chronoprobe.models.requests import Cloze, PromptRequest, ScoreRequest
 
 # config fields that transform logits after the output projection: the head-only path would
@@ -90,7 +90,7 @@ class CausalLM(DecoderLM):
         ids, mask = ids.to(self.device), mask.to(self.device)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
-        return out.logits[:, -1], (mask, positions[:, -1:], out.past_key_values)
+        return out.logits[:, -1], (mask, positions[:, -1:], kv_cache(out))
 
     @torch.inference_mode()
     def continue_decoding(self, tokens: torch.Tensor, state):
@@ -101,10 +101,10 @@ class CausalLM(DecoderLM):
             input_ids=tokens.to(self.device)[:, None],
             attention_mask=mask,
             position_ids=last,
-            past_key_values=past,
+            **with_kv_cache(self.model, past),
             use_cache=True,
         )
-        return out.logits[:, -1], (mask, last, out.past_key_values)
+        return out.logits[:, -1], (mask, last, kv_cache(out))
 
     def encode(self, ids: torch.Tensor, attention: torch.Tensor):
         return None

@@ -15,9 +15,11 @@ context) or generated after stays whole, or the request is answered ``None``.
 
 from __future__ import annotations
 
+import inspect
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
@@ -31,6 +33,24 @@ from chronoprobe.models.requests import (
     ScoreRequest,
     SpanScore,
 )
+
+
+def kv_cache(out) -> object:
+    """The key/value cache a forward pass returned: ``cache`` where transformers names it so
+    (recent releases, which deprecate ``past_key_values``), ``past_key_values`` before."""
+    cache = getattr(out, "cache", None)  # the old name is not read where it is deprecated
+    return cache if cache is not None else out.past_key_values
+
+
+def with_kv_cache(model, cache: object) -> dict[str, object]:
+    """The keyword argument that hands ``cache`` back to ``model``'s forward (see kv_cache)."""
+    return {_cache_keyword(type(model)): cache}
+
+
+@lru_cache
+def _cache_keyword(model_class: type) -> str:
+    parameters = inspect.signature(model_class.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"
 
 
 @dataclass(frozen=True)

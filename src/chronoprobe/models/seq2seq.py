@@ -17,7 +17,7 @@ import torch
 from transformers.modeling_outputs import BaseModelOutput
 
 from chronoprobe.models.base import Progress, fit_window, length_buckets, locate_spans, pad
-from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored
+from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored, kv_cache, with_kv_cache
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 
 SENTINELS = ("<extra_id_0>", "<extra_id_1>")
@@ -133,7 +133,7 @@ class Seq2SeqLM(DecoderLM):
             decoder_input_ids=torch.tensor([r.ids for r in rows], device=self.device),
             use_cache=True,
         )
-        return out.logits[:, -1], (hidden, enc_attention, out.past_key_values)
+        return out.logits[:, -1], (hidden, enc_attention, kv_cache(out))
 
     @torch.inference_mode()
     def continue_decoding(self, tokens: torch.Tensor, state):
@@ -142,10 +142,10 @@ class Seq2SeqLM(DecoderLM):
             encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
             attention_mask=enc_attention,
             decoder_input_ids=tokens.to(self.device)[:, None],
-            past_key_values=past,
+            **with_kv_cache(self.model, past),
             use_cache=True,
         )
-        return out.logits[:, -1], (hidden, enc_attention, out.past_key_values)
+        return out.logits[:, -1], (hidden, enc_attention, kv_cache(out))
 
     @property
     def fills_spans(self) -> bool:
