@@ -12,7 +12,11 @@ fields a plain extraction loop reads) next to chronoprobe's parser on the same l
 The target: >= 300 MB/s per core.
 
     python benchmarks/bench_wikidata_dump.py [--mb 200] [--formats json,json.gz] [--processes 1,2]
-        [--repeat 3]
+        [--repeat 3] [--shares]
+
+``--shares`` adds where ``parse_block``'s time goes on the first 100 MB: each step's share is
+measured by replacing that step with nothing (a profiler's own cost per call would distort a
+loop of small calls), on a first pass with cold caches, best of 3, every relation loaded.
 
 On a machine shared with other work, CPU seconds are the figures to compare, and ``--repeat``
 keeps the best of several runs of each measurement.
@@ -327,6 +331,71 @@ def reference(path: Path, relations: frozenset[str] | None) -> dict:
     return {**rates, "orjson": _decode_rate(orjson.loads, lines, megabytes)}
 
 
+def shares(path: Path) -> dict:
+    """CPU seconds of ``parse_block`` over the first 100 MB of ``path`` in one process, whole
+    and with the facts, then every entity, replaced by nothing: a first pass, caches cleared."""
+    from chronoprobe.kg.io import wikidata_dump
+    from chronoprobe.kg.io.compressed import line_blocks
+
+    blocks = [bytes(block) for block, _ in line_blocks(path)][:24]
+    caches = (wikidata_dump._qualifier_bounds, wikidata_dump._time)
+
+    def best() -> float:
+        times = []
+        for _ in range(3):
+            for cache in caches:
+                cache.cache_clear()
+            began = time.process_time()
+            for block in blocks:
+                wikidata_dump.parse_block(block, 1)
+            times.append(time.process_time() - began)
+        return min(times)
+
+    def nothing(*_args) -> None:
+        return None
+
+    seconds = {"whole": best()}
+    for step in ("_add_fact", "_add_entity"):
+        kept = getattr(wikidata_dump, step)
+        setattr(wikidata_dump, step, nothing)
+        try:
+            seconds[step] = best()
+        finally:
+            setattr(wikidata_dump, step, kept)
+    facts = sum(wikidata_dump.parse_block(block, 1).facts.num_rows for block in blocks)
+    lines = sum(wikidata_dump.parse_block(block, 1).lines for block in blocks)
+    return {
+        "megabytes": sum(map(len, blocks)) / 1e6,
+        "decode": seconds["_add_entity"],
+        "entities": seconds["_add_fact"] - seconds["_add_entity"],
+        "facts": seconds["whole"] - seconds["_add_fact"],
+        "whole": seconds["whole"],
+        "fact_count": facts,
+        "line_count": lines,
+    }
+
+
+def print_shares(result: dict) -> None:
+    megabytes, facts = result["megabytes"], result["fact_count"]
+    print(
+        f"\nwhere parse_block's time goes: {megabytes:.0f} MB, one process, first pass, "
+        "each step replaced by nothing (CPU s):"
+    )
+    print("| share | CPU s | per |")
+    print("|---|---:|---:|")
+    print(f"| msgspec's decode of the lines, and finding the lines | {result['decode']:.3f} | |")
+    per_line = result["entities"] / result["line_count"] * 1e6
+    print(
+        "| entity checks, properties loop, statement classes, the item's row and span, "
+        f"tables | {result['entities']:.3f} | {per_line:.1f} µs a line |"
+    )
+    print(
+        "| facts: values and qualifiers read, rows | "
+        f"{result['facts']:.3f} | {result['facts'] / facts * 1e6:.1f} µs a fact |"
+    )
+    print(f"| total | {result['whole']:.3f} ({megabytes / result['whole']:.0f} MB per CPU s) | |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=200, help="uncompressed dump size in MB")
@@ -343,8 +412,12 @@ def main() -> None:
         f"{','.join(FACT_RELATIONS)}, every relation the synthetic dump has facts of; "
         "default: all)",
     )
+    parser.add_argument(
+        "--shares", action="store_true", help="also show where parse_block's time goes"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: "path,processes"
     parser.add_argument("--reference", help=argparse.SUPPRESS)  # internal: path
+    parser.add_argument("--shares-of", help=argparse.SUPPRESS)  # internal: path
     args = parser.parse_args()
     if args.measure:
         path, processes = args.measure.rsplit(",", 1)
@@ -352,6 +425,9 @@ def main() -> None:
         return
     if args.reference:
         print(json.dumps(reference(Path(args.reference), _relations(args.relations))))
+        return
+    if args.shares_of:
+        print(json.dumps(shares(Path(args.shares_of))))
         return
     if args.dir:
         args.dir.mkdir(parents=True, exist_ok=True)
@@ -400,6 +476,8 @@ def main() -> None:
             f"{same['msgspec_typed_loop']:.0f}, chronoprobe parse_block {same['parse_block']:.0f}; "
             f"whole-line decodes: json.loads {same['json_loads']:.0f}{orjson}"
         )
+        if args.shares:
+            print_shares(_child("--shares-of", str(plain), ""))
 
 
 def _child(what: str, case: str, relations: str) -> dict:
