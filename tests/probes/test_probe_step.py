@@ -194,10 +194,11 @@ def test_a_killed_step_resumes_at_the_first_unfinished_model(
 def test_inputs_and_models_are_checked(data_dir, model_dirs, tmp_path):
     kind = get_kind("probe")
     [problem] = kind.problems(params(), ["data"])
-    assert (
-        "give the models to probe" in problem
-        and "the input `series` or the input `model`" in problem
-    )
+    # Both ways of running a step are named: the command's options and a config's keys.
+    assert problem.startswith("models: give the models to probe in one way")
+    for way in ("`-m SPEC`", "`models: [spec, ...]`", "`--series DIR`", "input `series`"):
+        assert way in problem
+    assert "`--model DIR`; input `model`" in problem
     [problem] = kind.problems(params(models=[str(model_dirs[0])]), [])
     assert problem.startswith("inputs.data: required: The probe set")
     [problem] = kind.problems(params(models=[str(model_dirs[0])] * 2), ["data"])

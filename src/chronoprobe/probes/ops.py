@@ -55,8 +55,9 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
     problems = []
     if len({"series", "model"} & inputs) + bool(params.models) != 1:
         problems.append(
-            "models: give the models to probe (`models: [spec, ...]`, `-m SPEC`), the input "
-            "`series` or the input `model`: one of them"
+            "models: give the models to probe in one way: model specs (`-m SPEC`; in a "
+            "config, `models: [spec, ...]`), a model series (`--series DIR`; input `series`) "
+            "or a step's trained model (`--model DIR`; input `model`)"
         )
     elif params.models and len(set(params.models)) != len(params.models):
         problems.append("models: a model is listed twice")
