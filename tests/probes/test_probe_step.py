@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import math
@@ -87,6 +88,21 @@ def test_each_model_gets_the_runners_predictions_and_metrics(model_dirs, data_di
     matrix = json.loads((tmp_path / "out" / "matrix.json").read_text())
     first = matrix["metrics"][matrix["default_metric"]]["all"]
     assert first["models"] == specs and first["periods"] == ["2019", "2020", "2021"]
+
+
+def test_the_printed_table_folds_rather_than_cuts_names_and_headers(model_dirs, data_dir, tmp_path):
+    from rich.console import Console
+
+    from chronoprobe.probes.ops import show
+
+    specs = [str(d) for d in model_dirs]  # long paths, on a 60-column terminal
+    run_step(tmp_path / "out", {"data": data_dir}, models=specs, view="pll")
+    console = Console(width=60, record=True, file=io.StringIO())
+    console.print(show(tmp_path / "out"))
+    text = console.export_text()
+    assert "…" not in text  # nothing cut short
+    top = next(line for line in text.splitlines() if line.startswith("┏"))
+    assert top.count("┳") == 6  # model, four figures, predicted, skipped: none dropped
 
 
 def test_a_device_map_step_gives_the_predictions_of_one_device(

@@ -314,7 +314,7 @@ def show(out: Path):
     figures = {name: view.figures(m) for name, m in metrics["models"].items()}
     columns = list(next(iter(figures.values()), {}))
     for column in ("model", *columns, "predicted", "skipped"):
-        table.add_column(column, justify="left" if column == "model" else "right")
+        table.add_column(column, justify="left" if column == "model" else "right", overflow="fold")
     for name, m in metrics["models"].items():
         values = [_fmt(figures[name].get(c)) for c in columns]
         table.add_row(name, *values, f"{m['predicted']:,}", f"{sum(m['skipped'].values()):,}")
