@@ -186,8 +186,11 @@ def _output(out: Path | None) -> Iterator[Path]:
         yield Path(folder) / "out"
 
 
-def validate(model: type[BaseModel], values: dict[str, Any]) -> BaseModel:
-    """``model`` from command-line values; errors name the option a user typed."""
+def validate(
+    model: type[BaseModel], values: dict[str, Any], arguments: frozenset[str] = frozenset()
+) -> BaseModel:
+    """``model`` from command-line values; errors name what a user typed: the option's flag,
+    or the name of a positional argument (one of ``arguments``)."""
     try:
         return model.model_validate(values)
     except ValidationError as err:
@@ -195,7 +198,12 @@ def validate(model: type[BaseModel], values: dict[str, Any]) -> BaseModel:
         for error in err.errors(include_url=False):
             loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
             message = error["msg"].removeprefix("Value error, ")
-            lines.append(f"--{loc[0].replace('_', '-')}: {message}" if loc else message)
+            if loc:
+                name = loc[0]
+                message = (
+                    f"{name if name in arguments else '--' + name.replace('_', '-')}: {message}"
+                )
+            lines.append(message)
         raise ValueError("; ".join(lines)) from None
 
 
@@ -215,6 +223,7 @@ def make_command(
     input_names = {p.name for p in inputs}
     dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]
     commas = [n for n, f in model.model_fields.items() if n not in fixed and _cli(f).commas]
+    arguments = frozenset(n for n, f in model.model_fields.items() if _cli(f).argument)
 
     def command(**values: Any) -> None:
         from chronoprobe.runs.single import run_operation
@@ -237,7 +246,7 @@ def make_command(
             if declared.file_param and path is not None and path.is_file():
                 paths[declared.name] = path.parent
                 raw.setdefault(declared.file_param, path.name)
-        params = validate(kind.params, {**fixed, **raw})
+        params = validate(kind.params, {**fixed, **raw}, arguments)
         problems = kind.problems(params, paths)
         if problems:
             raise ValueError("; ".join(problems))

@@ -299,6 +299,17 @@ def test_cli_strict_names_file_line_and_reason(tmp_path):
     assert not (tmp_path / "kg").exists()
 
 
+def test_cli_names_a_missing_input_as_the_argument_it_is(tmp_path):
+    missing = tmp_path / "nope.json"
+    result = CliRunner().invoke(
+        app, ["kg", "convert", str(missing), "-f", "wikidata-json", "-o", str(tmp_path / "kg")]
+    )
+    assert result.exit_code != 0
+    text = " ".join(result.output.split())
+    assert f"error: paths: no such file or directory: {missing}" in text  # not --paths
+    assert not (tmp_path / "kg").exists()
+
+
 def test_line_blocks_keep_lines_longer_than_a_block_whole():
     blocks = [bytes(block) for block, _ in compressed.line_blocks(FIXTURE, block_size=64)]
     assert all(block.endswith(b"\n") for block in blocks)
