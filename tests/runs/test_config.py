@@ -70,6 +70,14 @@ def test_wrong_type_at_top_level(write_config):
     assert problems(path) == ["exp.yaml:2: seed: Input should be a valid integer"]
 
 
+def test_steps_written_as_a_mapping_are_told_the_list_form(write_config):
+    path = write_config("name: exp\nsteps:\n  kg:\n    kind: tiny_kg\n")
+    assert problems(path) == [
+        "exp.yaml:2: steps: a list of steps, not a mapping: write each step as `- id: NAME` "
+        "followed by its kind, params and inputs (`- id: kg`, not `kg:`)"
+    ]
+
+
 def test_missing_required_key_points_at_its_mapping(write_config):
     path = write_config(GOOD.replace("    kind: squares\n", ""))
     assert problems(path) == ["exp.yaml:7: steps[1].kind: required key is missing"]

@@ -69,6 +69,17 @@ class ExperimentConfig(BaseModel):
     plugins: list[str] = Field(default_factory=list)
     steps: list[StepConfig] = Field(min_length=1)
 
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _steps_are_a_list(cls, steps: Any) -> Any:
+        if isinstance(steps, dict):
+            first = next(iter(steps), "world")
+            raise ValueError(
+                "a list of steps, not a mapping: write each step as `- id: NAME` followed by "
+                f"its kind, params and inputs (`- id: {first}`, not `{first}:`)"
+            )
+        return steps
+
     @field_validator("name")
     @classmethod
     def _not_a_path_step(cls, name: str) -> str:
