@@ -121,7 +121,7 @@ def show_drift(out: Path):
     table = Table(title="rows per period and split")
     columns = ["period", "total", "first period", "unchanged", "updated", "new", "deleted"]
     for column in columns:
-        table.add_column(column, justify="left" if column == "period" else "right", overflow="fold")
+        table.add_column(column, justify="left" if column == "period" else "right")
     for row in stats:
         table.add_row(*(str(row.get(c, 0)) if c != "period" else row[c] for c in columns))
     return table

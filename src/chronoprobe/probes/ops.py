@@ -313,8 +313,9 @@ def show(out: Path):
     table = Table(title=f"{view.name}: {metrics['rows']:,} rows")
     figures = {name: view.figures(m) for name, m in metrics["models"].items()}
     columns = list(next(iter(figures.values()), {}))
-    for column in ("model", *columns, "predicted", "skipped"):
-        table.add_column(column, justify="left" if column == "model" else "right", overflow="fold")
+    table.add_column("model", overflow="fold")  # a name cut short would not say which model
+    for column in (*columns, "predicted", "skipped"):
+        table.add_column(column, justify="right")
     for name, m in metrics["models"].items():
         values = [_fmt(figures[name].get(c)) for c in columns]
         table.add_row(name, *values, f"{m['predicted']:,}", f"{sum(m['skipped'].values()):,}")
