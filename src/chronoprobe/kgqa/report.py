@@ -20,9 +20,7 @@ def metrics_table(metrics: dict, title: str):
         )
     table = Table(title=title, caption=caption)
     for column in ("questions", "n", "Hits@1", "Hits@10", "MRR"):
-        table.add_column(
-            column, justify="left" if column == "questions" else "right", overflow="fold"
-        )
+        table.add_column(column, justify="left" if column == "questions" else "right")
     groups = [("overall", metrics), ("simple", metrics["simple"]), ("complex", metrics["complex"])]
     groups += [(f"  {t}", m) for t, m in metrics.get("types", {}).items()]
     groups += [(f"{a} answers", m) for a, m in metrics.get("answer_types", {}).items()]
