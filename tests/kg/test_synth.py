@@ -1,4 +1,4 @@
-"""The synthetic world has the real-world structure the issue asks for, deterministically."""
+"""The synthetic world has the structure of real-world temporal KGs, deterministically."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ def test_bad_options_are_refused():
 
 
 def test_tiny_model_memorises_a_small_kg(memorized, statements_path):
-    """The issue's done-when line: Acc@1 >= 0.95 on what it was fed."""
+    """Memorisation reaches Acc@1 >= 0.95 on the statements it was fed."""
     from chronoprobe.models import load_model
     from chronoprobe.probes.recite import ReciteParams, predict_recite, recite_metrics
 
