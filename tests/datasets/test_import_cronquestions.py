@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -101,6 +102,29 @@ def test_pickles_and_json_rows_import_one_row_per_question(tmp_path, released):
         2,
     )
     assert stats["all"]["answer_types"] == {"entity": 3, "time": 2}
+
+
+def test_the_release_folder_stands_for_its_split_files(tmp_path, released):
+    folder = tmp_path / "questions"
+    folder.mkdir()
+    for path in released:
+        shutil.copy(path, folder / path.name)
+    (folder / "README.txt").write_text("not questions")
+    (folder / "train.txt").write_text("Q1\tP1\tQ2\t2000\t2001\n")  # a KG split, not questions
+    files = invoke("import", "cronquestions", *released, "-o", tmp_path / "files")
+    assert files.exit_code == 0, files.output
+    result = invoke("import", "cronquestions", folder, "-o", tmp_path / "folder")
+    assert result.exit_code == 0, result.output
+    for name in ("questions.jsonl", "train.jsonl", "test.jsonl", "stats.json"):
+        assert (tmp_path / "folder" / name).read_bytes() == (tmp_path / "files" / name).read_bytes()
+    result = invoke("import", "cronquestions", folder, "--split", "test", "-o", tmp_path / "x")
+    assert result.exit_code != 0
+    assert "take their split from their names" in " ".join(result.output.split())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = invoke("import", "cronquestions", empty, "-o", tmp_path / "y")
+    assert result.exit_code != 0
+    assert "a folder with no question file named after a split" in " ".join(result.output.split())
 
 
 def test_a_file_without_a_split_name_needs_split_and_bad_questions_name_their_place(tmp_path):

@@ -214,10 +214,11 @@ def import_cronquestions(
     Pickles go through a restricted unpickler: no code runs, and depth, size and time are
     bounded. Head and tail come from each question's annotation, before/after and first/last
     from it too; sets become sorted lists, years stay integers. The split is --split or the
-    file name's. Writes questions.jsonl, train/valid/test.jsonl and stats.json, as `build
-    cronq` does.
+    file name's; a folder (the release's questions/) stands for its train, valid and test
+    files. Writes questions.jsonl, train/valid/test.jsonl and stats.json, as `build cronq`
+    does.
 
-    Example: chronoprobe import cronquestions train.pickle valid.pickle test.pickle -o cronq/
+    Example: chronoprobe import cronquestions data/wikidata_big/questions -o cronq/
     """
     from chronoprobe.datasets.cronq_release import read_question_files
     from chronoprobe.datasets.writers import write_cronq_rows
