@@ -112,6 +112,14 @@ def test_ecbd_rows_are_rebuilt_with_checked_offsets(tmp_path):
     }
 
 
+def test_the_release_folder_reads_as_its_files_popular_group_included(tmp_path):
+    files = imported(tmp_path / "files", "ecbd", *ECBD)
+    folder = imported(tmp_path / "folder", "ecbd", FIXTURES / "ecbd")
+    for name in ("examples.jsonl", "stats.json"):
+        assert (folder / name).read_bytes() == (files / name).read_bytes()
+    assert {row["year"] for row in read_jsonl(folder / "examples.jsonl")} == {"2019", "popular"}
+
+
 def test_ekp_probe_sentences_are_one_example_each(tmp_path):
     out = imported(tmp_path, "ecbd-ekp", EKP)
     rows = list(read_jsonl(out / "examples.jsonl"))

@@ -66,6 +66,16 @@ def test_templama_rows_one_for_one_with_splits_against_the_previous_year(tmp_pat
     assert metrics["family"] == "drift" and metrics["rows"] == 9 and metrics["skipped"] == {}
 
 
+def test_a_release_folder_reads_as_its_files_in_split_order(tmp_path):
+    files = imported(tmp_path / "files", "templama", *TEMPLAMA)
+    folder = imported(tmp_path / "folder", "templama", FIXTURES / "templama")  # + templates.csv
+    for name in ("examples.jsonl", "stats.json"):
+        assert (folder / name).read_bytes() == (files / name).read_bytes()
+    result = invoke("import", "templama", FIXTURES / "cronquestions" / "kg", "-o", tmp_path / "x")
+    assert result.exit_code != 0
+    assert "a folder with no .json or .jsonl file in it" in " ".join(result.output.split())
+
+
 def test_dynamic_templama_reads_quarters_and_months(tmp_path):
     out = imported(tmp_path, "dynamic-templama", FIXTURES / "dynamic-templama" / "quarters.jsonl")
     rows = list(read_jsonl(out / "examples.jsonl"))

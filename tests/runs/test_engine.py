@@ -206,3 +206,23 @@ def test_progress_task_shows_a_bar_while_its_block_runs(tmp_path):
     quiet = StepContext("probe", tmp_path, tmp_path, 0, logging.getLogger("t"))
     with quiet.progress_task("m") as advance:
         advance(1, 2)  # no display: nothing to move, nothing fails
+
+
+def test_a_folder_input_is_fingerprinted_by_the_files_in_it(tmp_path):
+    # A folder's own size and times stay put when a file in it is rewritten in place.
+    import os
+    from types import SimpleNamespace
+
+    from chronoprobe.runs.steps import files_fingerprint
+
+    folder = tmp_path / "release"
+    (folder / "2019").mkdir(parents=True)
+    rows = folder / "2019" / "rows.json"
+    rows.write_text('{"a": 1}\n')
+    params = SimpleNamespace(paths=[folder])
+    before, stamp = files_fingerprint(params), os.stat(folder)
+    rows.write_text('{"a": 22}\n')
+    os.utime(folder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    after = files_fingerprint(params)
+    assert before != after
+    assert [entry[0] for entry in after] == [str(rows)]

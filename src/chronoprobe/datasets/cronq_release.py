@@ -4,7 +4,7 @@ The pickles (``train.pickle``, ``valid.pickle``, ``test.pickle``) are lists of q
 holding sets and integer years; they go through the restricted unpickler (no code runs; depth,
 size and time are bounded). JSON files hold the same rows, as JSON Lines or one array. Each
 question becomes one row (see :func:`chronoprobe.datasets.cronq.released_question`); the split
-is ``--split`` or the file name's. A folder stands for its files named after a split.
+is ``--split`` or the file name's. A folder stands for its question files.
 """
 
 from __future__ import annotations
@@ -14,12 +14,18 @@ from functools import partial
 from pathlib import Path
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES, released_question
-from chronoprobe.datasets.released import converted, records, report, split_from_name
+from chronoprobe.datasets.released import (
+    converted,
+    records,
+    release_files,
+    report,
+    split_from_name,
+)
 from chronoprobe.kg.io.problems import Problems
 
 PICKLE = b"\x80"
 SPLITS = ("train", "valid", "test")
-QUESTION_SUFFIXES = (".pickle", ".pkl", ".json", ".jsonl")  # what a folder's files are taken by
+QUESTION_SUFFIXES = (".pickle", ".pkl", ".json", ".jsonl")  # the files a folder is read for
 
 
 def _items(path: Path, problems: Problems):
@@ -56,44 +62,13 @@ def _question(item: dict, rows: list[dict]) -> dict:
     return row
 
 
-def _question_files(paths: Sequence[Path], split: str | None) -> list[Path]:
-    """The files to read: each path given, or, for a folder (the release's ``questions/``),
-    its files whose names give a split, in the order train, valid, test."""
-    files = []
-    for path in paths:
-        if not path.is_dir():
-            files.append(path)
-            continue
-        if split is not None:
-            raise ValueError(
-                f"{path}: a folder's files take their split from their names; "
-                "pass the files themselves with --split"
-            )
-        order = {"train": 0, "valid": 1, "dev": 1, "test": 2}
-        found = sorted(
-            (
-                f
-                for f in path.iterdir()
-                if f.suffix in QUESTION_SUFFIXES and split_from_name(f) in order
-            ),
-            key=lambda f: (order[split_from_name(f)], f.name),
-        )
-        if not found:
-            raise ValueError(
-                f"{path}: a folder with no question file named after a split (train, valid "
-                f"or test, ending in {', '.join(QUESTION_SUFFIXES)})"
-            )
-        files += found
-    return files
-
-
 def read_question_files(
     paths: Sequence[Path], problems: Problems, split: str | None = None
 ) -> dict[str, list[dict]]:
     """Split -> question rows of released files (or of the folders holding them), one row per
     question, in file order."""
     out: dict[str, list[dict]] = {}
-    for path in _question_files(paths, split):
+    for path in release_files(paths, QUESTION_SUFFIXES):
         name = split or split_from_name(path)
         name = "valid" if name == "dev" else name
         if name not in SPLITS:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from chronoprobe.datasets.released import converted, split_from_name
+from chronoprobe.datasets.released import JSON_SUFFIXES, converted, release_files, split_from_name
 from chronoprobe.kg.io.problems import Problems
 
 GAP, END = "<extra_id_0>", "<extra_id_1>"
@@ -154,7 +154,7 @@ def read_ecbd(
     named ``popular`` are the POPULAR group (``year``, when given, overrides both)."""
     rows: list[dict] = []
     seen: Counter = Counter()
-    for path in paths:
+    for path in release_files(paths, JSON_SUFFIXES):
         file_split = split or split_from_name(path)
         file_year = year or ("popular" if path.parent.name.lower() == "popular" else None)
         for _, _, row in converted(
@@ -219,7 +219,7 @@ def read_ekp(
     """Span-ppl rows of released entity-knowledge-propagation files: one per probe sentence.
     The span type is ``span_type`` or the file name's (``..._np_...``, ``..._random_...``)."""
     rows: list[dict] = []
-    for path in paths:
+    for path in release_files(paths, JSON_SUFFIXES):
         words = set(re.findall(r"[a-z]+", path.stem.lower()))
         kind = span_type or ("np" if "np" in words else "random" if "random" in words else "")
         file_split = split or split_from_name(path)

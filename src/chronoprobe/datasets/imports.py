@@ -31,7 +31,9 @@ IMPORTERS: Registry[Variant] = Registry("importer")
 
 class ImportParams(Params):
     paths: Annotated[list[ExistingPath], Cli(argument=True)] = Field(
-        min_length=1, description="The released files, as published."
+        min_length=1,
+        description="The released files, as published, or the folders holding them (every "
+        "file of the format under a folder, train before valid before test).",
     )
     skip_bad: bool = Field(
         False,
@@ -214,8 +216,7 @@ def import_cronquestions(
     Pickles go through a restricted unpickler: no code runs, and depth, size and time are
     bounded. Head and tail come from each question's annotation, before/after and first/last
     from it too; sets become sorted lists, years stay integers. The split is --split or the
-    file name's; a folder (the release's questions/) stands for its train, valid and test
-    files. Writes questions.jsonl, train/valid/test.jsonl and stats.json, as `build cronq`
+    file name's. Writes questions.jsonl, train/valid/test.jsonl and stats.json, as `build cronq`
     does.
 
     Example: chronoprobe import cronquestions data/wikidata_big/questions -o cronq/

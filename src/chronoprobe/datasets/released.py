@@ -9,7 +9,7 @@ problem names it; a line that is no JSON is a problem of that line, not of the f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
 from chronoprobe.kg.io.problems import Problems
 
 SPLIT_NAMES = {"train": "train", "valid": "valid", "val": "valid", "dev": "dev", "test": "test"}
+JSON_SUFFIXES = (".json", ".jsonl")  # what released rows are stored as
+_SPLIT_ORDER = {"train": 0, "valid": 1, "dev": 1, "test": 2}  # a folder's files, read in order
 _WORDS = re.compile(r"[A-Za-z]+")
 
 
@@ -86,3 +88,19 @@ def split_from_name(path: Path) -> str | None:
     -> train, ``val.json`` -> valid); None when it names none or several."""
     found = {SPLIT_NAMES[w] for w in _WORDS.findall(path.stem.lower()) if w in SPLIT_NAMES}
     return found.pop() if len(found) == 1 else None
+
+
+def release_files(paths: Sequence[Path], suffixes: Sequence[str]) -> list[Path]:
+    """The files to read: each file given, and for a folder (a release as published), the
+    files under it ending in one of ``suffixes``, train before valid before test, then by path.
+    A folder holding none of them is refused, naming what it lacks."""
+    files = []
+    for path in paths:
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found = [f for f in path.rglob("*") if f.is_file() and f.suffix in suffixes]
+        if not found:
+            raise ValueError(f"{path}: a folder with no {' or '.join(suffixes)} file in it")
+        files += sorted(found, key=lambda f: (_SPLIT_ORDER.get(split_from_name(f), 3), f))
+    return files

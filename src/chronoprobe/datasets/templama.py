@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chronoprobe.datasets.drift import split_of
-from chronoprobe.datasets.released import converted, report
+from chronoprobe.datasets.released import JSON_SUFFIXES, converted, release_files, report
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.templates import MASK
 from chronoprobe.time import Granularity, Period
@@ -77,7 +77,7 @@ def read_templama(
     rows: list[dict] = []
     granularity: tuple[Granularity, str] | None = None
     seen: set[str] = set()
-    for path in paths:
+    for path in release_files(paths, JSON_SUFFIXES):
         for where, record, row in converted(path, problems, fmt, _row):
             kind = Period.parse(row["period"]).granularity
             if granularity is None:

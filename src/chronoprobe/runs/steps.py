@@ -238,9 +238,11 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
 
 def files_fingerprint(params: Any) -> list | None:
     """For steps that read files named in their params (``paths``, a ``mapping``): files
-    change without their names changing, so the cache keys on size and mtime too."""
+    change without their names changing, so the cache keys on size and mtime too, of every
+    file under a folder given (a folder's own times do not change when a file in it does)."""
     paths = [*getattr(params, "paths", []), *filter(None, [getattr(params, "mapping", None)])]
-    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in paths] or None
+    files = [f for p in paths for f in (sorted(p.rglob("*")) if p.is_dir() else [p])]
+    return [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()] or None
 
 
 def checkpoint_continuation(entry: Path, work: Path) -> None:
