@@ -151,6 +151,12 @@ class ConvertParams(Params):
             raise ValueError("engine ray applies to format wikidata-json only")
         if self.address is not None and self.engine != "ray":
             raise ValueError("address applies to engine ray only")
+        folders = [str(p) for p in self.paths if p.is_dir()]
+        if folders and self.format != "cronquestions":
+            raise ValueError(
+                f"{', '.join(folders)}: a folder; format {self.format} reads files: pass the "
+                "files in it (only a CronQuestions kg folder is read as a whole)"
+            )
         self.sparql_mapping()  # its own checks, when the config loads
         return self
 

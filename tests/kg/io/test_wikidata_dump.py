@@ -310,6 +310,20 @@ def test_cli_names_a_missing_input_as_the_argument_it_is(tmp_path):
     assert not (tmp_path / "kg").exists()
 
 
+def test_cli_refuses_a_folder_for_a_format_that_reads_files(tmp_path):
+    folder = tmp_path / "dumps"
+    folder.mkdir()
+    shutil.copy(FIXTURE, folder / "dump.json")
+    out = tmp_path / "kg"
+    result = CliRunner().invoke(
+        app, ["kg", "convert", str(folder), "-f", "wikidata-json", "-o", str(out)]
+    )
+    assert result.exit_code == 2  # a user error, not a traceback
+    text = " ".join(result.output.split())
+    assert f"{folder}: a folder; format wikidata-json reads files: pass the files in it" in text
+    assert not out.exists()
+
+
 def test_line_blocks_keep_lines_longer_than_a_block_whole():
     blocks = [bytes(block) for block, _ in compressed.line_blocks(FIXTURE, block_size=64)]
     assert all(block.endswith(b"\n") for block in blocks)
