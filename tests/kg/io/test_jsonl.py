@@ -123,6 +123,13 @@ def test_unknown_export_table(tmp_path):
         export_jsonl(kg, tmp_path / "x.jsonl", "edges")
 
 
+def test_export_to_a_folder_is_refused_and_the_folder_kept(tmp_path):
+    (tmp_path / "kept.txt").write_text("mine")
+    with pytest.raises(ValueError, match="a folder; pass the path of the JSONL file to write"):
+        export_jsonl(TemporalKG.from_records([]), tmp_path)
+    assert (tmp_path / "kept.txt").read_text() == "mine"
+
+
 def _problems_of(tmp_path, *lines: str, prefix: bytes = b"") -> tuple[TemporalKG, Problems]:
     path = tmp_path / "rows.jsonl"
     path.write_bytes(prefix + "\n".join(lines).encode() + b"\n")

@@ -250,6 +250,8 @@ def export_jsonl(kg: TemporalKG, out: str | Path, what: str = "facts") -> int:
     """Write one table of ``kg`` as JSONL, atomically; returns the number of rows."""
     if what not in _MEMBERS:
         raise ValueError(f"what must be facts, entities or relations, not {what!r}")
+    if Path(out).is_dir():
+        raise ValueError(f"{out}: a folder; pass the path of the JSONL file to write")
     table = getattr(kg, what)
     with atomic_path(out) as tmp, open(tmp, "wb") as stream:
         for start in range(0, table.num_rows, _BATCH):
