@@ -202,6 +202,10 @@ def test_cli_missing_run_directory(tmp_path):
     result = runner.invoke(app, ["report", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert "no such run directory" in result.output
+    (tmp_path / "notes.txt").write_text("a file")
+    result = runner.invoke(app, ["report", str(tmp_path / "notes.txt")])
+    assert result.exit_code == 2
+    assert "notes.txt: a file, not a run directory" in " ".join(result.output.split())
 
 
 def test_step_record_of_a_finished_run_is_what_the_summary_reads(light_run_dir, parse_page):

@@ -69,6 +69,8 @@ def load_run(run_dir: str | Path) -> RunInfo:
     the engine removes them on the next run.
     """
     path = Path(run_dir)
+    if path.is_file():
+        raise ValueError(f"{path}: a file, not a run directory (made by `chronoprobe run`)")
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such run directory")
     config, text = _read_config(path / "config.yaml")
