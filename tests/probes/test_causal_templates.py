@@ -76,3 +76,17 @@ def test_a_causal_label_score_depends_on_the_named_entity_in_every_template(tiny
     }
     same = [name for name in queries if abs(scores[f"{name}/0"] - scores[f"{name}/1"]) < 1e-4]
     assert same == []
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [(None, "a folder; pass a YAML file of templates"), (b"\x80junk", "not a YAML file of")],
+)
+def test_a_templates_file_that_is_a_folder_or_no_yaml_is_named_with_why(tmp_path, content, reason):
+    path = tmp_path / "templates.yaml"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=f"^{path}: {reason}"):
+        load_cloze_templates("drift", path)

@@ -230,6 +230,10 @@ def test_inputs_and_models_are_checked(data_dir, model_dirs, tmp_path):
     write_jsonl(bad / "examples.jsonl", [rows[0], rows[1], rows[0]])
     with pytest.raises(ValueError, match=r"bad/examples.jsonl:3: duplicate id 'q1'"):
         run_step(tmp_path / "f", {"data": bad}, models=[str(model_dirs[0])])
+    not_a_series = tmp_path / "series.json"
+    not_a_series.write_text("{}")
+    with pytest.raises(ValueError, match=r"series\.json: a file; input `series` is a model"):
+        run_step(tmp_path / "g", {"data": data_dir, "series": not_a_series})
 
 
 def test_an_experiment_probes_the_sample_kg_and_reports_the_matrix(

@@ -96,6 +96,8 @@ def _models(params: Any, inputs: dict[str, Path]) -> list[tuple[str, str]]:
         if not trained.is_dir():
             raise ValueError(f"{inputs['model']}: input `model` holds no model/ directory")
         return [(MODEL_INPUT, str(trained))]
+    if not inputs["series"].is_dir():
+        raise ValueError(f"{inputs['series']}: a file; input `series` is a model series folder")
     path = inputs["series"] / "series.json"
     if not path.is_file():
         raise ValueError(f"{path}: no series.json; is input `series` a model series?")

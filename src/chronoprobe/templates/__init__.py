@@ -42,7 +42,12 @@ class ClozeTemplate:
 def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[str, ClozeTemplate]:
     """Read ``templates/<family>.yaml`` (or a user's file) into relation -> template."""
     source = Path(path) if path else resources.files("chronoprobe.templates") / f"{family}.yaml"
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except IsADirectoryError:
+        raise ValueError(f"{source}: a folder; pass a YAML file of templates") from None
+    except (UnicodeDecodeError, yaml.YAMLError) as err:
+        raise ValueError(f"{source}: not a YAML file of templates: {err}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a mapping of relation id to template")
     templates = {}

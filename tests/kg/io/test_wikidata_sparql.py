@@ -279,6 +279,15 @@ def test_command_line_roles_override_the_mapping_file(tmp_path):
     assert {f[1] for f in fact_tuples(TemporalKG.load(out))} == {"P1308"}
 
 
+def test_a_mapping_that_is_a_folder_is_refused_in_one_line(tmp_path):
+    folder = tmp_path / "mapping.yaml"
+    folder.mkdir()
+    result, output, out = _convert(tmp_path, str(CUSTOM), "--mapping", str(folder))
+    assert result.exit_code == 2
+    assert f"{folder}: a folder; pass a YAML mapping file" in output
+    assert not out.exists()
+
+
 def test_variables_that_look_like_dates_or_precisions_but_fill_no_role_are_warned(tmp_path):
     mapping = ["--var", "item=subject", "--var", "start_date=start"]
     fixed = ["--constant", "relation=P39", "--constant", "object=Q11696"]

@@ -110,6 +110,8 @@ class VariableMapping:
 
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except IsADirectoryError:
+            raise ValueError(f"{path}: a folder; pass a YAML mapping file") from None
         except (yaml.YAMLError, UnicodeDecodeError) as err:
             raise ValueError(f"{path}: not a YAML mapping file: {err}") from None
         if not isinstance(data, dict) or set(data) - {"variables", "constants"}:
