@@ -9,7 +9,6 @@ import typer
 
 from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
-from chronoprobe.cli.help_text import reflowed
 from chronoprobe.cli.report import report
 
 app = typer.Typer(
@@ -19,9 +18,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.command("run")(reflowed(run_commands.run))
-app.command("results")(reflowed(run_commands.results))
-app.command("report")(reflowed(report))
+app.command("run")(run_commands.run)
+app.command("results")(run_commands.results)
+app.command("report")(report)
 
 # The command groups, in the order --help lists them. Each operation's step kind names its
 # group in its ``command``; a test checks that every kind's group is here.

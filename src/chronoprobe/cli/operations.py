@@ -199,10 +199,8 @@ def validate(
             loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
             message = error["msg"].removeprefix("Value error, ")
             if loc:
-                name = loc[0]
-                message = (
-                    f"{name if name in arguments else '--' + name.replace('_', '-')}: {message}"
-                )
+                name = loc[0] if loc[0] in arguments else "--" + loc[0].replace("_", "-")
+                message = f"{name}: {message}"
             lines.append(message)
         raise ValueError("; ".join(lines)) from None
 

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from chronoprobe.cli.errors import user_errors
+from chronoprobe.cli.help_text import reflowed
 
 
 class _Warnings(logging.Handler):
@@ -25,6 +26,7 @@ class _Warnings(logging.Handler):
         )
 
 
+@reflowed
 @user_errors
 def report(
     run_dir: Path = typer.Argument(..., help="Run directory written by `chronoprobe run`."),

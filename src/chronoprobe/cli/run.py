@@ -12,10 +12,12 @@ from rich.console import Console
 from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
+from chronoprobe.cli.help_text import reflowed
 
 console = Console(stderr=True)
 
 
+@reflowed
 @user_errors
 def run(
     config: Path = typer.Argument(
@@ -68,6 +70,7 @@ def _print_table(columns: list[str], rows: list[tuple]) -> None:
     Console().print(table)
 
 
+@reflowed
 @user_errors
 def results(
     run_dir: Path = typer.Argument(..., help="Run directory written by `chronoprobe run`."),
