@@ -7,7 +7,7 @@ DEMO_OUT ?= runs/demo
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml src/chronoprobe/kg/io/_dumpscan.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# torch first, pinned to its CPU wheel (plain `torch` pulls the CUDA build); the package declares a range.
 	$(BIN)/pip install --disable-pip-version-check -q torch==2.13.0

@@ -225,16 +225,16 @@ def test_line_blocks_reuse_one_buffer_and_parsing_keeps_no_view_of_it(loaded, mo
     assert second is first  # the same buffer, read into again
     # Parsing leaves nothing that holds a view of a block: the reader could not grow the
     # buffer again (BufferError). Line 17's bad qualifiers are cached with no traceback.
-    cached, bad = wikidata_dump._qualifier_bounds, []
+    cached, bad = wikidata_dump._time_bounds, []
 
-    def bounds(qualifiers: bytes):
-        result = cached(qualifiers)
+    def bounds(times):
+        result = cached(times)
         if isinstance(result, wikidata_dump._BadValue):
             bad.append(result)
         return result
 
     cached.cache_clear()
-    monkeypatch.setattr(wikidata_dump, "_qualifier_bounds", bounds)
+    monkeypatch.setattr(wikidata_dump, "_time_bounds", bounds)
     monkeypatch.setattr(
         wikidata_dump, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
     )

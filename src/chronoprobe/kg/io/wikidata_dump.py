@@ -60,6 +60,11 @@ from chronoprobe.kg.io.shapes import expect
 from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, RELATION_SCHEMA
 from chronoprobe.time import TimePoint, civil_from_day_number
 
+try:
+    from chronoprobe.kg.io._dumpscan import Scanner
+except ImportError:  # installed where no C compiler was: the msgspec decoder reads every line
+    Scanner = None
+
 START, END, POINT = "P580", "P582", "P585"
 # An entity's own span: the first of these properties with a usable value wins.
 ENTITY_START = ("P580", "P571", "P585", "P577", "P575")  # start, inception, point, pub., discovery
@@ -143,8 +148,12 @@ _STATEMENTS = msgspec.json.Decoder(list[_Statement])
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 _COMMA, _OPEN, _CLOSE = ord(","), ord("["), ord("]")
 _NO_BOUND = (None, None, None, None)
-_NO_TIMES = ((), False)  # no snaks of a time qualifier: no times, none unknown
+_NO_TIME = (None, False)  # no snaks of a time qualifier: no time, none unknown
 _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
+_SPAN_BYTES = tuple(pid.encode() for pid in sorted(_SPAN_PIDS))  # the scanner returns them raw
+# The item statements that are no fact, as the compiled scanner counts them.
+_SCANNED_SKIPS = ("no time qualifier", "deprecated", "somevalue/novalue")
+_SCANNED_BOUNDS: dict[bytes, tuple | str] = {}  # the scanner's cache of _time_bounds
 
 
 @lru_cache
@@ -199,8 +208,15 @@ class _Rows:
     relations: list[tuple[str, str]] = field(default_factory=list)
     facts: list[tuple] = field(default_factory=list)
     skips: list[str] = field(default_factory=list)  # one skip category per statement skipped
-    skipped: Counter = field(default_factory=Counter)  # entities skipped, by type
+    skipped: Counter = field(default_factory=Counter)  # entities skipped, by type; counts
     problems: list[tuple[int, str, str]] = field(default_factory=list)
+
+    def mark(self) -> tuple[int, int, int]:
+        return len(self.facts), len(self.skips), len(self.problems)
+
+    def undo(self, mark: tuple[int, int, int]) -> None:
+        """Forget the facts, skips and problems added since ``mark``."""
+        del self.facts[mark[0] :], self.skips[mark[1] :], self.problems[mark[2] :]
 
     def parsed(self, lines: int) -> Parsed:
         return Parsed(
@@ -335,39 +351,58 @@ def _is_item_claim(snak: _Snak) -> bool:
     return value is not None and value.type == "wikibase-entityid"
 
 
-def _times(snaks: list[_Snak], pid: str) -> tuple[list[_Point], bool]:
+# The snaks of one time qualifier, as (snaktype, raw datavalue or b"" where none) pairs.
+_Snaks = tuple[tuple[str, bytes], ...]
+
+
+def _snaks(snaks: list[_Snak]) -> _Snaks:
+    return tuple((snak.snaktype, bytes(snak.datavalue)) for snak in snaks)
+
+
+def _times(snaks: _Snaks, pid: str) -> tuple[list[_Point], bool]:
     """The usable times of some qualifier snaks, and whether one was given but is unknown.
 
     An unknown value (somevalue) or one coarser than a year says that the time exists but not
     when; "novalue" says there is none, which is simply no bound.
     """
     times, unknown = [], False
-    for index, snak in enumerate(snaks):
+    for index, (snaktype, datavalue) in enumerate(snaks):
         time = None
-        if snak.snaktype == "value":
+        if snaktype == "value":
             try:
-                time = _time(bytes(snak.datavalue))
+                time = _time(datavalue)
             except msgspec.ValidationError as err:
                 raise _located(err, f".{pid}[{index}]") from None
             if isinstance(time, _BadValue):
                 raise time
         if time is not None:
             times.append(time)
-        elif snak.snaktype != "novalue":
+        elif snaktype != "novalue":
             unknown = True
     return times, unknown
 
 
-def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] | str:
-    """A statement's (start, end), or why it has none (a skip category)."""
-    starts, start_unknown = _times(qualifiers.start, START) if qualifiers.start else _NO_TIMES
-    ends, end_unknown = _times(qualifiers.end, END) if qualifiers.end else _NO_TIMES
-    if starts or ends:
-        if end_unknown and not ends:
+@lru_cache(maxsize=1 << 16)
+def _extreme(snaks: _Snaks, pid: str, latest: bool) -> tuple[_Point | None, bool]:
+    """The latest (or earliest) usable time of one time qualifier's snaks, or None, and whether
+    one was given but is unknown (see ``_times``). Cached: a statement's start (or end) recurs
+    far more often than its start and end together."""
+    times, unknown = _times(snaks, pid)
+    return (max(times) if latest else min(times)) if times else None, unknown
+
+
+def _bounds(
+    start_snaks: _Snaks, end_snaks: _Snaks, point_snaks: _Snaks
+) -> tuple[_Point | None, _Point | None] | str:
+    """A statement's (start, end) from its time qualifiers, or why it has none (a skip
+    category)."""
+    # Several values of one qualifier: the widest interval they describe.
+    start, start_unknown = _extreme(start_snaks, START, False) if start_snaks else _NO_TIME
+    end, end_unknown = _extreme(end_snaks, END, True) if end_snaks else _NO_TIME
+    if start is not None or end is not None:
+        if end_unknown and end is None:
             # It ended, but when is unknown: a missing end would wrongly mean "still true".
             return "unknown end time"
-        # Several values of one qualifier: the widest interval they describe.
-        start, end = min(starts, default=None), max(ends, default=None)
         # Only an end ordered before the start can end before it (see check_interval).
         if start is not None and end is not None and end[0] < start[0]:
             try:
@@ -375,9 +410,9 @@ def _bounds(qualifiers: _TimeQualifiers) -> tuple[_Point | None, _Point | None] 
             except Invalid as err:
                 raise _BadValue(err.kind, str(err)) from None
         return start, end
-    points, point_unknown = _times(qualifiers.point, POINT)
-    if points:
-        return min(points), min(points)
+    point, point_unknown = _extreme(point_snaks, POINT, False) if point_snaks else _NO_TIME
+    if point is not None:
+        return point, point
     if start_unknown or end_unknown or point_unknown:
         return "unknown or imprecise time"
     return "no time qualifier"
@@ -388,20 +423,29 @@ def _bound_columns(point: _Point | None) -> tuple:
     return _NO_BOUND if point is None else point[1]
 
 
-@lru_cache(maxsize=1 << 14)
 def _qualifier_bounds(qualifiers: bytes) -> tuple | str | _BadValue:
-    """A statement's start and end columns from its raw qualifiers, why it has no bounds (a skip
-    category), or the bad value that drops it.
-
-    Cached: the same qualifiers (a term's start and end dates) recur all over a dump.
-    """
+    """A statement's start and end columns from its raw qualifiers (see ``_time_bounds``)."""
     try:
-        bounds = _bounds(_QUALIFIERS.decode(qualifiers))
+        decoded = _QUALIFIERS.decode(qualifiers)
+        return _time_bounds((_snaks(decoded.start), _snaks(decoded.end), _snaks(decoded.point)))
     except msgspec.ValidationError as err:
         raise _located(err, ".qualifiers") from None
+
+
+@lru_cache(maxsize=1 << 14)
+def _time_bounds(times: tuple[_Snaks, _Snaks, _Snaks]) -> tuple | str | _BadValue:
+    """A statement's start and end columns from the snaks of its time qualifiers (start, end,
+    point in time), why it has no
+    bounds (a skip category), or the bad value that drops it.
+
+    Cached: the same dates (a term's start and end) recur all over a dump, whatever other
+    qualifiers the statements have.
+    """
+    try:
+        bounds = _bounds(*times)
     except _BadValue as err:
         # Cached, so it keeps no traceback nor the exception it was raised from: their frames
-        # hold the statement, whose raw values are views of the block being parsed.
+        # reach up to the parser, whose raw values are views of the block being parsed.
         err.__context__ = None
         return err.with_traceback(None)
     if isinstance(bounds, str):
@@ -444,7 +488,13 @@ def _add_fact(subject: str, pid: str, statement: _Statement, number: int, out: _
     bounds = _qualifier_bounds(qualifiers)
     if isinstance(obj, _BadValue):
         out.problems.append(_problem(number, subject, pid, obj))
-    elif isinstance(bounds, _BadValue):
+    else:
+        _add_bounded(subject, pid, obj, bounds, number, out)
+
+
+def _add_bounded(subject: str, pid: str, obj: str, bounds, number: int, out: _Rows):
+    """The fact of an item statement with its qualifiers read (see ``_qualifier_bounds``)."""
+    if isinstance(bounds, _BadValue):
         out.problems.append(_problem(number, subject, pid, bounds))
     elif isinstance(bounds, str):
         out.skips.append(bounds)
@@ -509,7 +559,7 @@ def _add_item(entity, label: str, number: int, relations: frozenset[str] | None,
     """An item's row, facts, skips and problems; nothing at all if a statement it reads is
     malformed (the decoder's error propagates)."""
     claims = entity.claims or {}  # Wikibase writes no claims as [] as well as {}
-    marks = len(out.facts), len(out.skips), len(out.problems)
+    mark = out.mark()
     start = end = None
     try:
         if relations is not None:
@@ -523,12 +573,64 @@ def _add_item(entity, label: str, number: int, relations: frozenset[str] | None,
                 if datatype is None or datatype == ITEM:  # one property, one datatype
                     _add_facts(entity.id, pid, statements, number, out)
     except Exception:
-        del out.facts[marks[0] :], out.skips[marks[1] :], out.problems[marks[2] :]
+        out.undo(mark)
         raise
     aliases = [alias.value for alias in entity.aliases.texts] if entity.aliases else []
-    description = _text(entity.descriptions)
-    row = (entity.id, label, aliases, description, *_bound_columns(start), *_bound_columns(end))
+    _add_row(entity.id, label, aliases, _text(entity.descriptions), start, end, out)
+
+
+def _add_row(item: str, label: str, aliases: list, description, start, end, out: _Rows) -> None:
+    row = (item, label, aliases, description, *_bound_columns(start), *_bound_columns(end))
     out.entities.append((*row, None))  # no type
+
+
+def _add_relation(pid: str, datatype, label: str, relations, out: _Rows) -> None:
+    """A property's row: only properties with item values can be fact relations."""
+    if datatype in (None, ITEM) and (relations is None or pid in relations):
+        out.relations.append((pid, label))
+
+
+def _add_scanned(scanned: tuple | None, number: int, relations, out: _Rows) -> bool:
+    """The rows of a line the compiled scanner read but left to finish here (see ``Scanner.scan``
+    in ``_dumpscan.c``); False, adding nothing, for a line the Python parser reads: one the
+    scanner left whole, an entity of another type or with a bad id, or a statement the scanner
+    returned raw that turns out malformed."""
+    if scanned is None:
+        return False
+    kind, entity_id, datatype, label, description, aliases, facts, *counts, spans = scanned
+    if kind == "property" and _PROPERTY_ID.fullmatch(entity_id):
+        _add_relation(entity_id, datatype, label or entity_id, relations, out)
+        return True
+    if kind != "item" or not _ITEM_ID.fullmatch(entity_id):
+        return False
+    start = end = None
+    if facts or spans is not None:
+        mark = out.mark()
+        try:
+            if spans is not None:
+                claims = {pid: _STATEMENTS.decode(raw) for pid, raw in spans.items()}
+                start = _entity_bound(claims, ENTITY_START, False, number, out, entity_id)
+                end = _entity_bound(claims, ENTITY_END, True, number, out, entity_id)
+            rows = out.facts
+            for pid, obj, times in facts:
+                bounds = _time_bounds(times)
+                if type(bounds) is tuple:  # the usual case, inline
+                    rows.append((entity_id, pid, obj, *bounds))
+                else:
+                    _add_bounded(entity_id, pid, obj, bounds, number, out)
+        except Exception:
+            out.undo(mark)
+            return False
+    _add_counts(counts, out)
+    _add_row(entity_id, label or entity_id, aliases, description, start, end, out)
+    return True
+
+
+def _add_counts(counts: Sequence[int], out: _Rows) -> None:
+    """The scanner's counts of item statements that are no fact (see ``_SCANNED_SKIPS``)."""
+    for category, count in zip(_SCANNED_SKIPS, counts, strict=True):
+        if count:
+            out.skipped[category] += count
 
 
 def _add_entity(entity, number: int, relations: frozenset[str] | None, out: _Rows) -> None:
@@ -542,9 +644,8 @@ def _add_entity(entity, number: int, relations: frozenset[str] | None, out: _Row
     label = _text(entity.labels) or entity.id
     if entity.type == "item":
         _add_item(entity, label, number, relations, out)
-    # Only properties with item values can be fact relations.
-    elif entity.datatype in (None, ITEM) and (relations is None or entity.id in relations):
-        out.relations.append((entity.id, label))
+    else:
+        _add_relation(entity.id, entity.datatype, label, relations, out)
 
 
 def _entity_span(block: bytes | bytearray, start: int, stop: int) -> tuple[int, int] | None:
@@ -566,13 +667,25 @@ def parse_block(
     first_line: int,
     lang: str = "en",
     relations: frozenset[str] | None = None,
+    *,
+    compiled: bool = True,
 ) -> Parsed:
     """Everything the dump lines in ``block`` yield; ``first_line`` numbers its first line.
 
-    Lines go to the decoder as views into the block, uncopied.
+    Each line goes to the compiled scanner first, where it was built and ``compiled`` is on;
+    the lines it leaves, and all lines otherwise, to the msgspec decoder, as views into the
+    block, uncopied. Both give the same rows for every line.
     """
     decoder = _entity_decoder(lang, relations is not None)
     out = _Rows()
+    scan = None
+    if compiled and Scanner is not None:
+        width = len(ENTITY_SCHEMA)
+        scanner = Scanner(
+            lang.encode(), _SPAN_BYTES, relations, _time_bounds, _SCANNED_BOUNDS,
+            out.entities, out.facts, width,
+        )  # fmt: skip
+        scan = scanner.scan
     view, size = memoryview(block), len(block)
     number, start = first_line, 0
     while start < size:
@@ -581,18 +694,27 @@ def parse_block(
             stop = size
         span = _entity_span(block, start, stop)
         if span is not None:
-            try:
-                _add_entity(decoder.decode(view[span[0] : span[1]]), number, relations, out)
-            except msgspec.ValidationError as err:
-                kind = "entity without id" if "field `id`" in str(err) else "not a Wikidata entity"
-                out.problems.append((number, f"not a Wikidata entity: {err}", kind))
-            except msgspec.DecodeError as err:
-                out.problems.append((number, f"malformed JSON: {err}", "malformed JSON"))
-            except (UnicodeDecodeError, RecursionError) as err:
-                problem = json_problem(bytes(view[span[0] : span[1]]), err)
-                out.problems.append((number, problem.reason, problem.kind))
+            scanned = scan(block, *span) if scan is not None else None
+            if scanned is not True and not _add_scanned(scanned, number, relations, out):
+                _add_line(decoder, view[span[0] : span[1]], number, relations, out)
         number, start = number + 1, stop + 1
+    if scan is not None:
+        _add_counts(scanner.counts, out)
     return out.parsed(number - first_line)
+
+
+def _add_line(decoder, line: memoryview, number: int, relations, out: _Rows) -> None:
+    """The rows of one line read by the msgspec decoder, or the problem that rejects it."""
+    try:
+        _add_entity(decoder.decode(line), number, relations, out)
+    except msgspec.ValidationError as err:
+        kind = "entity without id" if "field `id`" in str(err) else "not a Wikidata entity"
+        out.problems.append((number, f"not a Wikidata entity: {err}", kind))
+    except msgspec.DecodeError as err:
+        out.problems.append((number, f"malformed JSON: {err}", "malformed JSON"))
+    except (UnicodeDecodeError, RecursionError) as err:
+        problem = json_problem(bytes(line), err)
+        out.problems.append((number, problem.reason, problem.kind))
 
 
 def _parse_task(args: tuple) -> Parsed:

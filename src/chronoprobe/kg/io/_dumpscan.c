@@ -1,0 +1,1245 @@
+/* One line of a Wikidata JSON dump, scanned in one pass for what a temporal KG needs.
+ *
+ * The compiled half of chronoprobe.kg.io.wikidata_dump's line parser. It validates the whole
+ * line as JSON (grammar, UTF-8, escapes, nesting) and the shape of what the msgspec decoder of
+ * the Python parser types (entity, labels, aliases, claims, statements, snaks), and does the
+ * per-statement work there: it counts the item statements that are no fact and reads the item
+ * id and raw qualifiers of those that may be. It answers None for any line it does not fully
+ * understand (bad or unusual JSON, escaped keys, duplicate fields, an item value of an older
+ * layout...): the Python parser then reads that line as it always did, so the two agree on
+ * every line, bad ones included, and the tests compare them on the same inputs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define OK 0
+#define ODD 1   /* not understood here: the Python parser reads the line */
+#define DONE 2  /* end of an object or array */
+#define ERR (-1) /* a Python exception is set */
+#define MAX_DEPTH 64
+#define MAX_PROPERTIES 1024 /* more properties on one entity: left to the Python parser */
+
+#define TRY(call)                 \
+    do {                          \
+        int result_ = (call);     \
+        if (result_ != OK)        \
+            return result_;       \
+    } while (0)
+
+typedef const unsigned char *Ptr;
+
+typedef struct {
+    Ptr p, end;
+    int depth;
+} Scan;
+
+typedef struct { /* a string's contents, between its quotes */
+    Ptr start;
+    Py_ssize_t len;
+    int escaped;
+} Str;
+
+typedef struct { /* what the Python caller configures */
+    Str lang;
+    PyObject *span_pids; /* tuple of bytes: properties whose statements go back raw */
+    PyObject *relations; /* frozenset of str, or Py_None: every relation */
+} Config;
+
+typedef struct { /* an item statement with qualifiers: perhaps a fact */
+    PyObject *pid, *object;
+    Ptr lists[3][2]; /* the raw snak lists of P580, P582, P585: [start, end), NULL if none */
+} Candidate;
+
+typedef struct { /* what one line gives */
+    PyObject *type, *id, *datatype, *label, *description, *aliases, *spans;
+    Candidate *candidates;
+    Py_ssize_t count, capacity;
+    long no_qualifier, deprecated, unvalued;
+} Found;
+
+static int is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+static void ws(Scan *s) {
+    while (s->p < s->end && is_space(*s->p))
+        s->p++;
+}
+
+static int expect(Scan *s, unsigned char c) {
+    ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return OK;
+    }
+    return ODD;
+}
+
+static int at(Scan *s, unsigned char c) {
+    ws(s);
+    return s->p < s->end && *s->p == c;
+}
+
+/* Length of the valid UTF-8 sequence at p (a byte >= 0x80), 0 if invalid. */
+static int utf8_length(Ptr p, Ptr end) {
+    unsigned char c = p[0];
+    Py_ssize_t left = end - p;
+    if (c >= 0xC2 && c <= 0xDF)
+        return left >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (left < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
+            return 0;
+        if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0))
+            return 0; /* overlong, or a surrogate */
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (left < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+            return 0;
+        if ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90))
+            return 0; /* overlong, or beyond U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+static int hex4(Ptr p, unsigned *out) {
+    unsigned value = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = p[i];
+        unsigned digit;
+        if (is_digit(c))
+            digit = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            digit = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            digit = c - 'A' + 10;
+        else
+            return ODD;
+        value = value * 16 + digit;
+    }
+    *out = value;
+    return OK;
+}
+
+/* A \u escape at p (pointing at the backslash): its code point and length; lone surrogates
+ * are left to the Python parser. */
+static int unicode_escape(Ptr p, Ptr end, unsigned *code, int *length) {
+    unsigned high, low;
+    if (end - p < 6 || hex4(p + 2, &high) != OK)
+        return ODD;
+    if (high >= 0xDC00 && high <= 0xDFFF)
+        return ODD;
+    if (high < 0xD800 || high > 0xDBFF) {
+        *code = high, *length = 6;
+        return OK;
+    }
+    if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &low) != OK)
+        return ODD;
+    if (low < 0xDC00 || low > 0xDFFF)
+        return ODD;
+    *code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00), *length = 12;
+    return OK;
+}
+
+/* Where the first byte a string scan stops at (a quote, a backslash, a control character, a
+ * byte that is not ASCII) is among the 16 (SSE2) or 8 bytes at p, or 0 when none: 1 + its
+ * offset. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define RUN 16
+static int special_at(Ptr p) {
+    __m128i bytes = _mm_loadu_si128((const __m128i *)p);
+    __m128i hits = _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')),
+                                _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\')));
+    __m128i low = _mm_set1_epi8(0x1F); /* control characters: max(byte, 0x1F) == 0x1F */
+    hits = _mm_or_si128(hits, _mm_cmpeq_epi8(_mm_max_epu8(bytes, low), low));
+    int mask = _mm_movemask_epi8(hits) | _mm_movemask_epi8(bytes); /* high bit: not ASCII */
+    return mask ? __builtin_ctz(mask) + 1 : 0;
+}
+#else
+#define RUN 8
+/* Zero-byte tests of Mycroft's kind on a little-endian word; bits above the first hit may be
+ * spurious, so only the lowest set bit counts. */
+static int special_at(Ptr p) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t word;
+    memcpy(&word, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    word = __builtin_bswap64(word); /* the first byte lowest */
+#endif
+    uint64_t quote = word ^ (ones * '"'), backslash = word ^ (ones * '\\');
+    uint64_t hits = ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash);
+    hits |= (word - ones * 0x20) & ~word; /* control characters */
+    uint64_t mask = (hits | word) & highs;
+    return mask ? (__builtin_ctzll(mask) >> 3) + 1 : 0;
+}
+#endif
+
+static int string(Scan *s, Str *out) {
+    if (!at(s, '"'))
+        return ODD;
+    Ptr p = ++s->p, end = s->end;
+    int escaped = 0;
+    while (p < end) {
+        if (end - p >= RUN) { /* plain ASCII runs, RUN bytes at a time */
+            int at = special_at(p);
+            if (at == 0) {
+                p += RUN;
+                continue;
+            }
+            p += at - 1;
+        }
+        unsigned char c = *p;
+        if (c == '"') {
+            out->start = s->p, out->len = p - s->p, out->escaped = escaped;
+            s->p = p + 1;
+            return OK;
+        }
+        if (c == '\\') {
+            escaped = 1;
+            if (p + 1 >= end)
+                return ODD;
+            if (p[1] == 'u') {
+                unsigned code;
+                int length;
+                TRY(unicode_escape(p, end, &code, &length));
+                p += length;
+            } else if (strchr("\"\\/bfnrt", p[1]) != NULL && p[1] != '\0') {
+                p += 2;
+            } else {
+                return ODD;
+            }
+        } else if (c < 0x20) {
+            return ODD;
+        } else if (c < 0x80) {
+            p++;
+        } else {
+            do { /* a run of characters that are not ASCII */
+                int length = utf8_length(p, end);
+                if (length == 0)
+                    return ODD;
+                p += length;
+            } while (p < end && *p >= 0x80);
+        }
+    }
+    return ODD;
+}
+
+/* A validated string's contents as a Python str. */
+static PyObject *text_of(const Str *str) {
+    if (!str->escaped)
+        return PyUnicode_DecodeUTF8((const char *)str->start, str->len, NULL);
+    char *buffer = PyMem_Malloc(str->len ? str->len : 1);
+    if (buffer == NULL)
+        return PyErr_NoMemory();
+    Ptr p = str->start, end = str->start + str->len;
+    char *out = buffer;
+    while (p < end) {
+        if (*p != '\\') {
+            *out++ = (char)*p++;
+            continue;
+        }
+        unsigned char c = p[1];
+        if (c == 'u') {
+            unsigned code;
+            int length;
+            unicode_escape(p, end, &code, &length); /* validated by string() */
+            p += length;
+            if (code < 0x80) {
+                *out++ = (char)code;
+            } else if (code < 0x800) {
+                *out++ = (char)(0xC0 | (code >> 6));
+                *out++ = (char)(0x80 | (code & 0x3F));
+            } else if (code < 0x10000) {
+                *out++ = (char)(0xE0 | (code >> 12));
+                *out++ = (char)(0x80 | ((code >> 6) & 0x3F));
+                *out++ = (char)(0x80 | (code & 0x3F));
+            } else {
+                *out++ = (char)(0xF0 | (code >> 18));
+                *out++ = (char)(0x80 | ((code >> 12) & 0x3F));
+                *out++ = (char)(0x80 | ((code >> 6) & 0x3F));
+                *out++ = (char)(0x80 | (code & 0x3F));
+            }
+            continue;
+        }
+        p += 2;
+        switch (c) {
+        case 'b': *out++ = '\b'; break;
+        case 'f': *out++ = '\f'; break;
+        case 'n': *out++ = '\n'; break;
+        case 'r': *out++ = '\r'; break;
+        case 't': *out++ = '\t'; break;
+        default: *out++ = (char)c; /* " \ / */
+        }
+    }
+    PyObject *result = PyUnicode_DecodeUTF8(buffer, out - buffer, NULL);
+    PyMem_Free(buffer);
+    return result;
+}
+
+/* A key or a value compared with a known word; escaped ones are not compared. */
+static int is_word(const Str *str, const char *word) {
+    size_t length = strlen(word);
+    return !str->escaped && (size_t)str->len == length && memcmp(str->start, word, length) == 0;
+}
+
+static int number(Scan *s, int *integral) {
+    Ptr p = s->p, end = s->end;
+    *integral = 1;
+    if (p < end && *p == '-')
+        p++;
+    if (p >= end)
+        return ODD;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (p < end && is_digit(*p))
+            p++;
+    else
+        return ODD;
+    if (p < end && *p == '.') {
+        *integral = 0, p++;
+        if (p >= end || !is_digit(*p))
+            return ODD;
+        while (p < end && is_digit(*p))
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        *integral = 0, p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= end || !is_digit(*p))
+            return ODD;
+        while (p < end && is_digit(*p))
+            p++;
+    }
+    s->p = p;
+    return OK;
+}
+
+static int literal(Scan *s, const char *word) {
+    size_t length = strlen(word);
+    if ((size_t)(s->end - s->p) < length || memcmp(s->p, word, length) != 0)
+        return ODD;
+    s->p += length;
+    return OK;
+}
+
+static int enter(Scan *s, unsigned char open) {
+    TRY(expect(s, open));
+    return ++s->depth > MAX_DEPTH ? ODD : OK;
+}
+
+/* The next member of an entered object: its key, the cursor at its value; DONE after '}'. */
+static int member(Scan *s, int *first, Str *key) {
+    ws(s);
+    if (s->p >= s->end)
+        return ODD;
+    if (*s->p == '}') {
+        s->p++, s->depth--;
+        return DONE;
+    }
+    if (!*first && *s->p++ != ',')
+        return ODD;
+    *first = 0;
+    TRY(string(s, key));
+    return expect(s, ':');
+}
+
+/* The next element of an entered array, the cursor at it; DONE after ']'. */
+static int element(Scan *s, int *first) {
+    ws(s);
+    if (s->p >= s->end)
+        return ODD;
+    if (*s->p == ']') {
+        s->p++, s->depth--;
+        return DONE;
+    }
+    if (!*first && *s->p++ != ',')
+        return ODD;
+    *first = 0;
+    return OK;
+}
+
+static int skip(Scan *s) {
+    ws(s);
+    if (s->p >= s->end)
+        return ODD;
+    int first = 1, result, integral;
+    Str str;
+    switch (*s->p) {
+    case '"':
+        return string(s, &str);
+    case '{':
+        TRY(enter(s, '{'));
+        while ((result = member(s, &first, &str)) == OK)
+            TRY(skip(s));
+        return result == DONE ? OK : result;
+    case '[':
+        TRY(enter(s, '['));
+        while ((result = element(s, &first)) == OK)
+            TRY(skip(s));
+        return result == DONE ? OK : result;
+    case 't':
+        return literal(s, "true");
+    case 'f':
+        return literal(s, "false");
+    case 'n':
+        return literal(s, "null");
+    default:
+        return number(s, &integral);
+    }
+}
+
+/* A field seen twice is left to the Python parser (which field wins is its decoder's call). */
+static int once(unsigned *seen, unsigned field) {
+    if (*seen & field)
+        return ODD;
+    *seen |= field;
+    return OK;
+}
+
+static int is_null(Scan *s) {
+    if (at(s, 'n'))
+        return literal(s, "null") == OK;
+    return 0;
+}
+
+/* The empty list Wikibase writes for an empty map; 1 if it was one. */
+static int empty_list(Scan *s, int *was) {
+    *was = 0;
+    if (!at(s, '['))
+        return OK;
+    int first = 1;
+    TRY(enter(s, '['));
+    if (element(s, &first) != DONE)
+        return ODD;
+    *was = 1;
+    return OK;
+}
+
+/* {"value": "..."} (other fields skipped): the value as a str. */
+static int text_value(Scan *s, PyObject **out) {
+    int first = 1, result;
+    unsigned seen = 0;
+    Str key, value;
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (is_word(&key, "value")) {
+            TRY(once(&seen, 1));
+            TRY(string(s, &value));
+        } else {
+            TRY(skip(s));
+        }
+    }
+    if (result != DONE || !seen)
+        return result == DONE ? ODD : result;
+    *out = text_of(&value);
+    return *out == NULL ? ERR : OK;
+}
+
+/* A map of languages (labels, descriptions): the text of ``config->lang``, if any. */
+static int one_language(Scan *s, const Config *config, PyObject **out) {
+    int first = 1, result, was_list;
+    unsigned seen = 0;
+    Str key;
+    if (is_null(s))
+        return OK;
+    TRY(empty_list(s, &was_list));
+    if (was_list)
+        return OK;
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (key.len == config->lang.len && memcmp(key.start, config->lang.start, key.len) == 0) {
+            TRY(once(&seen, 1));
+            if (!is_null(s))
+                TRY(text_value(s, out));
+        } else {
+            TRY(skip(s));
+        }
+    }
+    return result == DONE ? OK : result;
+}
+
+/* The aliases map: the list of ``config->lang``'s aliases (an empty list when none). */
+static int aliases(Scan *s, const Config *config, PyObject *out) {
+    int first = 1, result, was_list;
+    unsigned seen = 0;
+    Str key;
+    if (is_null(s))
+        return OK;
+    TRY(empty_list(s, &was_list));
+    if (was_list)
+        return OK;
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (key.len == config->lang.len && memcmp(key.start, config->lang.start, key.len) == 0) {
+            int item_first = 1, item;
+            TRY(once(&seen, 1));
+            TRY(enter(s, '['));
+            while ((item = element(s, &item_first)) == OK) {
+                PyObject *alias = NULL;
+                TRY(text_value(s, &alias));
+                int appended = PyList_Append(out, alias);
+                Py_DECREF(alias);
+                if (appended < 0)
+                    return ERR;
+            }
+            if (item != DONE)
+                return item;
+        } else {
+            TRY(skip(s));
+        }
+    }
+    return result == DONE ? OK : result;
+}
+
+enum { NO_DATATYPE, ITEM, OTHER };
+
+typedef struct { /* what the Python decoder's _Statement and _Snak structs hold */
+    int datatype, deprecated, valued, has_qualifiers;
+    Str snaktype;
+    Ptr datavalue, datavalue_end, qualifiers, qualifiers_end;
+} Statement;
+
+static int snak(Scan *s, Statement *out) {
+    int first = 1, result;
+    unsigned seen = 0;
+    Str key, value;
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (is_word(&key, "snaktype")) {
+            TRY(once(&seen, 1));
+            TRY(string(s, &value));
+            if (value.escaped)
+                return ODD;
+            out->valued = is_word(&value, "value");
+            out->snaktype = value;
+        } else if (is_word(&key, "datatype")) {
+            TRY(once(&seen, 2));
+            if (!is_null(s)) {
+                TRY(string(s, &value));
+                if (value.escaped)
+                    return ODD;
+                out->datatype = is_word(&value, "wikibase-item") ? ITEM : OTHER;
+            }
+        } else if (is_word(&key, "datavalue")) {
+            TRY(once(&seen, 4));
+            ws(s);
+            out->datavalue = s->p;
+            TRY(skip(s));
+            out->datavalue_end = s->p;
+        } else {
+            TRY(skip(s));
+        }
+    }
+    if (result != DONE)
+        return result;
+    return seen & 1 ? OK : ODD; /* snaktype is required */
+}
+
+static int statement(Scan *s, Statement *out) {
+    int first = 1, result;
+    unsigned seen = 0;
+    Str key, value;
+    memset(out, 0, sizeof *out);
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (is_word(&key, "mainsnak")) {
+            TRY(once(&seen, 1));
+            TRY(snak(s, out));
+        } else if (is_word(&key, "rank")) {
+            TRY(once(&seen, 2));
+            TRY(string(s, &value));
+            if (value.escaped)
+                return ODD;
+            out->deprecated = is_word(&value, "deprecated");
+        } else if (is_word(&key, "qualifiers")) {
+            TRY(once(&seen, 4));
+            ws(s);
+            out->qualifiers = s->p;
+            out->has_qualifiers = !is_null(s);
+            if (out->has_qualifiers)
+                TRY(skip(s));
+            out->qualifiers_end = s->p;
+        } else {
+            TRY(skip(s));
+        }
+    }
+    if (result != DONE)
+        return result;
+    return seen & 1 ? OK : ODD; /* mainsnak is required */
+}
+
+/* Q[1-9][0-9]* */
+static int is_item_id(Ptr id, Py_ssize_t length) {
+    if (length < 2 || id[0] != 'Q' || id[1] == '0')
+        return 0;
+    for (Py_ssize_t i = 1; i < length; i++)
+        if (!is_digit(id[i]))
+            return 0;
+    return 1;
+}
+
+/* An item value as the dump writes it today: {"value": {"id": "Q..", "entity-type": ..,
+ * "numeric-id": ..}, "type": "wikibase-entityid"}; its id as a str. Anything else, ODD. */
+static int entity_id(Scan *s, PyObject **out) {
+    int first = 1, result, integral;
+    unsigned seen = 0;
+    Str key, id = {0};
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (is_word(&key, "id")) {
+            TRY(once(&seen, 1));
+            TRY(string(s, &id));
+        } else if (is_word(&key, "entity-type")) {
+            TRY(once(&seen, 2));
+            if (!is_null(s))
+                TRY(string(s, &key));
+        } else if (is_word(&key, "numeric-id")) {
+            TRY(once(&seen, 4));
+            if (!is_null(s)) {
+                Ptr start = s->p;
+                TRY(number(s, &integral));
+                if (!integral || s->p - start > 18)
+                    return ODD;
+            }
+        } else {
+            TRY(skip(s));
+        }
+    }
+    if (result != DONE)
+        return result;
+    if (!(seen & 1) || id.escaped || !is_item_id(id.start, id.len))
+        return ODD;
+    *out = PyUnicode_DecodeUTF8((const char *)id.start, id.len, NULL);
+    return *out == NULL ? ERR : OK;
+}
+
+static int item_value(Ptr start, Ptr end, PyObject **out) {
+    Scan s = {start, end, 0};
+    int first = 1, result;
+    unsigned seen = 0;
+    Str key, value;
+    if (start == NULL)
+        return ODD; /* no datavalue */
+    TRY(enter(&s, '{'));
+    while ((result = member(&s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (is_word(&key, "type")) {
+            TRY(once(&seen, 1));
+            TRY(string(&s, &value));
+            if (!is_word(&value, "wikibase-entityid"))
+                return ODD;
+        } else if (is_word(&key, "value")) {
+            TRY(once(&seen, 2));
+            Py_CLEAR(*out);
+            TRY(entity_id(&s, out));
+        } else {
+            TRY(skip(&s));
+        }
+    }
+    if (result != DONE)
+        return result;
+    return seen == 3 ? OK : ODD;
+}
+
+static int is_span_pid(const Str *pid, const Config *config) {
+    Py_ssize_t count = PyTuple_GET_SIZE(config->span_pids);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *span = PyTuple_GET_ITEM(config->span_pids, i);
+        if (PyBytes_GET_SIZE(span) == pid->len &&
+            memcmp(PyBytes_AS_STRING(span), pid->start, pid->len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A list of snaks, validated. */
+static int snak_list(Scan *s) {
+    int first = 1, result;
+    Statement ignored;
+    TRY(enter(s, '['));
+    while ((result = element(s, &first)) == OK)
+        TRY(snak(s, &ignored));
+    return result == DONE ? OK : result;
+}
+
+/* Where the snak lists of the time qualifiers (P580 start, P582 end, P585 point in time) of
+ * raw qualifiers are; the other qualifiers validated only. */
+static int qualifier_lists(Ptr start, Ptr end, Ptr lists[3][2]) {
+    static const char *const names[3] = {"P580", "P582", "P585"};
+    Scan s = {start, end, 0};
+    int first = 1, result;
+    unsigned seen = 0;
+    Str key;
+    TRY(enter(&s, '{'));
+    while ((result = member(&s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        int which = 0;
+        while (which < 3 && !is_word(&key, names[which]))
+            which++;
+        if (which == 3) {
+            TRY(skip(&s));
+            continue;
+        }
+        TRY(once(&seen, 1u << which));
+        ws(&s);
+        lists[which][0] = s.p;
+        TRY(snak_list(&s));
+        lists[which][1] = s.p;
+    }
+    return result == DONE ? OK : result;
+}
+
+/* A validated snak list as ((snaktype, raw datavalue or b""), ...). */
+static PyObject *time_snaks(Ptr start, Ptr end) {
+    PyObject *snaks = PyList_New(0), *pair = NULL;
+    Scan s = {start, end, 0};
+    int first = 1;
+    Statement one;
+    if (snaks == NULL)
+        return NULL;
+    if (start == NULL) { /* no such qualifier */
+        Py_DECREF(snaks);
+        return PyTuple_New(0);
+    }
+    enter(&s, '[');
+    while (element(&s, &first) == OK) {
+        memset(&one, 0, sizeof one);
+        snak(&s, &one);
+        Ptr value = one.datavalue ? one.datavalue : s.p;
+        Py_ssize_t length = one.datavalue ? one.datavalue_end - value : 0;
+        pair = Py_BuildValue("(Ny#)", text_of(&one.snaktype), value, length);
+        if (pair == NULL || PyList_Append(snaks, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(snaks);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    PyObject *tuple = PyList_AsTuple(snaks);
+    Py_DECREF(snaks);
+    return tuple;
+}
+
+/* (starts, ends, points): what the Python parser's _time_bounds reads. */
+static PyObject *times_of(const Candidate *c) {
+    PyObject *times[3] = {NULL, NULL, NULL}, *result = NULL;
+    for (int i = 0; i < 3; i++)
+        if ((times[i] = time_snaks(c->lists[i][0], c->lists[i][1])) == NULL)
+            goto done;
+    result = PyTuple_Pack(3, times[0], times[1], times[2]);
+done:
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(times[i]);
+    return result;
+}
+
+/* The three raw snak lists, joined by a byte no JSON text holds: the key of their bounds. */
+static PyObject *times_key(const Candidate *c) {
+    Py_ssize_t size = 2;
+    for (int i = 0; i < 3; i++)
+        size += c->lists[i][0] ? c->lists[i][1] - c->lists[i][0] : 0;
+    PyObject *key = PyBytes_FromStringAndSize(NULL, size);
+    if (key == NULL)
+        return NULL;
+    char *out = PyBytes_AS_STRING(key);
+    for (int i = 0; i < 3; i++) {
+        if (c->lists[i][0]) {
+            memcpy(out, c->lists[i][0], c->lists[i][1] - c->lists[i][0]);
+            out += c->lists[i][1] - c->lists[i][0];
+        }
+        if (i < 2)
+            *out++ = '\x01';
+    }
+    return key;
+}
+
+static int candidate(const Statement *st, PyObject **pid, const Str *key, Found *found) {
+    Candidate c = {0};
+    int result = item_value(st->datavalue, st->datavalue_end, &c.object);
+    if (result == OK)
+        result = qualifier_lists(st->qualifiers, st->qualifiers_end, c.lists);
+    if (result == OK && *pid == NULL && (*pid = text_of(key)) == NULL)
+        result = ERR;
+    if (result == OK && found->count == found->capacity) {
+        Py_ssize_t capacity = found->capacity ? 2 * found->capacity : 8;
+        Candidate *grown = PyMem_Realloc(found->candidates, capacity * sizeof *grown);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            result = ERR;
+        } else {
+            found->candidates = grown, found->capacity = capacity;
+        }
+    }
+    if (result != OK) {
+        Py_XDECREF(c.object);
+        return result;
+    }
+    c.pid = Py_NewRef(*pid);
+    found->candidates[found->count++] = c;
+    return OK;
+}
+
+/* One property's statements. Those of an item property become fact candidates or skip counts
+ * when ``wanted``; the others are only validated. */
+static int statements(Scan *s, const Str *key, int wanted, Found *found) {
+    int first = 1, result, datatype = NO_DATATYPE, index = 0;
+    PyObject *pid = NULL;
+    Statement st;
+    if ((result = enter(s, '[')) != OK)
+        return result;
+    while ((result = element(s, &first)) == OK) {
+        if ((result = statement(s, &st)) != OK)
+            break;
+        if (index++ == 0)
+            datatype = st.datatype;
+        if (!wanted || datatype == OTHER)
+            continue; /* the first statement's datatype is the property's */
+        if (st.datatype == NO_DATATYPE) {
+            result = ODD; /* an older dump: the value tells whether it is an item */
+            break;
+        }
+        if (st.datatype != ITEM)
+            continue;
+        if (st.deprecated)
+            found->deprecated++;
+        else if (!st.valued)
+            found->unvalued++;
+        else if (!st.has_qualifiers)
+            found->no_qualifier++;
+        else if ((result = candidate(&st, &pid, key, found)) != OK)
+            break;
+    }
+    Py_XDECREF(pid);
+    return result == DONE ? OK : result;
+}
+
+/* The statements of a span property, validated, raw: the Python parser reads them. */
+static int span_statements(Scan *s, const Str *key, Found *found) {
+    ws(s);
+    Ptr start = s->p;
+    int first = 1, result;
+    Statement st;
+    TRY(enter(s, '['));
+    while ((result = element(s, &first)) == OK) {
+        TRY(statement(s, &st));
+        if (st.datatype != OTHER)
+            return ODD; /* item-valued or untyped: possibly facts, left to Python */
+    }
+    if (result != DONE)
+        return result;
+    if (found->spans == NULL && (found->spans = PyDict_New()) == NULL)
+        return ERR;
+    PyObject *pid = text_of(key);
+    PyObject *raw = PyBytes_FromStringAndSize((const char *)start, s->p - start);
+    int stored = pid && raw ? PyDict_SetItem(found->spans, pid, raw) : -1;
+    Py_XDECREF(pid);
+    Py_XDECREF(raw);
+    return stored < 0 ? ERR : OK;
+}
+
+static int claims(Scan *s, const Config *config, Found *found) {
+    int first = 1, result, was_list, count = 0;
+    Str key;
+    Ptr seen[MAX_PROPERTIES];
+    Py_ssize_t seen_length[MAX_PROPERTIES];
+    TRY(empty_list(s, &was_list));
+    if (was_list)
+        return OK;
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped || count == MAX_PROPERTIES)
+            return ODD;
+        for (int i = 0; i < count; i++)
+            if (seen_length[i] == key.len && memcmp(seen[i], key.start, key.len) == 0)
+                return ODD; /* a property twice */
+        seen[count] = key.start, seen_length[count++] = key.len;
+        if (is_span_pid(&key, config)) {
+            TRY(span_statements(s, &key, found));
+            continue;
+        }
+        int wanted = 1;
+        if (config->relations != Py_None) {
+            PyObject *pid = text_of(&key);
+            if (pid == NULL)
+                return ERR;
+            wanted = PySet_Contains(config->relations, pid);
+            Py_DECREF(pid);
+            if (wanted < 0)
+                return ERR;
+        }
+        TRY(statements(s, &key, wanted, found));
+    }
+    return result == DONE ? OK : result;
+}
+
+/* A str field of the entity (id, type): unescaped, as a Python str. */
+static int word(Scan *s, PyObject **out) {
+    Str value;
+    TRY(string(s, &value));
+    if (value.escaped)
+        return ODD;
+    *out = text_of(&value);
+    return *out == NULL ? ERR : OK;
+}
+
+static int entity(Scan *s, const Config *config, Found *found) {
+    int first = 1, result;
+    unsigned seen = 0;
+    Str key;
+    TRY(enter(s, '{'));
+    while ((result = member(s, &first, &key)) == OK) {
+        if (key.escaped)
+            return ODD;
+        if (is_word(&key, "id")) {
+            TRY(once(&seen, 1));
+            TRY(word(s, &found->id));
+        } else if (is_word(&key, "type")) {
+            TRY(once(&seen, 2));
+            TRY(word(s, &found->type));
+        } else if (is_word(&key, "datatype")) {
+            TRY(once(&seen, 4));
+            if (!is_null(s))
+                TRY(word(s, &found->datatype));
+        } else if (is_word(&key, "labels")) {
+            TRY(once(&seen, 8));
+            TRY(one_language(s, config, &found->label));
+        } else if (is_word(&key, "descriptions")) {
+            TRY(once(&seen, 16));
+            TRY(one_language(s, config, &found->description));
+        } else if (is_word(&key, "aliases")) {
+            TRY(once(&seen, 32));
+            TRY(aliases(s, config, found->aliases));
+        } else if (is_word(&key, "claims")) {
+            TRY(once(&seen, 64));
+            TRY(claims(s, config, found));
+        } else {
+            TRY(skip(s));
+        }
+    }
+    if (result != DONE)
+        return result;
+    ws(s);
+    if (s->p != s->end || (seen & 3) != 3)
+        return ODD; /* something after the entity, or no id or type */
+    return OK;
+}
+
+static void clear(Found *found) {
+    Py_CLEAR(found->type);
+    Py_CLEAR(found->id);
+    Py_CLEAR(found->datatype);
+    Py_CLEAR(found->label);
+    Py_CLEAR(found->description);
+    Py_CLEAR(found->aliases);
+    Py_CLEAR(found->spans);
+    for (Py_ssize_t i = 0; i < found->count; i++) {
+        Py_DECREF(found->candidates[i].pid);
+        Py_DECREF(found->candidates[i].object);
+    }
+    PyMem_Free(found->candidates);
+}
+
+static PyObject *or_none(PyObject *value) { return value ? value : Py_None; }
+
+#define CACHE_LIMIT (1 << 16) /* bounds remembered; the cache starts afresh beyond */
+
+typedef struct {
+    PyObject_HEAD
+    Config config;
+    PyObject *lang, *time_bounds, *cache, *entities, *facts;
+    Py_ssize_t entity_width;
+    long counts[3]; /* no_qualifier, deprecated, unvalued, of the lines finished here */
+} Scanner;
+
+/* The bounds of a candidate's times (a new reference): from the cache, or from the Python
+ * parser's time_bounds. NULL with *result ODD where that raised (a malformed time, which
+ * the Python parser reports), ERR where something else went wrong. */
+static PyObject *bounds_of(Scanner *self, const Candidate *c, int *result) {
+    PyObject *key = times_key(c), *bounds = NULL, *times = NULL;
+    *result = ERR;
+    if (key == NULL)
+        return NULL;
+    if ((bounds = PyDict_GetItemWithError(self->cache, key)) != NULL) {
+        Py_DECREF(key);
+        return Py_NewRef(bounds);
+    }
+    if (!PyErr_Occurred() && (times = times_of(c)) != NULL) {
+        bounds = PyObject_CallOneArg(self->time_bounds, times);
+        Py_DECREF(times);
+        if (bounds == NULL && PyErr_ExceptionMatches(PyExc_Exception)) {
+            PyErr_Clear();
+            *result = ODD;
+        }
+    }
+    if (bounds != NULL) {
+        if (PyDict_GET_SIZE(self->cache) >= CACHE_LIMIT)
+            PyDict_Clear(self->cache);
+        if (PyDict_SetItem(self->cache, key, bounds) < 0)
+            Py_CLEAR(bounds);
+    }
+    Py_DECREF(key);
+    return bounds;
+}
+
+/* The fact rows of a line, if every candidate has bounds: OK, ODD where one has none (a skip,
+ * a bad value) or its times raised, ERR. */
+static int fact_rows(Scanner *self, const Found *found, PyObject *rows) {
+    for (Py_ssize_t i = 0; i < found->count; i++) {
+        const Candidate *c = &found->candidates[i];
+        int result;
+        PyObject *bounds = bounds_of(self, c, &result);
+        if (bounds == NULL)
+            return result;
+        if (!PyTuple_CheckExact(bounds)) {
+            Py_DECREF(bounds);
+            return ODD;
+        }
+        Py_ssize_t width = PyTuple_GET_SIZE(bounds);
+        PyObject *row = PyTuple_New(3 + width);
+        if (row == NULL) {
+            Py_DECREF(bounds);
+            return ERR;
+        }
+        PyTuple_SET_ITEM(row, 0, Py_NewRef(found->id));
+        PyTuple_SET_ITEM(row, 1, Py_NewRef(c->pid));
+        PyTuple_SET_ITEM(row, 2, Py_NewRef(c->object));
+        for (Py_ssize_t j = 0; j < width; j++)
+            PyTuple_SET_ITEM(row, 3 + j, Py_NewRef(PyTuple_GET_ITEM(bounds, j)));
+        Py_DECREF(bounds);
+        PyObject_GC_UnTrack(row); /* strs and ints: in no cycle, no work for the collector */
+        PyList_SET_ITEM(rows, i, row);
+    }
+    return OK;
+}
+
+/* (id, label, aliases, description, then None up to the entity row's width). */
+static PyObject *entity_row(const Scanner *self, const Found *found) {
+    PyObject *row = PyTuple_New(self->entity_width);
+    if (row == NULL)
+        return NULL;
+    PyObject *label = found->label && PyUnicode_GET_LENGTH(found->label) ? found->label : found->id;
+    PyObject *first[4] = {found->id, label, found->aliases, or_none(found->description)};
+    for (Py_ssize_t i = 0; i < self->entity_width; i++)
+        PyTuple_SET_ITEM(row, i, Py_NewRef(i < 4 ? first[i] : Py_None));
+    PyObject_GC_UnTrack(found->aliases); /* a list of strs, and a row of it, strs and None: */
+    PyObject_GC_UnTrack(row);            /* in no cycle, no work for the collector */
+    return row;
+}
+
+/* The rows of an item with no span property whose candidates all have bounds, added to the
+ * scanner's lists: OK; ODD for a line the Python side finishes; ERR. */
+static int add_rows(Scanner *self, const Found *found) {
+    Py_ssize_t length;
+    const char *id = PyUnicode_AsUTF8AndSize(found->id, &length);
+    if (id == NULL)
+        return ERR;
+    if (found->spans != NULL || PyUnicode_CompareWithASCIIString(found->type, "item") != 0 ||
+        !is_item_id((Ptr)id, length) || self->entity_width < 4)
+        return ODD;
+    PyObject *rows = PyList_New(found->count), *row = NULL;
+    if (rows == NULL)
+        return ERR;
+    int result = fact_rows(self, found, rows);
+    if (result == OK && (row = entity_row(self, found)) == NULL)
+        result = ERR;
+    if (result == OK) {
+        Py_ssize_t end = PyList_GET_SIZE(self->facts);
+        if (PyList_SetSlice(self->facts, end, end, rows) < 0 || PyList_Append(self->entities, row) < 0)
+            result = ERR;
+    }
+    Py_XDECREF(row);
+    Py_DECREF(rows);
+    if (result == OK) {
+        self->counts[0] += found->no_qualifier;
+        self->counts[1] += found->deprecated;
+        self->counts[2] += found->unvalued;
+    }
+    return result;
+}
+
+/* What the Python side reads of a line it finishes (see the class docstring). */
+static PyObject *as_tuple(const Found *found) {
+    PyObject *facts = PyList_New(found->count);
+    if (facts == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < found->count; i++) {
+        const Candidate *c = &found->candidates[i];
+        PyObject *times = times_of(c), *fact = NULL;
+        if (times != NULL)
+            fact = PyTuple_Pack(3, c->pid, c->object, times);
+        Py_XDECREF(times);
+        if (fact == NULL) {
+            Py_DECREF(facts);
+            return NULL;
+        }
+        PyList_SET_ITEM(facts, i, fact);
+    }
+    return Py_BuildValue("(OOOOOON" "lllO)", found->type, found->id, or_none(found->datatype),
+                         or_none(found->label), or_none(found->description), found->aliases,
+                         facts, found->no_qualifier, found->deprecated, found->unvalued,
+                         or_none(found->spans));
+}
+
+static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "scan takes buffer, start and stop");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]), stop = PyLong_AsSsize_t(args[2]);
+    if ((start == -1 || stop == -1) && PyErr_Occurred())
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (start < 0 || stop < start || stop > view.len) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "scan: start and stop out of the buffer");
+        return NULL;
+    }
+    Found found = {0};
+    Scan s = {(Ptr)view.buf + start, (Ptr)view.buf + stop, 0};
+    int result = (found.aliases = PyList_New(0)) ? entity(&s, &self->config, &found) : ERR;
+    PyBuffer_Release(&view);
+    PyObject *answer = NULL;
+    if (result == ODD) /* a line not understood: the Python parser reads it all */
+        answer = Py_NewRef(Py_None);
+    else if (result == OK && (result = add_rows(self, &found)) == OK)
+        answer = Py_NewRef(Py_True);
+    else if (result == ODD) /* understood, but the Python side finishes it */
+        answer = as_tuple(&found);
+    clear(&found);
+    return answer;
+}
+
+static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"lang", "span_pids", "relations", "time_bounds", "cache",
+                            "entities", "facts", "entity_width", NULL};
+    PyObject *lang, *span_pids, *relations, *time_bounds, *cache, *entities, *facts;
+    Py_ssize_t width;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OOO!O!O!n", names, &PyBytes_Type, &lang,
+                                     &PyTuple_Type, &span_pids, &relations, &time_bounds,
+                                     &PyDict_Type, &cache, &PyList_Type, &entities, &PyList_Type,
+                                     &facts, &width))
+        return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(span_pids); i++)
+        if (!PyBytes_Check(PyTuple_GET_ITEM(span_pids, i))) {
+            PyErr_SetString(PyExc_TypeError, "span_pids must hold bytes");
+            return -1;
+        }
+    if (relations != Py_None && !PyAnySet_Check(relations)) {
+        PyErr_SetString(PyExc_TypeError, "relations must be a set or None");
+        return -1;
+    }
+    if (!PyCallable_Check(time_bounds) || width < 4) {
+        PyErr_SetString(PyExc_TypeError, "time_bounds must be callable, entity_width >= 4");
+        return -1;
+    }
+    Py_XSETREF(self->lang, Py_NewRef(lang));
+    Py_XSETREF(self->config.span_pids, Py_NewRef(span_pids));
+    Py_XSETREF(self->config.relations, Py_NewRef(relations));
+    Py_XSETREF(self->time_bounds, Py_NewRef(time_bounds));
+    Py_XSETREF(self->cache, Py_NewRef(cache));
+    Py_XSETREF(self->entities, Py_NewRef(entities));
+    Py_XSETREF(self->facts, Py_NewRef(facts));
+    self->config.lang.start = (Ptr)PyBytes_AS_STRING(lang);
+    self->config.lang.len = PyBytes_GET_SIZE(lang);
+    self->entity_width = width;
+    memset(self->counts, 0, sizeof self->counts);
+    return 0;
+}
+
+static void scanner_dealloc(Scanner *self) {
+    Py_XDECREF(self->lang);
+    Py_XDECREF(self->config.span_pids);
+    Py_XDECREF(self->config.relations);
+    Py_XDECREF(self->time_bounds);
+    Py_XDECREF(self->cache);
+    Py_XDECREF(self->entities);
+    Py_XDECREF(self->facts);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *scanner_counts(Scanner *self, void *closure) {
+    (void)closure;
+    return Py_BuildValue("(lll)", self->counts[0], self->counts[1], self->counts[2]);
+}
+
+PyDoc_STRVAR(scan_doc,
+"scan(buffer, start, stop, /)\n--\n\n"
+"Read the dump line buffer[start:stop] (blanks and its trailing comma left out).\n\n"
+"True: an item whose rows were appended to entities and facts (its skips to counts). None:\n"
+"a line the Python parser must read whole. Otherwise a line the Python side finishes, as\n"
+"(type, id, datatype, label, description, aliases, facts, no_qualifier, deprecated,\n"
+"unvalued, spans): facts a list of (pid, object id, (starts, ends, points)), each of the\n"
+"three a tuple of (snaktype, raw datavalue or b\"\") of the snaks of P580, P582 and P585;\n"
+"the counts of the item statements that are no fact; spans a dict of pid to the raw\n"
+"statement list of each span property, or None.");
+
+static PyMethodDef scanner_methods[] = {
+    {"scan", (PyCFunction)(void (*)(void))scanner_scan, METH_FASTCALL, scan_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef scanner_getset[] = {
+    {"counts", (getter)scanner_counts, NULL,
+     "(no_qualifier, deprecated, unvalued): item statements that are no fact, on the lines "
+     "whose rows the scanner appended", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(scanner_doc,
+"Scanner(lang, span_pids, relations, time_bounds, cache, entities, facts, entity_width)\n--\n\n"
+"Reads dump lines for one parse: lang, the language code as bytes; span_pids, a tuple of\n"
+"property ids as bytes whose statements go back raw; relations, a frozenset of the property\n"
+"ids (str) whose statements are read, or None for all; time_bounds, the function giving\n"
+"a fact's bound columns from its (starts, ends, points), remembered in the dict cache by\n"
+"the raw snak lists; entities and facts, the lists rows are appended to; entity_width, the\n"
+"length of an entity row.");
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "chronoprobe.kg.io._dumpscan.Scanner",
+    .tp_basicsize = sizeof(Scanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = scanner_doc,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)scanner_init,
+    .tp_dealloc = (destructor)scanner_dealloc,
+    .tp_methods = scanner_methods,
+    .tp_getset = scanner_getset,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_dumpscan",
+    .m_doc = "The compiled one-pass scanner of Wikidata dump lines (see Scanner).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__dumpscan(void) {
+    if (PyType_Ready(&ScannerType) < 0)
+        return NULL;
+    PyObject *created = PyModule_Create(&module);
+    if (created != NULL && PyModule_AddObjectRef(created, "Scanner", (PyObject *)&ScannerType) < 0)
+        Py_CLEAR(created);
+    return created;
+}
