@@ -302,7 +302,8 @@ def _decode_rate(decode, lines: list[bytes], megabytes: float) -> float:
 def reference(path: Path, relations: frozenset[str] | None) -> dict:
     """MB per CPU second of one process on lines in memory: msgspec's typed decode of only the
     fields a plain extraction reads plus that loop (310 MB/s on real entities), and
-    chronoprobe's ``parse_block`` (whole blocks, Arrow tables out), on the same lines; then
+    chronoprobe's ``parse_block`` (whole blocks, Arrow tables out, first pass), with and without
+    its compiled scanner, on the same lines; then
     whole-line decodes that build every value: ``json.loads``, and orjson where installed."""
     from chronoprobe.kg.io.compressed import line_blocks
     from chronoprobe.kg.io.wikidata_dump import parse_block
@@ -315,12 +316,19 @@ def reference(path: Path, relations: frozenset[str] | None) -> dict:
     began = time.process_time()
     facts = sum(len(_plain_facts(line, decoders)) for line in lines)
     typed = time.process_time() - began
-    began = time.process_time()
-    parsed = sum(parse_block(block, 1, relations=relations).facts.num_rows for block in blocks)
-    ours = time.process_time() - began
+    rates = {"msgspec_typed_loop": megabytes / typed}
+    for compiled in (True, False):
+        _clear_caches(_caches())
+        began = time.process_time()
+        parsed = sum(
+            parse_block(block, 1, relations=relations, compiled=compiled).facts.num_rows
+            for block in blocks
+        )
+        rates[f"parse_block{'' if compiled else '_msgspec'}"] = megabytes / (
+            time.process_time() - began
+        )
     rates = {
-        "msgspec_typed_loop": megabytes / typed,
-        "parse_block": megabytes / ours,
+        **rates,
         "json_loads": _decode_rate(json.loads, lines, megabytes),
         "facts": [facts, parsed],
     }
@@ -331,47 +339,79 @@ def reference(path: Path, relations: frozenset[str] | None) -> dict:
     return {**rates, "orjson": _decode_rate(orjson.loads, lines, megabytes)}
 
 
+def _caches() -> tuple:
+    """The times and bounds the parser remembers."""
+    from chronoprobe.kg.io import wikidata_dump
+
+    return wikidata_dump._remembered_bounds, wikidata_dump._extreme, wikidata_dump._time
+
+
+def _clear_caches(caches: tuple) -> None:
+    """Forget what the parser remembers, for a first pass."""
+    from chronoprobe.kg.io import wikidata_dump
+
+    for cache in caches:
+        cache.cache_clear()
+    wikidata_dump._SCANNED_BOUNDS.clear()
+
+
 def shares(path: Path) -> dict:
     """CPU seconds of ``parse_block`` over the first 100 MB of ``path`` in one process, whole
-    and with the facts, then every entity, replaced by nothing: a first pass, caches cleared."""
+    and with one step at a time replaced by nothing: a first pass, caches cleared, best of 5."""
     from chronoprobe.kg.io import wikidata_dump
     from chronoprobe.kg.io.compressed import line_blocks
 
     blocks = [bytes(block) for block, _ in line_blocks(path)][:24]
-    caches = (wikidata_dump._qualifier_bounds, wikidata_dump._time)
+    caches = _caches()
 
-    def best() -> float:
-        times = []
-        for _ in range(3):
-            for cache in caches:
-                cache.cache_clear()
-            began = time.process_time()
-            for block in blocks:
-                wikidata_dump.parse_block(block, 1)
-            times.append(time.process_time() - began)
-        return min(times)
+    def seconds() -> float:
+        _clear_caches(caches)
+        began = time.process_time()
+        for block in blocks:
+            wikidata_dump.parse_block(block, 1)
+        return time.process_time() - began
 
-    def nothing(*_args) -> None:
-        return None
+    class NoScan:  # finds nothing, so only the line loop and empty tables are left
+        counts = (0, 0, 0)
 
-    seconds = {"whole": best()}
-    for step in ("_add_fact", "_add_entity"):
-        kept = getattr(wikidata_dump, step)
-        setattr(wikidata_dump, step, nothing)
-        try:
-            seconds[step] = best()
-        finally:
-            setattr(wikidata_dump, step, kept)
-    facts = sum(wikidata_dump.parse_block(block, 1).facts.num_rows for block in blocks)
-    lines = sum(wikidata_dump.parse_block(block, 1).lines for block in blocks)
+        def __init__(self, *_args) -> None:
+            pass
+
+        def scan(self, *_args) -> bool:
+            return True
+
+    nothing = {
+        "whole": {},
+        "_time_bounds": {"_time_bounds": lambda _times: (None,) * 8},  # every fact unbounded
+        "_table": {"_table": lambda *_: None},
+        "Scanner": {"Scanner": NoScan},
+    }
+    best = dict.fromkeys(nothing, float("inf"))
+    for _ in range(5):  # round after round, so a slow minute of the machine hits every case
+        for case, replacements in nothing.items():
+            kept = {name: getattr(wikidata_dump, name) for name in replacements}
+            for name, replacement in replacements.items():
+                setattr(wikidata_dump, name, replacement)
+            try:
+                best[case] = min(best[case], seconds())
+            finally:
+                for name, value in kept.items():
+                    setattr(wikidata_dump, name, value)
+    seconds = best
+    parsed = [wikidata_dump.parse_block(block, 1) for block in blocks]
+    bounds, tables = (
+        seconds["whole"] - seconds["_time_bounds"],
+        seconds["whole"] - seconds["_table"],
+    )
     return {
         "megabytes": sum(map(len, blocks)) / 1e6,
-        "decode": seconds["_add_entity"],
-        "entities": seconds["_add_fact"] - seconds["_add_entity"],
-        "facts": seconds["whole"] - seconds["_add_fact"],
+        "lines": seconds["Scanner"],
+        "scan": seconds["whole"] - bounds - tables - seconds["Scanner"],
+        "bounds": bounds,
+        "tables": tables,
         "whole": seconds["whole"],
-        "fact_count": facts,
-        "line_count": lines,
+        "fact_count": sum(p.facts.num_rows for p in parsed),
+        "distinct_bounds": len(wikidata_dump._SCANNED_BOUNDS),
     }
 
 
@@ -383,16 +423,17 @@ def print_shares(result: dict) -> None:
     )
     print("| share | CPU s | per |")
     print("|---|---:|---:|")
-    print(f"| msgspec's decode of the lines, and finding the lines | {result['decode']:.3f} | |")
-    per_line = result["entities"] / result["line_count"] * 1e6
+    print(f"| finding the lines (the Python loop) | {result['lines']:.3f} | |")
     print(
-        "| entity checks, properties loop, statement classes, the item's row and span, "
-        f"tables | {result['entities']:.3f} | {per_line:.1f} µs a line |"
+        "| the compiled scan: validation, labels, statements, rows | "
+        f"{result['scan']:.3f} | {megabytes / result['scan']:.0f} MB per CPU s |"
     )
+    per_bound = result["bounds"] / result["distinct_bounds"] * 1e6
     print(
-        "| facts: values and qualifiers read, rows | "
-        f"{result['facts']:.3f} | {result['facts'] / facts * 1e6:.1f} µs a fact |"
+        f"| time bounds read in Python ({result['distinct_bounds']:,} distinct of {facts:,} "
+        f"facts; the others cached) | {result['bounds']:.3f} | {per_bound:.1f} µs each |"
     )
+    print(f"| Arrow tables from the rows | {result['tables']:.3f} | |")
     print(f"| total | {result['whole']:.3f} ({megabytes / result['whole']:.0f} MB per CPU s) | |")
 
 
@@ -473,7 +514,8 @@ def main() -> None:
         orjson = f", orjson {same['orjson']:.0f}" if "orjson" in same else " (no orjson installed)"
         print(
             f"in memory, one process, MB per CPU s: msgspec typed decode + plain loop "
-            f"{same['msgspec_typed_loop']:.0f}, chronoprobe parse_block {same['parse_block']:.0f}; "
+            f"{same['msgspec_typed_loop']:.0f}, chronoprobe parse_block {same['parse_block']:.0f} "
+            f"({same['parse_block_msgspec']:.0f} with msgspec alone, no compiled scanner); "
             f"whole-line decodes: json.loads {same['json_loads']:.0f}{orjson}"
         )
         if args.shares:

@@ -1104,6 +1104,10 @@ static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_TypeError, "scan takes buffer, start and stop");
         return NULL;
     }
+    if (self->time_bounds == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
+        return NULL;
+    }
     Py_ssize_t start = PyLong_AsSsize_t(args[1]), stop = PyLong_AsSsize_t(args[2]);
     if ((start == -1 || stop == -1) && PyErr_Occurred())
         return NULL;
@@ -1118,7 +1122,6 @@ static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t n
     Found found = {0};
     Scan s = {(Ptr)view.buf + start, (Ptr)view.buf + stop, 0};
     int result = (found.aliases = PyList_New(0)) ? entity(&s, &self->config, &found) : ERR;
-    PyBuffer_Release(&view);
     PyObject *answer = NULL;
     if (result == ODD) /* a line not understood: the Python parser reads it all */
         answer = Py_NewRef(Py_None);
@@ -1127,6 +1130,7 @@ static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t n
     else if (result == ODD) /* understood, but the Python side finishes it */
         answer = as_tuple(&found);
     clear(&found);
+    PyBuffer_Release(&view); /* only now: the candidates point into it */
     return answer;
 }
 

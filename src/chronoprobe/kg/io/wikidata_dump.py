@@ -153,7 +153,7 @@ _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
 _SPAN_BYTES = tuple(pid.encode() for pid in sorted(_SPAN_PIDS))  # the scanner returns them raw
 # The item statements that are no fact, as the compiled scanner counts them.
 _SCANNED_SKIPS = ("no time qualifier", "deprecated", "somevalue/novalue")
-_SCANNED_BOUNDS: dict[bytes, tuple | str] = {}  # the scanner's cache of _time_bounds
+_SCANNED_BOUNDS: dict[bytes, tuple | str] = {}  # the compiled scanner's cache of _time_bounds
 
 
 @lru_cache
@@ -427,19 +427,19 @@ def _qualifier_bounds(qualifiers: bytes) -> tuple | str | _BadValue:
     """A statement's start and end columns from its raw qualifiers (see ``_time_bounds``)."""
     try:
         decoded = _QUALIFIERS.decode(qualifiers)
-        return _time_bounds((_snaks(decoded.start), _snaks(decoded.end), _snaks(decoded.point)))
+        times = (_snaks(decoded.start), _snaks(decoded.end), _snaks(decoded.point))
+        return _remembered_bounds(times)
     except msgspec.ValidationError as err:
         raise _located(err, ".qualifiers") from None
 
 
-@lru_cache(maxsize=1 << 14)
 def _time_bounds(times: tuple[_Snaks, _Snaks, _Snaks]) -> tuple | str | _BadValue:
     """A statement's start and end columns from the snaks of its time qualifiers (start, end,
-    point in time), why it has no
-    bounds (a skip category), or the bad value that drops it.
+    point in time), why it has no bounds (a skip category), or the bad value that drops it.
 
-    Cached: the same dates (a term's start and end) recur all over a dump, whatever other
-    qualifiers the statements have.
+    Remembered by ``_remembered_bounds``, and by the compiled scanner in a cache of its own:
+    the same dates (a term's start and end) recur all over a dump, whatever other qualifiers
+    the statements have.
     """
     try:
         bounds = _bounds(*times)
@@ -451,6 +451,9 @@ def _time_bounds(times: tuple[_Snaks, _Snaks, _Snaks]) -> tuple | str | _BadValu
     if isinstance(bounds, str):
         return bounds
     return _bound_columns(bounds[0]) + _bound_columns(bounds[1])
+
+
+_remembered_bounds = lru_cache(maxsize=1 << 14)(_time_bounds)
 
 
 def _problem(number: int, subject: str, pid: str, err: _BadValue) -> tuple[int, str, str]:
@@ -613,7 +616,7 @@ def _add_scanned(scanned: tuple | None, number: int, relations, out: _Rows) -> b
                 end = _entity_bound(claims, ENTITY_END, True, number, out, entity_id)
             rows = out.facts
             for pid, obj, times in facts:
-                bounds = _time_bounds(times)
+                bounds = _remembered_bounds(times)
                 if type(bounds) is tuple:  # the usual case, inline
                     rows.append((entity_id, pid, obj, *bounds))
                 else:
