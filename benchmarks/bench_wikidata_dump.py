@@ -16,7 +16,7 @@ The target: >= 300 MB/s per core.
 
 ``--shares`` adds where ``parse_block``'s time goes on the first 100 MB: each step's share is
 measured by replacing that step with nothing (a profiler's own cost per call would distort a
-loop of small calls), on a first pass with cold caches, best of 3, every relation loaded.
+loop of small calls), on a first pass with cold caches, best of 5, every relation loaded.
 
 On a machine shared with other work, CPU seconds are the figures to compare, and ``--repeat``
 keeps the best of several runs of each measurement.

@@ -21,6 +21,13 @@
 #define MAX_DEPTH 64
 #define MAX_PROPERTIES 1024 /* more properties on one entity: left to the Python parser */
 
+/* The small steps every token takes, inlined where they are used (about a fifth faster). */
+#if defined(__GNUC__)
+#define STEP static inline __attribute__((always_inline))
+#else
+#define STEP static inline
+#endif
+
 #define TRY(call)                 \
     do {                          \
         int result_ = (call);     \
@@ -62,8 +69,8 @@ typedef struct { /* what one line gives */
 static int is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-static void ws(Scan *s) {
-    while (s->p < s->end && is_space(*s->p))
+STEP void ws(Scan *s) {
+    while (s->p < s->end && *s->p <= ' ' && is_space(*s->p)) /* dumps have none: one test */
         s->p++;
 }
 
@@ -177,7 +184,7 @@ static int special_at(Ptr p) {
 }
 #endif
 
-static int string(Scan *s, Str *out) {
+STEP int string(Scan *s, Str *out) {
     if (!at(s, '"'))
         return ODD;
     Ptr p = ++s->p, end = s->end;
@@ -333,7 +340,7 @@ static int enter(Scan *s, unsigned char open) {
 }
 
 /* The next member of an entered object: its key, the cursor at its value; DONE after '}'. */
-static int member(Scan *s, int *first, Str *key) {
+STEP int member(Scan *s, int *first, Str *key) {
     ws(s);
     if (s->p >= s->end)
         return ODD;
@@ -349,7 +356,7 @@ static int member(Scan *s, int *first, Str *key) {
 }
 
 /* The next element of an entered array, the cursor at it; DONE after ']'. */
-static int element(Scan *s, int *first) {
+STEP int element(Scan *s, int *first) {
     ws(s);
     if (s->p >= s->end)
         return ODD;
@@ -363,33 +370,60 @@ static int element(Scan *s, int *first) {
     return OK;
 }
 
+/* Any JSON value, validated and passed over. Containers are followed without recursion: a
+ * stack of the brackets still open. */
 static int skip(Scan *s) {
-    ws(s);
-    if (s->p >= s->end)
-        return ODD;
-    int first = 1, result, integral;
-    Str str;
-    switch (*s->p) {
-    case '"':
-        return string(s, &str);
-    case '{':
-        TRY(enter(s, '{'));
-        while ((result = member(s, &first, &str)) == OK)
-            TRY(skip(s));
-        return result == DONE ? OK : result;
-    case '[':
-        TRY(enter(s, '['));
-        while ((result = element(s, &first)) == OK)
-            TRY(skip(s));
-        return result == DONE ? OK : result;
-    case 't':
-        return literal(s, "true");
-    case 'f':
-        return literal(s, "false");
-    case 'n':
-        return literal(s, "null");
-    default:
-        return number(s, &integral);
+    unsigned char open[MAX_DEPTH];
+    int top = 0, integral;
+    Str key;
+    for (;;) {
+        ws(s); /* a value starts here */
+        if (s->p >= s->end)
+            return ODD;
+        unsigned char c = *s->p;
+        if (c == '{' || c == '[') {
+            if (s->depth + top >= MAX_DEPTH)
+                return ODD;
+            open[top++] = c, s->p++;
+            ws(s);
+            if (s->p < s->end && *s->p == (c == '{' ? '}' : ']')) {
+                s->p++, top--; /* empty */
+            } else {
+                if (c == '{') {
+                    TRY(string(s, &key));
+                    TRY(expect(s, ':'));
+                }
+                continue; /* to its first value */
+            }
+        } else if (c == '"') {
+            TRY(string(s, &key));
+        } else if (c == 't') {
+            TRY(literal(s, "true"));
+        } else if (c == 'f') {
+            TRY(literal(s, "false"));
+        } else if (c == 'n') {
+            TRY(literal(s, "null"));
+        } else {
+            TRY(number(s, &integral));
+        }
+        for (;;) { /* after a value: close containers, or on to the next value */
+            if (top == 0)
+                return OK;
+            ws(s);
+            if (s->p >= s->end)
+                return ODD;
+            c = *s->p++;
+            if (c == ',') {
+                if (open[top - 1] == '{') {
+                    TRY(string(s, &key));
+                    TRY(expect(s, ':'));
+                }
+                break;
+            }
+            if (c != (open[top - 1] == '{' ? '}' : ']'))
+                return ODD;
+            top--;
+        }
     }
 }
 
@@ -856,22 +890,31 @@ static int span_statements(Scan *s, const Str *key, Found *found) {
     return stored < 0 ? ERR : OK;
 }
 
+/* A property id as one number, to find one seen twice (ids longer than 7 bytes, which
+ * Wikidata has none of, are left to the Python parser). */
+static uint64_t pid_code(const Str *key) {
+    uint64_t code = (uint64_t)key->len << 56;
+    for (Py_ssize_t i = 0; i < key->len; i++)
+        code |= (uint64_t)key->start[i] << (8 * i);
+    return code;
+}
+
 static int claims(Scan *s, const Config *config, Found *found) {
     int first = 1, result, was_list, count = 0;
     Str key;
-    Ptr seen[MAX_PROPERTIES];
-    Py_ssize_t seen_length[MAX_PROPERTIES];
+    uint64_t seen[MAX_PROPERTIES];
     TRY(empty_list(s, &was_list));
     if (was_list)
         return OK;
     TRY(enter(s, '{'));
     while ((result = member(s, &first, &key)) == OK) {
-        if (key.escaped || count == MAX_PROPERTIES)
+        if (key.escaped || key.len > 7 || count == MAX_PROPERTIES)
             return ODD;
+        uint64_t code = pid_code(&key);
         for (int i = 0; i < count; i++)
-            if (seen_length[i] == key.len && memcmp(seen[i], key.start, key.len) == 0)
+            if (seen[i] == code)
                 return ODD; /* a property twice */
-        seen[count] = key.start, seen_length[count++] = key.len;
+        seen[count++] = code;
         if (is_span_pid(&key, config)) {
             TRY(span_statements(s, &key, found));
             continue;
