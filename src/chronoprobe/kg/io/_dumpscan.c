@@ -1142,28 +1142,10 @@ static PyObject *as_tuple(const Found *found) {
                          or_none(found->spans));
 }
 
-static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "scan takes buffer, start and stop");
-        return NULL;
-    }
-    if (self->time_bounds == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
-        return NULL;
-    }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]), stop = PyLong_AsSsize_t(args[2]);
-    if ((start == -1 || stop == -1) && PyErr_Occurred())
-        return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    if (start < 0 || stop < start || stop > view.len) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "scan: start and stop out of the buffer");
-        return NULL;
-    }
+/* One line, buffer[start:stop]: True, None or a tuple, as scan says. */
+static PyObject *scan_line(Scanner *self, Ptr start, Ptr stop) {
     Found found = {0};
-    Scan s = {(Ptr)view.buf + start, (Ptr)view.buf + stop, 0};
+    Scan s = {start, stop, 0};
     int result = (found.aliases = PyList_New(0)) ? entity(&s, &self->config, &found) : ERR;
     PyObject *answer = NULL;
     if (result == ODD) /* a line not understood: the Python parser reads it all */
@@ -1173,7 +1155,81 @@ static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t n
     else if (result == ODD) /* understood, but the Python side finishes it */
         answer = as_tuple(&found);
     clear(&found);
-    PyBuffer_Release(&view); /* only now: the candidates point into it */
+    return answer;
+}
+
+/* The buffer of a scan, once the scanner is known to be set up. */
+static int scan_arguments(Scanner *self, PyObject *buffer, Py_buffer *view) {
+    if (self->time_bounds == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
+        return -1;
+    }
+    return PyObject_GetBuffer(buffer, view, PyBUF_SIMPLE);
+}
+
+static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "scan takes buffer, start and stop");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]), stop = PyLong_AsSsize_t(args[2]);
+    if (((start == -1 || stop == -1) && PyErr_Occurred()) ||
+        scan_arguments(self, args[0], &view) < 0)
+        return NULL;
+    PyObject *answer = NULL;
+    if (start < 0 || stop < start || stop > view.len)
+        PyErr_SetString(PyExc_ValueError, "scan: start and stop out of the buffer");
+    else
+        answer = scan_line(self, (Ptr)view.buf + start, (Ptr)view.buf + stop);
+    PyBuffer_Release(&view); /* only now: the candidates pointed into it */
+    return answer;
+}
+
+/* What bytes.strip() strips. */
+static int is_blank(unsigned char c) { return is_space(c) || c == 0x0B || c == 0x0C; }
+
+static PyObject *scanner_scan_lines(Scanner *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer view;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "scan_lines takes buffer and position");
+        return NULL;
+    }
+    Py_ssize_t position = PyLong_AsSsize_t(args[1]), lines = 0;
+    if ((position == -1 && PyErr_Occurred()) || scan_arguments(self, args[0], &view) < 0)
+        return NULL;
+    Ptr base = view.buf;
+    PyObject *answer = NULL;
+    if (position < 0) {
+        PyErr_SetString(PyExc_ValueError, "scan_lines: a negative position");
+        goto done;
+    }
+    while (position < view.len) {
+        Ptr newline = memchr(base + position, '\n', view.len - position);
+        Py_ssize_t start = position, stop = newline ? newline - base : view.len;
+        position = stop + 1, lines++;
+        /* the entity: blanks and the trailing comma left out; none on a blank line, nor on
+         * the dump's "[" and "]" lines */
+        while (start < stop && is_blank(base[start]))
+            start++;
+        while (stop > start && is_blank(base[stop - 1]))
+            stop--;
+        if (stop > start && base[stop - 1] == ',')
+            stop--;
+        if (!(stop - start > 1 || (stop > start && base[start] != '[' && base[start] != ']')))
+            continue;
+        PyObject *scanned = scan_line(self, base + start, base + stop);
+        if (scanned == NULL)
+            goto done;
+        if (scanned != Py_True) {
+            answer = Py_BuildValue("(nnnnN)", position, lines, start, stop, scanned);
+            goto done;
+        }
+        Py_DECREF(scanned);
+    }
+    answer = Py_BuildValue("(nnnnO)", position, lines, (Py_ssize_t)-1, (Py_ssize_t)-1, Py_None);
+done:
+    PyBuffer_Release(&view);
     return answer;
 }
 
@@ -1241,8 +1297,18 @@ PyDoc_STRVAR(scan_doc,
 "the counts of the item statements that are no fact; spans a dict of pid to the raw\n"
 "statement list of each span property, or None.");
 
+PyDoc_STRVAR(scan_lines_doc,
+"scan_lines(buffer, position, /)\n--\n\n"
+"Scan the lines of buffer from position on, up to the first one the Python side must read\n"
+"(None or a tuple from scan), and return (position after that line, lines passed, that\n"
+"line's entity start, its stop, what scan gave). At the end of the buffer: start and stop\n"
+"are -1 and what scan gave is None. Lines are counted as bytes.split(b\"\\n\") counts them,\n"
+"an entity is a line stripped of blanks and its trailing comma, not \"[\" nor \"]\".");
+
 static PyMethodDef scanner_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))scanner_scan, METH_FASTCALL, scan_doc},
+    {"scan_lines", (PyCFunction)(void (*)(void))scanner_scan_lines, METH_FASTCALL,
+     scan_lines_doc},
     {NULL, NULL, 0, NULL},
 };
 

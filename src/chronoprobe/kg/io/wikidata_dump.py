@@ -675,35 +675,40 @@ def parse_block(
 ) -> Parsed:
     """Everything the dump lines in ``block`` yield; ``first_line`` numbers its first line.
 
-    Each line goes to the compiled scanner first, where it was built and ``compiled`` is on;
-    the lines it leaves, and all lines otherwise, to the msgspec decoder, as views into the
-    block, uncopied. Both give the same rows for every line.
+    The compiled scanner, where it was built and ``compiled`` is on, goes through the lines
+    itself, finishing most of them; the lines it leaves, and all lines otherwise, go to the
+    msgspec decoder, as views into the block, uncopied. Both give the same rows for every
+    line.
     """
     decoder = _entity_decoder(lang, relations is not None)
     out = _Rows()
-    scan = None
-    if compiled and Scanner is not None:
-        width = len(ENTITY_SCHEMA)
-        scanner = Scanner(
-            lang.encode(), _SPAN_BYTES, relations, _time_bounds, _SCANNED_BOUNDS,
-            out.entities, out.facts, width,
-        )  # fmt: skip
-        scan = scanner.scan
-    view, size = memoryview(block), len(block)
-    number, start = first_line, 0
-    while start < size:
-        stop = block.find(b"\n", start)
-        if stop < 0:
-            stop = size
-        span = _entity_span(block, start, stop)
-        if span is not None:
-            scanned = scan(block, *span) if scan is not None else None
-            if scanned is not True and not _add_scanned(scanned, number, relations, out):
+    view = memoryview(block)
+    if not compiled or Scanner is None:
+        size, number, start = len(block), first_line, 0
+        while start < size:
+            stop = block.find(b"\n", start)
+            if stop < 0:
+                stop = size
+            span = _entity_span(block, start, stop)
+            if span is not None:
                 _add_line(decoder, view[span[0] : span[1]], number, relations, out)
-        number, start = number + 1, stop + 1
-    if scan is not None:
-        _add_counts(scanner.counts, out)
-    return out.parsed(number - first_line)
+            number, start = number + 1, stop + 1
+        return out.parsed(number - first_line)
+    scanner = Scanner(
+        lang.encode(), _SPAN_BYTES, relations, _time_bounds, _SCANNED_BOUNDS,
+        out.entities, out.facts, len(ENTITY_SCHEMA),
+    )  # fmt: skip
+    position, lines = 0, 0
+    while True:  # the scanner goes on until a line it leaves to Python
+        position, passed, start, stop, scanned = scanner.scan_lines(block, position)
+        lines += passed
+        if start < 0:
+            break
+        number = first_line + lines - 1
+        if not _add_scanned(scanned, number, relations, out):
+            _add_line(decoder, view[start:stop], number, relations, out)
+    _add_counts(scanner.counts, out)
+    return out.parsed(lines)
 
 
 def _add_line(decoder, line: memoryview, number: int, relations, out: _Rows) -> None:
