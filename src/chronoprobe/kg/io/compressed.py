@@ -2,7 +2,8 @@
 
 Dumps come as ``.json``, ``.json.gz`` or ``.json.bz2``; the standard-library decompressors run
 at a fraction of the speed the parsers reach, so gzip goes through isal (igzip, decompressing
-in a thread of its own) and bzip2 through indexed_bzip2 (as many threads as cores are free, see
+in a thread of its own where other processes parse, in the caller's thread where the caller
+parses) and bzip2 through indexed_bzip2 (as many threads as cores are free, see
 :func:`decompression_threads`). Loaders that parse
 line by line take blocks of many whole lines: one block is one unit of work for a process
 pool, and splitting a block costs far less than iterating a file object line by line. Blocks
@@ -38,8 +39,14 @@ def decompression_threads(parsers: int) -> int:
 
 
 @contextmanager
-def _open(path: Path, threads: int) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
-    """The decompressed stream, and a function telling how many compressed bytes were read."""
+def _open(
+    path: Path, threads: int, gzip_thread: bool = True
+) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
+    """The decompressed stream, and a function telling how many compressed bytes were read.
+
+    ``threads``: bzip2's decompression threads. ``gzip_thread``: gzip decompresses in a thread
+    of its own (off the GIL) rather than in the caller's.
+    """
     if path.name.endswith(".bz2"):
         import indexed_bzip2
 
@@ -62,10 +69,13 @@ def _open(path: Path, threads: int) -> Iterator[tuple[BinaryIO, Callable[[], int
         if not path.name.endswith(".gz"):
             yield raw, raw.tell
             return
-        from isal import igzip_threaded
+        from isal import igzip, igzip_threaded
 
-        # One background thread decompresses while the caller parses (off the GIL).
-        with igzip_threaded.open(raw, "rb", threads=1) as stream:
+        # One background thread decompresses while the caller does other work. Where the caller
+        # parses, its own thread is cheaper: handing blocks over between threads cost more CPU
+        # than it saved time (the parser holds the GIL through a block).
+        opened = igzip_threaded.open(raw, "rb", threads=1) if gzip_thread else igzip.open(raw)
+        with opened as stream:
             yield stream, raw.tell
 
 
@@ -77,7 +87,7 @@ def open_binary(path: str | Path, threads: int = 1) -> Iterator[BinaryIO]:
 
 
 def line_blocks(
-    path: str | Path, threads: int = 1, block_size: int = BLOCK_SIZE
+    path: str | Path, threads: int = 1, block_size: int = BLOCK_SIZE, gzip_thread: bool = True
 ) -> Iterator[tuple[bytearray, int]]:
     """Blocks of whole lines of a possibly compressed file, with the compressed bytes read so far.
 
@@ -86,10 +96,11 @@ def line_blocks(
     unfinished line the previous block left over: a block is valid only until the next one is
     asked for (copy it to keep it), and nothing may still hold a view of it then. No block is
     allocated, zeroed or copied on its way out, and memory stays at one block (a few, for a
-    line longer than a block) whatever the file's size.
+    line longer than a block) whatever the file's size. ``threads`` and ``gzip_thread``: how it
+    decompresses (see ``_open``).
     """
     zeros = memoryview(bytes(block_size))  # to grow the buffer by: no pages of their own
-    with _open(Path(path), threads) as (stream, position):
+    with _open(Path(path), threads, gzip_thread) as (stream, position):
         # A byte-order mark some tools write is no part of the first line.
         block = bytearray(stream.read(len(BOM)).removeprefix(BOM))
         kept = len(block)  # bytes at the buffer's start that hold the unfinished line
