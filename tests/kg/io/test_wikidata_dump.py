@@ -250,6 +250,16 @@ def test_line_blocks_reuse_one_buffer_and_parsing_keeps_no_view_of_it(loaded, mo
     assert all(value.__traceback__ is None and value.__context__ is None for value in bad)
 
 
+def test_entities_spooled_a_few_at_a_time_give_the_same_kg(loaded, monkeypatch):
+    monkeypatch.setattr(wikidata_dump, "_SPOOL_ROWS", 3)  # several writes, one left at the end
+    monkeypatch.setattr(
+        wikidata_dump, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
+    )
+    kg, _ = load()
+    assert kg.entities.equals(loaded[0].entities)
+    assert kg.facts.equals(loaded[0].facts)
+
+
 def test_two_processes_give_the_same_kg_and_line_numbers(loaded, monkeypatch):
     # Small blocks, so that several go through the pool and line numbers cross blocks.
     small = functools.partial(compressed.line_blocks, block_size=4096)

@@ -75,6 +75,7 @@ JULIAN = "http://www.wikidata.org/entity/Q1985786"
 _ITEM_ID = re.compile(r"Q[1-9][0-9]*")
 _PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
 _MERGE_EVERY = 64  # parsed blocks of facts or relations held before they are combined
+_SPOOL_ROWS = 1 << 16  # entity rows held before they are written to the spool
 
 
 class _Snak(msgspec.Struct, gc=False):
@@ -779,19 +780,29 @@ class _Tables:
 
 
 class _EntitySpool:
-    """Entity rows on disk until the facts tell which of them to keep."""
+    """Entity rows on disk until the facts tell which of them to keep; written some blocks at a
+    time (a row group per block of a few hundred rows cost more than the rows)."""
 
     def __init__(self, stack: ExitStack) -> None:
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="chronoprobe-"))
         self.path = Path(folder) / "entities.parquet"
         self.writer = stack.enter_context(pq.ParquetWriter(self.path, ENTITY_SCHEMA))
+        self.waiting: list[pa.Table] = []
 
     def write(self, entities: pa.Table) -> None:
         if entities.num_rows:
-            self.writer.write_table(entities)
+            self.waiting.append(entities)
+        if sum(table.num_rows for table in self.waiting) >= _SPOOL_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.waiting:
+            self.writer.write_table(pa.concat_tables(self.waiting))
+        self.waiting = []
 
     def kept(self, facts: pa.Table) -> pa.Table:
         """Entities a fact refers to or with a span of their own, the last record of each id."""
+        self._flush()
         self.writer.close()
         referenced = pc.unique(
             pa.chunked_array(facts["subject"].chunks + facts["object"].chunks, pa.string())
