@@ -1,11 +1,18 @@
 """The official Wikidata JSON dump (``.json``, ``.json.gz``, ``.json.bz2``) as a temporal KG.
 
 The layout is a line ``[``, then one entity per line followed by ``,`` (the last without),
-then ``]``. Each line is decoded by msgspec, straight from a view into its block, into structs
-that hold only what the extraction reads: labels, aliases and descriptions of one language (a
-struct with a single field named after the language, so the other hundreds of languages are
-skipped unbuilt), and of each statement its main snak's type, its rank, and its value and
-qualifiers as raw bytes; references, sitelinks and every other key are skipped. Only item
+then ``]``. The lines of a block are read by a compiled scanner (``_dumpscan.c``, the
+:class:`Scanner` here, None where no C compiler built it): one pass over each line validates
+it, does the per-statement work and appends the item's rows, and Python finishes only the
+lines that need it (properties, spans of their own, statements with no usable bounds). Every
+line the scanner does not fully understand, and every line where it is not built, is read as
+below, to the same rows.
+
+Without the scanner, each line is decoded by msgspec, straight from a view into its block,
+into structs that hold only what the extraction reads: labels, aliases and descriptions of one
+language (a struct with a single field named after the language, so the other hundreds of
+languages are skipped unbuilt), and of each statement its main snak's type, its rank, and its
+value and qualifiers as raw bytes; references, sitelinks and every other key are skipped. Only item
 statements with qualifiers get their value read (one typed decode) and their qualifiers read,
 through caches keyed by their bytes (the same dates and terms recur all over a dump), so most
 statements cost Python nothing beyond a type check. What is read lazily is validated when
@@ -209,7 +216,8 @@ class _Rows:
     relations: list[tuple[str, str]] = field(default_factory=list)
     facts: list[tuple] = field(default_factory=list)
     skips: list[str] = field(default_factory=list)  # one skip category per statement skipped
-    skipped: Counter = field(default_factory=Counter)  # entities skipped, by type; counts
+    # entities skipped, by type; statements the compiled scanner counted, by skip category
+    skipped: Counter = field(default_factory=Counter)
     problems: list[tuple[int, str, str]] = field(default_factory=list)
 
     def mark(self) -> tuple[int, int, int]:
@@ -424,12 +432,13 @@ def _bound_columns(point: _Point | None) -> tuple:
     return _NO_BOUND if point is None else point[1]
 
 
+@lru_cache(maxsize=1 << 14)
 def _qualifier_bounds(qualifiers: bytes) -> tuple | str | _BadValue:
-    """A statement's start and end columns from its raw qualifiers (see ``_time_bounds``)."""
+    """A statement's start and end columns from its raw qualifiers (see ``_time_bounds``).
+    Cached for the msgspec parser, which reads qualifiers as raw bytes."""
     try:
         decoded = _QUALIFIERS.decode(qualifiers)
-        times = (_snaks(decoded.start), _snaks(decoded.end), _snaks(decoded.point))
-        return _remembered_bounds(times)
+        return _time_bounds((_snaks(decoded.start), _snaks(decoded.end), _snaks(decoded.point)))
     except msgspec.ValidationError as err:
         raise _located(err, ".qualifiers") from None
 
