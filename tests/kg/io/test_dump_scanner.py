@@ -83,31 +83,21 @@ def fixture_lines() -> list[bytes]:
 # Builders of entity JSON in the dump's layout.
 
 
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("bench_wikidata_dump", BENCHMARK)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _benchmark()  # its snak builders write the synthetic dump's lines; these lines too
+item_snak = BENCH._item
+
+
 def time_snak(pid: str, time: str, precision: int) -> dict:
-    value = {
-        "time": time,
-        "timezone": 0,
-        "before": 0,
-        "after": 0,
-        "precision": precision,
-        "calendarmodel": GREGORIAN,
-    }
-    return {
-        "snaktype": "value",
-        "property": pid,
-        "datavalue": {"value": value, "type": "time"},
-        "datatype": "time",
-    }
-
-
-def item_snak(pid: str, q: int) -> dict:
-    value = {"entity-type": "item", "numeric-id": q, "id": f"Q{q}"}
-    return {
-        "snaktype": "value",
-        "property": pid,
-        "datavalue": {"value": value, "type": "wikibase-entityid"},
-        "datatype": "wikibase-item",
-    }
+    """A time snak of ``time`` as the dump writes it, ``+YYYY-MM-DDT00:00:00Z``."""
+    return BENCH._time(pid, int(time[1:5]), int(time[6:8]), int(time[9:11]), precision)
 
 
 def statement(main: dict, qualifiers: dict | None = None, rank: str = "normal") -> dict:
@@ -434,18 +424,10 @@ def test_damaged_lines_parse_alike():
 # 6. A synthetic dump from the benchmark, in several blocks.
 
 
-def _benchmark():
-    spec = importlib.util.spec_from_file_location("bench_wikidata_dump", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory) -> bytes:
     path = tmp_path_factory.mktemp("dump") / "dump.json"
-    written = _benchmark().write_dump(path, 2, seed=7)
+    written = BENCH.write_dump(path, 2, seed=7)
     assert written["facts"] > 100
     return path.read_bytes()
 

@@ -303,16 +303,8 @@ def test_cli_convert_without_the_compiled_scanner_says_so_and_gives_the_same_kg(
     tmp_path, monkeypatch
 ):
     def convert(out: Path):
-        command = [
-            "kg",
-            "convert",
-            str(FIXTURE),
-            "-f",
-            "wikidata-json",
-            "-o",
-            str(out),
-            "--no-cache",
-        ]
+        options = ["-f", "wikidata-json", "--no-cache", "-o", str(out)]
+        command = ["kg", "convert", str(FIXTURE), *options]
         result = CliRunner().invoke(app, command)
         assert result.exit_code == 0, result.output
         return " ".join(result.output.split()), TemporalKG.load(out)

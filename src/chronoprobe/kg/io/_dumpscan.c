@@ -49,7 +49,7 @@ typedef struct { /* a string's contents, between its quotes */
 } Str;
 
 typedef struct { /* what the Python caller configures */
-    Str lang;
+    const char *lang; /* the language code (a bytes object's NUL-terminated data) */
     PyObject *span_pids; /* tuple of bytes: properties whose statements go back raw */
     PyObject *relations; /* frozenset of str, or Py_None: every relation */
 } Config;
@@ -234,6 +234,13 @@ STEP int string(Scan *s, Str *out) {
     return ODD;
 }
 
+/* A string without escapes (a value compared with known words); one with escapes is left to
+ * the Python parser. */
+static int plain_string(Scan *s, Str *out) {
+    TRY(string(s, out));
+    return out->escaped ? ODD : OK;
+}
+
 /* A validated string's contents as a Python str. */
 static PyObject *text_of(const Str *str) {
     if (!str->escaped)
@@ -339,28 +346,12 @@ static int enter(Scan *s, unsigned char open) {
     return ++s->depth > MAX_DEPTH ? ODD : OK;
 }
 
-/* The next member of an entered object: its key, the cursor at its value; DONE after '}'. */
-STEP int member(Scan *s, int *first, Str *key) {
+/* The next item of an entered object or array, the cursor at it; DONE after its ``close``. */
+STEP int next_item(Scan *s, int *first, unsigned char close) {
     ws(s);
     if (s->p >= s->end)
         return ODD;
-    if (*s->p == '}') {
-        s->p++, s->depth--;
-        return DONE;
-    }
-    if (!*first && *s->p++ != ',')
-        return ODD;
-    *first = 0;
-    TRY(string(s, key));
-    return expect(s, ':');
-}
-
-/* The next element of an entered array, the cursor at it; DONE after ']'. */
-STEP int element(Scan *s, int *first) {
-    ws(s);
-    if (s->p >= s->end)
-        return ODD;
-    if (*s->p == ']') {
+    if (*s->p == close) {
         s->p++, s->depth--;
         return DONE;
     }
@@ -369,6 +360,18 @@ STEP int element(Scan *s, int *first) {
     *first = 0;
     return OK;
 }
+
+/* The next member of an entered object: its key, the cursor at its value; DONE after '}'. */
+STEP int member(Scan *s, int *first, Str *key) {
+    int result = next_item(s, first, '}');
+    if (result != OK)
+        return result;
+    TRY(string(s, key));
+    return expect(s, ':');
+}
+
+/* The next element of an entered array, the cursor at it; DONE after ']'. */
+STEP int element(Scan *s, int *first) { return next_item(s, first, ']'); }
 
 /* Any JSON value, validated and passed over. Containers are followed without recursion: a
  * stack of the brackets still open. */
@@ -427,14 +430,6 @@ static int skip(Scan *s) {
     }
 }
 
-/* A field seen twice is left to the Python parser (which field wins is its decoder's call). */
-static int once(unsigned *seen, unsigned field) {
-    if (*seen & field)
-        return ODD;
-    *seen |= field;
-    return OK;
-}
-
 static int is_null(Scan *s) {
     if (at(s, 'n'))
         return literal(s, "null") == OK;
@@ -454,84 +449,100 @@ static int empty_list(Scan *s, int *was) {
     return OK;
 }
 
-/* {"value": "..."} (other fields skipped): the value as a str. */
-static int text_value(Scan *s, PyObject **out) {
-    int first = 1, result;
-    unsigned seen = 0;
-    Str key, value;
-    TRY(enter(s, '{'));
-    while ((result = member(s, &first, &key)) == OK) {
+typedef struct { /* a field name, and its length */
+    const char *text;
+    Py_ssize_t len;
+} Name;
+
+#define NAME(text) {text, sizeof(text) - 1}
+#define NO_MORE_NAMES {NULL, 0}
+
+/* The fields a reader knows in an object, by name, and those it has met. */
+typedef struct {
+    const Name *names; /* ended by {NULL, 0} */
+    int first;
+    unsigned seen;
+} Fields;
+
+/* The next field of an entered object that is named in ``fields``: its index in *which, the
+ * cursor at its value; DONE after '}'. Fields of other names are validated and passed over.
+ * Escaped names and a field given twice are left to the Python parser (which field wins is
+ * its decoder's call). */
+STEP int field(Scan *s, Fields *fields, int *which) {
+    Str key;
+    int result;
+    while ((result = member(s, &fields->first, &key)) == OK) {
         if (key.escaped)
             return ODD;
-        if (is_word(&key, "value")) {
-            TRY(once(&seen, 1));
-            TRY(string(s, &value));
-        } else {
+        int i = 0;
+        while (fields->names[i].text != NULL &&
+               (fields->names[i].len != key.len ||
+                memcmp(fields->names[i].text, key.start, key.len) != 0))
+            i++;
+        if (fields->names[i].text == NULL) {
             TRY(skip(s));
+            continue;
         }
+        if (fields->seen & (1u << i))
+            return ODD;
+        fields->seen |= 1u << i;
+        *which = i;
+        return OK;
     }
-    if (result != DONE || !seen)
+    return result;
+}
+
+/* {"value": "..."} (other fields skipped): the value as a str. */
+static int text_value(Scan *s, PyObject **out) {
+    static const Name names[] = {NAME("value"), NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
+    int which, result;
+    Str value;
+    TRY(enter(s, '{'));
+    while ((result = field(s, &fields, &which)) == OK)
+        TRY(string(s, &value));
+    if (result != DONE || !fields.seen)
         return result == DONE ? ODD : result;
     *out = text_of(&value);
     return *out == NULL ? ERR : OK;
 }
 
-/* A map of languages (labels, descriptions): the text of ``config->lang``, if any. */
-static int one_language(Scan *s, const Config *config, PyObject **out) {
-    int first = 1, result, was_list;
-    unsigned seen = 0;
-    Str key;
+/* A value of one language in a map of languages, read into ``out``. */
+typedef int (*LanguageReader)(Scan *s, void *out);
+
+/* A map of languages (labels, descriptions, aliases), null, or the empty list Wikibase writes
+ * for an empty map: ``read`` reads the value of ``config->lang`` where there is one. */
+static int language_map(Scan *s, const Config *config, LanguageReader read, void *out) {
+    const Name names[] = {{config->lang, (Py_ssize_t)strlen(config->lang)}, NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
+    int which, result, was_list;
     if (is_null(s))
         return OK;
     TRY(empty_list(s, &was_list));
     if (was_list)
         return OK;
     TRY(enter(s, '{'));
-    while ((result = member(s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        if (key.len == config->lang.len && memcmp(key.start, config->lang.start, key.len) == 0) {
-            TRY(once(&seen, 1));
-            if (!is_null(s))
-                TRY(text_value(s, out));
-        } else {
-            TRY(skip(s));
-        }
-    }
+    while ((result = field(s, &fields, &which)) == OK)
+        TRY(read(s, out));
     return result == DONE ? OK : result;
 }
 
-/* The aliases map: the list of ``config->lang``'s aliases (an empty list when none). */
-static int aliases(Scan *s, const Config *config, PyObject *out) {
-    int first = 1, result, was_list;
-    unsigned seen = 0;
-    Str key;
-    if (is_null(s))
-        return OK;
-    TRY(empty_list(s, &was_list));
-    if (was_list)
-        return OK;
-    TRY(enter(s, '{'));
-    while ((result = member(s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        if (key.len == config->lang.len && memcmp(key.start, config->lang.start, key.len) == 0) {
-            int item_first = 1, item;
-            TRY(once(&seen, 1));
-            TRY(enter(s, '['));
-            while ((item = element(s, &item_first)) == OK) {
-                PyObject *alias = NULL;
-                TRY(text_value(s, &alias));
-                int appended = PyList_Append(out, alias);
-                Py_DECREF(alias);
-                if (appended < 0)
-                    return ERR;
-            }
-            if (item != DONE)
-                return item;
-        } else {
-            TRY(skip(s));
-        }
+/* A label or a description: {"value": ...} as a str into *out, or null. */
+static int one_text(Scan *s, void *out) {
+    return is_null(s) ? OK : text_value(s, (PyObject **)out);
+}
+
+/* A language's aliases: a list of {"value": ...}, each appended to the list ``out``. */
+static int alias_list(Scan *s, void *out) {
+    int first = 1, result;
+    TRY(enter(s, '['));
+    while ((result = element(s, &first)) == OK) {
+        PyObject *alias = NULL;
+        TRY(text_value(s, &alias));
+        int appended = PyList_Append((PyObject *)out, alias);
+        Py_DECREF(alias);
+        if (appended < 0)
+            return ERR;
     }
     return result == DONE ? OK : result;
 }
@@ -545,76 +556,60 @@ typedef struct { /* what the Python decoder's _Statement and _Snak structs hold 
 } Statement;
 
 static int snak(Scan *s, Statement *out) {
-    int first = 1, result;
-    unsigned seen = 0;
-    Str key, value;
+    static const Name names[] = {
+        NAME("snaktype"), NAME("datatype"), NAME("datavalue"), NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
+    int which, result;
+    Str value;
     TRY(enter(s, '{'));
-    while ((result = member(s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        if (is_word(&key, "snaktype")) {
-            TRY(once(&seen, 1));
-            TRY(string(s, &value));
-            if (value.escaped)
-                return ODD;
+    while ((result = field(s, &fields, &which)) == OK) {
+        if (which == 0) { /* snaktype */
+            TRY(plain_string(s, &value));
             out->valued = is_word(&value, "value");
             out->snaktype = value;
-        } else if (is_word(&key, "datatype")) {
-            TRY(once(&seen, 2));
+        } else if (which == 1) { /* datatype */
             if (!is_null(s)) {
-                TRY(string(s, &value));
-                if (value.escaped)
-                    return ODD;
+                TRY(plain_string(s, &value));
                 out->datatype = is_word(&value, "wikibase-item") ? ITEM : OTHER;
             }
-        } else if (is_word(&key, "datavalue")) {
-            TRY(once(&seen, 4));
+        } else { /* datavalue */
             ws(s);
             out->datavalue = s->p;
             TRY(skip(s));
             out->datavalue_end = s->p;
-        } else {
-            TRY(skip(s));
         }
     }
     if (result != DONE)
         return result;
-    return seen & 1 ? OK : ODD; /* snaktype is required */
+    return fields.seen & 1 ? OK : ODD; /* snaktype is required */
 }
 
 static int statement(Scan *s, Statement *out) {
-    int first = 1, result;
-    unsigned seen = 0;
-    Str key, value;
+    static const Name names[] = {
+        NAME("mainsnak"), NAME("rank"), NAME("qualifiers"), NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
+    int which, result;
+    Str value;
     memset(out, 0, sizeof *out);
     TRY(enter(s, '{'));
-    while ((result = member(s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        if (is_word(&key, "mainsnak")) {
-            TRY(once(&seen, 1));
+    while ((result = field(s, &fields, &which)) == OK) {
+        if (which == 0) { /* mainsnak */
             TRY(snak(s, out));
-        } else if (is_word(&key, "rank")) {
-            TRY(once(&seen, 2));
-            TRY(string(s, &value));
-            if (value.escaped)
-                return ODD;
+        } else if (which == 1) { /* rank */
+            TRY(plain_string(s, &value));
             out->deprecated = is_word(&value, "deprecated");
-        } else if (is_word(&key, "qualifiers")) {
-            TRY(once(&seen, 4));
+        } else { /* qualifiers */
             ws(s);
             out->qualifiers = s->p;
             out->has_qualifiers = !is_null(s);
             if (out->has_qualifiers)
                 TRY(skip(s));
             out->qualifiers_end = s->p;
-        } else {
-            TRY(skip(s));
         }
     }
     if (result != DONE)
         return result;
-    return seen & 1 ? OK : ODD; /* mainsnak is required */
+    return fields.seen & 1 ? OK : ODD; /* mainsnak is required */
 }
 
 /* Q[1-9][0-9]* */
@@ -630,67 +625,54 @@ static int is_item_id(Ptr id, Py_ssize_t length) {
 /* An item value as the dump writes it today: {"value": {"id": "Q..", "entity-type": ..,
  * "numeric-id": ..}, "type": "wikibase-entityid"}; its id as a str. Anything else, ODD. */
 static int entity_id(Scan *s, PyObject **out) {
-    int first = 1, result, integral;
-    unsigned seen = 0;
-    Str key, id = {0};
+    static const Name names[] = {
+        NAME("id"), NAME("entity-type"), NAME("numeric-id"), NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
+    int which, result, integral;
+    Str id = {0}, type;
     TRY(enter(s, '{'));
-    while ((result = member(s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        if (is_word(&key, "id")) {
-            TRY(once(&seen, 1));
+    while ((result = field(s, &fields, &which)) == OK) {
+        if (which == 0) { /* id */
             TRY(string(s, &id));
-        } else if (is_word(&key, "entity-type")) {
-            TRY(once(&seen, 2));
+        } else if (which == 1) { /* entity-type: a str or null */
             if (!is_null(s))
-                TRY(string(s, &key));
-        } else if (is_word(&key, "numeric-id")) {
-            TRY(once(&seen, 4));
-            if (!is_null(s)) {
-                Ptr start = s->p;
-                TRY(number(s, &integral));
-                if (!integral || s->p - start > 18)
-                    return ODD;
-            }
-        } else {
-            TRY(skip(s));
+                TRY(string(s, &type));
+        } else if (!is_null(s)) { /* numeric-id: an int or null */
+            Ptr start = s->p;
+            TRY(number(s, &integral));
+            if (!integral || s->p - start > 18)
+                return ODD;
         }
     }
     if (result != DONE)
         return result;
-    if (!(seen & 1) || id.escaped || !is_item_id(id.start, id.len))
+    if (!(fields.seen & 1) || id.escaped || !is_item_id(id.start, id.len))
         return ODD;
     *out = PyUnicode_DecodeUTF8((const char *)id.start, id.len, NULL);
     return *out == NULL ? ERR : OK;
 }
 
 static int item_value(Ptr start, Ptr end, PyObject **out) {
+    static const Name names[] = {NAME("type"), NAME("value"), NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
     Scan s = {start, end, 0};
-    int first = 1, result;
-    unsigned seen = 0;
-    Str key, value;
+    int which, result;
+    Str type;
     if (start == NULL)
         return ODD; /* no datavalue */
     TRY(enter(&s, '{'));
-    while ((result = member(&s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        if (is_word(&key, "type")) {
-            TRY(once(&seen, 1));
-            TRY(string(&s, &value));
-            if (!is_word(&value, "wikibase-entityid"))
+    while ((result = field(&s, &fields, &which)) == OK) {
+        if (which == 0) { /* type */
+            TRY(string(&s, &type));
+            if (!is_word(&type, "wikibase-entityid"))
                 return ODD;
-        } else if (is_word(&key, "value")) {
-            TRY(once(&seen, 2));
-            Py_CLEAR(*out);
+        } else { /* value */
             TRY(entity_id(&s, out));
-        } else {
-            TRY(skip(&s));
         }
     }
     if (result != DONE)
         return result;
-    return seen == 3 ? OK : ODD;
+    return fields.seen == 3 ? OK : ODD;
 }
 
 static int is_span_pid(const Str *pid, const Config *config) {
@@ -717,23 +699,12 @@ static int snak_list(Scan *s) {
 /* Where the snak lists of the time qualifiers (P580 start, P582 end, P585 point in time) of
  * raw qualifiers are; the other qualifiers validated only. */
 static int qualifier_lists(Ptr start, Ptr end, Ptr lists[3][2]) {
-    static const char *const names[3] = {"P580", "P582", "P585"};
+    static const Name names[] = {NAME("P580"), NAME("P582"), NAME("P585"), NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
     Scan s = {start, end, 0};
-    int first = 1, result;
-    unsigned seen = 0;
-    Str key;
+    int which, result;
     TRY(enter(&s, '{'));
-    while ((result = member(&s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        int which = 0;
-        while (which < 3 && !is_word(&key, names[which]))
-            which++;
-        if (which == 3) {
-            TRY(skip(&s));
-            continue;
-        }
-        TRY(once(&seen, 1u << which));
+    while ((result = field(&s, &fields, &which)) == OK) {
         ws(&s);
         lists[which][0] = s.p;
         TRY(snak_list(&s));
@@ -937,51 +908,47 @@ static int claims(Scan *s, const Config *config, Found *found) {
 /* A str field of the entity (id, type): unescaped, as a Python str. */
 static int word(Scan *s, PyObject **out) {
     Str value;
-    TRY(string(s, &value));
-    if (value.escaped)
-        return ODD;
+    TRY(plain_string(s, &value));
     *out = text_of(&value);
     return *out == NULL ? ERR : OK;
 }
 
 static int entity(Scan *s, const Config *config, Found *found) {
-    int first = 1, result;
-    unsigned seen = 0;
-    Str key;
+    static const Name names[] = {NAME("id"),      NAME("type"),         NAME("datatype"),
+                                 NAME("labels"),  NAME("descriptions"), NAME("aliases"),
+                                 NAME("claims"),  NO_MORE_NAMES};
+    Fields fields = {names, 1, 0};
+    int which, result;
     TRY(enter(s, '{'));
-    while ((result = member(s, &first, &key)) == OK) {
-        if (key.escaped)
-            return ODD;
-        if (is_word(&key, "id")) {
-            TRY(once(&seen, 1));
+    while ((result = field(s, &fields, &which)) == OK) {
+        switch (which) {
+        case 0: /* id */
             TRY(word(s, &found->id));
-        } else if (is_word(&key, "type")) {
-            TRY(once(&seen, 2));
+            break;
+        case 1: /* type */
             TRY(word(s, &found->type));
-        } else if (is_word(&key, "datatype")) {
-            TRY(once(&seen, 4));
+            break;
+        case 2: /* datatype: a str or null */
             if (!is_null(s))
                 TRY(word(s, &found->datatype));
-        } else if (is_word(&key, "labels")) {
-            TRY(once(&seen, 8));
-            TRY(one_language(s, config, &found->label));
-        } else if (is_word(&key, "descriptions")) {
-            TRY(once(&seen, 16));
-            TRY(one_language(s, config, &found->description));
-        } else if (is_word(&key, "aliases")) {
-            TRY(once(&seen, 32));
-            TRY(aliases(s, config, found->aliases));
-        } else if (is_word(&key, "claims")) {
-            TRY(once(&seen, 64));
+            break;
+        case 3: /* labels */
+            TRY(language_map(s, config, one_text, &found->label));
+            break;
+        case 4: /* descriptions */
+            TRY(language_map(s, config, one_text, &found->description));
+            break;
+        case 5: /* aliases */
+            TRY(language_map(s, config, alias_list, found->aliases));
+            break;
+        default: /* claims */
             TRY(claims(s, config, found));
-        } else {
-            TRY(skip(s));
         }
     }
     if (result != DONE)
         return result;
     ws(s);
-    if (s->p != s->end || (seen & 3) != 3)
+    if (s->p != s->end || (fields.seen & 3) != 3)
         return ODD; /* something after the entity, or no id or type */
     return OK;
 }
@@ -1106,7 +1073,8 @@ static int add_rows(Scanner *self, const Found *found) {
         result = ERR;
     if (result == OK) {
         Py_ssize_t end = PyList_GET_SIZE(self->facts);
-        if (PyList_SetSlice(self->facts, end, end, rows) < 0 || PyList_Append(self->entities, row) < 0)
+        if (PyList_SetSlice(self->facts, end, end, rows) < 0 ||
+            PyList_Append(self->entities, row) < 0)
             result = ERR;
     }
     Py_XDECREF(row);
@@ -1263,8 +1231,7 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
     Py_XSETREF(self->cache, Py_NewRef(cache));
     Py_XSETREF(self->entities, Py_NewRef(entities));
     Py_XSETREF(self->facts, Py_NewRef(facts));
-    self->config.lang.start = (Ptr)PyBytes_AS_STRING(lang);
-    self->config.lang.len = PyBytes_GET_SIZE(lang);
+    self->config.lang = PyBytes_AS_STRING(lang);
     self->entity_width = width;
     memset(self->counts, 0, sizeof self->counts);
     return 0;
