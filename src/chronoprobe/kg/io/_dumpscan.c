@@ -803,9 +803,9 @@ static int candidate(const Statement *st, PyObject **pid, const Str *key, Found 
     return OK;
 }
 
-/* One property's statements. Those of an item property become fact candidates or skip counts
- * when ``wanted``; the others are only validated. */
-static int statements(Scan *s, const Str *key, int wanted, Found *found) {
+/* The statements of a property the load reads: those of an item property become fact
+ * candidates or skip counts, the others are only validated. */
+static int statements(Scan *s, const Str *key, Found *found) {
     int first = 1, result, datatype = NO_DATATYPE, index = 0;
     PyObject *pid = NULL;
     Statement st;
@@ -816,7 +816,7 @@ static int statements(Scan *s, const Str *key, int wanted, Found *found) {
             break;
         if (index++ == 0)
             datatype = st.datatype;
-        if (!wanted || datatype == OTHER)
+        if (datatype == OTHER)
             continue; /* the first statement's datatype is the property's */
         if (st.datatype == NO_DATATYPE) {
             result = ODD; /* an older dump: the value tells whether it is an item */
@@ -900,7 +900,8 @@ static int claims(Scan *s, const Config *config, Found *found) {
             if (wanted < 0)
                 return ERR;
         }
-        TRY(statements(s, &key, wanted, found));
+        /* A property the load does not read is only valid JSON to it, as to msgspec's Raw. */
+        TRY(wanted ? statements(s, &key, found) : skip(s));
     }
     return result == DONE ? OK : result;
 }
