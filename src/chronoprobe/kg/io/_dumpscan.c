@@ -1,13 +1,19 @@
-/* One line of a Wikidata JSON dump, scanned in one pass for what a temporal KG needs.
+/* The lines of a Wikidata JSON dump, scanned in one pass each for what a temporal KG needs.
  *
- * The compiled half of chronoprobe.kg.io.wikidata_dump's line parser. It validates the whole
- * line as JSON (grammar, UTF-8, escapes, nesting) and the shape of what the msgspec decoder of
- * the Python parser types (entity, labels, aliases, claims, statements, snaks), and does the
- * per-statement work there: it counts the item statements that are no fact and reads the item
- * id and raw qualifiers of those that may be. It answers None for any line it does not fully
- * understand (bad or unusual JSON, escaped keys, duplicate fields, an item value of an older
- * layout...): the Python parser then reads that line as it always did, so the two agree on
- * every line, bad ones included, and the tests compare them on the same inputs.
+ * The compiled half of chronoprobe.kg.io.wikidata_dump's parser (Scanner, used by its
+ * parse_block). Each line is validated whole: JSON grammar, UTF-8, escapes and nesting, and the
+ * shape of every field the Python parser's msgspec structs type (entity, labels, aliases,
+ * claims, statements, snaks, item values). The work of each statement is done here: the item
+ * statements that are no fact are counted, the item id and the time qualifiers of the others
+ * read, and their bounds looked up in a cache the Python side fills; an item's rows are then
+ * appended to the Python lists of the block.
+ *
+ * A line this scanner does not fully understand (bad JSON, but also escaped keys, a field
+ * given twice, an item value without its id, a snak without its datatype, nesting deeper
+ * than MAX_DEPTH) is left whole to the Python parser before anything is added, and lines that
+ * need Python's rules (properties, an item's own span, statements with no usable bounds) come
+ * back as what was read, for the Python side to finish. So both ways give the same rows for
+ * every line; the tests compare them on the same inputs.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
