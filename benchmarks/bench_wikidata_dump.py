@@ -343,7 +343,12 @@ def _caches() -> tuple:
     """The times and bounds the parser remembers."""
     from chronoprobe.kg.io import wikidata_dump
 
-    return wikidata_dump._remembered_bounds, wikidata_dump._extreme, wikidata_dump._time
+    return (
+        wikidata_dump._qualifier_bounds,
+        wikidata_dump._remembered_bounds,
+        wikidata_dump._extreme,
+        wikidata_dump._time,
+    )
 
 
 def _clear_caches(caches: tuple) -> None:
