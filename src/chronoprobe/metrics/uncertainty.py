@@ -1,0 +1,204 @@
+"""How sure a figure is: 95% intervals for shares and means, as metrics.json carries them.
+
+A figure over a few hundred rows moves by several points between samples of the same
+population, so every rate or mean comes with its ``n`` and an interval:
+
+- a share of independent yes/no outcomes (accuracy, Hits@k, P@k) gets the Wilson score
+  interval (Wilson, "Probable Inference, the Law of Succession, and Statistical Inference",
+  JASA, 1927), which stays inside [0, 1] and is sound at 0 and n successes, where the normal
+  approximation collapses to a point;
+- any other figure (MRR, F1, mean log-probability, perplexity, a difference of perplexities)
+  gets a percentile bootstrap (Efron and Tibshirani, "An Introduction to the Bootstrap", 1993):
+  resample the units with replacement, recompute the figure, and take the 2.5th and 97.5th
+  percentiles. The units are the rows, or the clusters of rows that are not independent of each
+  other (an entity's sentences, when a perplexity averages per entity first; a fact's pairs of
+  dates). A share over clustered rows is bootstrapped over the clusters too.
+
+The bootstrap is seeded, so the same rows give the same interval on every run, and vectorised:
+each resample is a row of counts (how often each unit was drawn), and a statistic is a function
+of that count matrix, computed for a block of resamples at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
+RESAMPLES = 1000
+SEED = 0
+_BLOCK_CELLS = 1 << 22  # counts held at once: resamples per block x units
+
+Statistic = Callable[[np.ndarray], np.ndarray]  # (resamples, units) counts -> (resamples,)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure, its 95% interval (None where it has none: no rows) and the rows it counts."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+    def fields(self, name: str, group_n: int | None = None) -> dict:
+        """``name``, ``name_ci95`` and, unless the group's ``n`` already says it, ``name_n``."""
+        interval = None if self.low is None else [self.low, self.high]
+        out = {name: self.value, f"{name}_ci95": interval}
+        if self.n != group_n:
+            out[f"{name}_n"] = self.n
+        return out
+
+
+def summary(n: int, estimates: dict[str, Estimate], **counts: int) -> dict:
+    """A group's figures as metrics.json holds them: ``n`` (its rows), other ``counts``, then
+    each estimate with its interval (and its own ``_n`` where it counts other units)."""
+    out: dict = {"n": n, **counts}
+    for name, estimate in estimates.items():
+        out.update(estimate.fields(name, n))
+    return out
+
+
+EMPTY = Estimate(None, None, None, 0)
+
+
+def wilson_interval(successes: int, n: int) -> tuple[float, float] | None:
+    """The 95% Wilson score interval of ``successes`` out of ``n`` (None when n is 0)."""
+    if n <= 0:
+        return None
+    if not 0 <= successes <= n:
+        raise ValueError(f"{successes} successes out of {n}")
+    p, z2 = successes / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # at 0 or n successes one end is exactly the bound; keep it so despite rounding
+    return (0.0 if successes == 0 else centre - half, 1.0 if successes == n else centre + half)
+
+
+def resample_counts(
+    units: int, resamples: int = RESAMPLES, seed: int = SEED
+) -> list[np.ndarray]:
+    """Bootstrap resamples of ``units`` units as blocks of counts, (block, units) each: how
+    often each unit was drawn in each resample (every row sums to ``units``)."""
+    rng = np.random.default_rng(seed)
+    per_block = max(1, _BLOCK_CELLS // max(units, 1))
+    blocks = []
+    for start in range(0, resamples, per_block):
+        size = min(per_block, resamples - start)
+        drawn = rng.integers(0, units, size=(size, units))
+        offsets = (np.arange(size) * units)[:, None]
+        counts = np.bincount((drawn + offsets).ravel(), minlength=size * units)
+        blocks.append(counts.reshape(size, units).astype(np.float64))
+    return blocks
+
+
+def bootstrap_interval(
+    statistic: Statistic, units: int, *, resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[float, float] | None:
+    """The percentile bootstrap's 95% interval of ``statistic`` over ``units`` units (None
+    with no units). ``statistic(counts)`` takes a (resamples, units) count matrix and returns
+    the figure of each resample; resamples where it is undefined (NaN) are left out."""
+    if units <= 0:
+        return None
+    values = np.concatenate([statistic(c) for c in resample_counts(units, resamples, seed)])
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def weighted_mean(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each resample's mean of per-unit ``values``."""
+    return counts @ values / counts.sum(axis=1)
+
+
+def cluster_sums(
+    values: Sequence[float], clusters: Sequence[Hashable]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(sum of values, number of rows) per cluster, clusters in order of first appearance."""
+    index: dict[Hashable, int] = {}
+    ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.int64, len(clusters))
+    x = np.asarray(values, dtype=np.float64)
+    return np.bincount(ids, x, len(index)), np.bincount(ids, minlength=len(index)).astype(float)
+
+
+def mean(
+    values: Sequence[float],
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """The mean of ``values`` with its bootstrap interval, resampling rows, or whole
+    ``clusters`` (one label per value) when rows of a cluster are not independent."""
+    n = len(values)
+    if n == 0:
+        return EMPTY
+    if clusters is None:
+        x = np.asarray(values, dtype=np.float64)
+        interval = bootstrap_interval(
+            lambda c: weighted_mean(c, x), n, resamples=resamples, seed=seed
+        )
+    else:
+        if len(clusters) != n:
+            raise ValueError(f"{len(clusters)} cluster labels for {n} values")
+        sums, sizes = cluster_sums(values, clusters)
+        interval = bootstrap_interval(
+            lambda c: (c @ sums) / (c @ sizes), len(sums), resamples=resamples, seed=seed
+        )
+    value = float(np.mean(np.asarray(values, dtype=np.float64)))
+    return Estimate(value, *_ends(interval), n)
+
+
+def proportion(
+    outcomes: Sequence[bool],
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """The share of true ``outcomes``: Wilson's interval for independent outcomes, the
+    bootstrap over ``clusters`` when outcomes come in dependent groups."""
+    if clusters is not None:
+        return mean([float(o) for o in outcomes], clusters, resamples=resamples, seed=seed)
+    n = len(outcomes)
+    if n == 0:
+        return EMPTY
+    k = sum(bool(o) for o in outcomes)
+    low, high = wilson_interval(k, n)  # type: ignore[misc]
+    return Estimate(k / n, low, high, n)
+
+
+def estimate(
+    value: float | None,
+    statistic: Statistic,
+    units: int,
+    n: int,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """Any figure with its bootstrap interval: ``statistic`` recomputes it from unit counts
+    (see :func:`bootstrap_interval`); ``n`` is the rows it counts."""
+    if value is None or units == 0:
+        return Estimate(value, None, None, n)
+    interval = bootstrap_interval(statistic, units, resamples=resamples, seed=seed)
+    return Estimate(value, *_ends(interval), n)
+
+
+def _ends(interval: tuple[float, float] | None) -> tuple:
+    return (None, None) if interval is None else interval
+
+
+def spread(values: Sequence[float | None]) -> dict | None:
+    """Mean and sample standard deviation of one figure over repeated runs (seeds), with how
+    many runs gave it; None when none did. One run has sd None: no spread to tell."""
+    present = [float(v) for v in values if v is not None]
+    if not present:
+        return None
+    sd = float(np.std(present, ddof=1)) if len(present) > 1 else None
+    return {"mean": float(np.mean(present)), "sd": sd, "runs": len(present)}
