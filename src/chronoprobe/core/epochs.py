@@ -18,18 +18,19 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+from chronoprobe.core.progress import live_progress
+
 REFRESH_S = 1.0  # the least time between two readings of the running loss
 
 
 def epoch_progress(unit: str) -> Progress:
     """A transient bar on stderr for a trainer run outside a run (a run brings its own)."""
-    return Progress(
+    return live_progress(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn(f"{{task.completed:,}}/{{task.total:,}} {unit}"),
         TimeRemainingColumn(),
         console=Console(stderr=True),
-        transient=True,
     )
 
 

@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.core.progress import live_progress
 from chronoprobe.runs.cache import (
     STEP_RECORD,
     StepCache,
@@ -80,13 +81,12 @@ def _say(log: logging.Logger, markup: str) -> None:
 
 def step_progress(console: Console) -> Progress:
     """The bars of a run's (or a command's) steps: what each step reports, done of total."""
-    return Progress(
+    return live_progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         console=console,
-        transient=True,
     )
 
 
