@@ -47,12 +47,19 @@ def test_breakdown_groups_as_the_paper():
     assert metrics["hits@1"] == pytest.approx(3 / 6)
     assert metrics["hits@10"] == pytest.approx(5 / 6)
     assert metrics["mrr"] == pytest.approx((1 + 1 / 3 + 1 + 1 / 20 + 1 / 2 + 1) / 6)
-    assert metrics["simple"] == pytest.approx(
-        {"questions": 2, "hits@1": 0.5, "hits@10": 1.0, "mrr": (1 + 1 / 3) / 2}
+    simple = {k: metrics["simple"][k] for k in ("questions", "n", "hits@1", "hits@10", "mrr")}
+    assert simple == pytest.approx(
+        {"questions": 2, "n": 2, "hits@1": 0.5, "hits@10": 1.0, "mrr": (1 + 1 / 3) / 2}
     )
+    # 95% intervals: Wilson for Hits@k (1 of 2, 2 of 2), the bootstrap for MRR
+    assert metrics["simple"]["hits@1_ci95"] == pytest.approx([0.09453, 0.90547], abs=5e-5)
+    assert metrics["simple"]["hits@10_ci95"] == pytest.approx([0.34238, 1.0], abs=5e-5)
+    assert metrics["simple"]["mrr_ci95"] == [1 / 3, 1.0]  # resamples of {1/3, 1}
+    assert "hits@1_n" not in metrics["simple"]  # the group's n is theirs
     assert metrics["complex"]["hits@1"] == pytest.approx(2 / 4)
     assert metrics["types"]["first_last"]["hits@10"] == pytest.approx(0.5)
-    assert metrics["answer_types"]["time"] == pytest.approx(
+    time = metrics["answer_types"]["time"]
+    assert {k: time[k] for k in ("questions", "hits@1", "hits@10", "mrr")} == pytest.approx(
         {"questions": 2, "hits@1": 0.0, "hits@10": 0.5, "mrr": (1 / 3 + 1 / 20) / 2}
     )
     assert metrics["answer_types"]["entity"]["hits@1"] == pytest.approx(3 / 4)
@@ -61,7 +68,12 @@ def test_breakdown_groups_as_the_paper():
 def test_breakdown_leaves_out_types_without_questions():
     metrics = breakdown(np.array([1]), ["simple_entity"], ["entity"])
     assert list(metrics["types"]) == ["simple_entity"]
-    assert metrics["complex"] == {"questions": 0, "hits@1": 0.0, "hits@10": 0.0, "mrr": 0.0}
+    assert metrics["complex"] == {
+        "questions": 0,
+        "n": 0,
+        **{k: 0.0 for k in ("mrr", "hits@1", "hits@10")},
+        **{f"{k}_ci95": None for k in ("mrr", "hits@1", "hits@10")},
+    }
 
 
 class Lookup:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from chronoprobe.metrics.ranking import filtered_ranks
@@ -23,6 +24,9 @@ def test_filtered_ranks_by_hand():
     metrics = rank_metrics(ranks)
     assert metrics["mrr"] == (0.5 + 0.5 + 1) / 3
     assert (metrics["hits@1"], metrics["hits@3"]) == (1 / 3, 1.0)
+    assert metrics["hits@1_n"] == 3
+    assert metrics["hits@1_ci95"] == pytest.approx([0.06149, 0.79230], abs=5e-5)  # Wilson 1/3
+    assert metrics["hits@3_ci95"] == pytest.approx([0.43849, 1.0], abs=5e-5)  # Wilson 3/3
 
 
 def test_known_answers_lookup_returns_every_answer_of_every_query():
@@ -84,6 +88,19 @@ def test_batched_filtered_ranking_equals_a_per_query_loop(tiny_kg):
     metrics = evaluate(model, test, data.known, n_relations, batch_size=2)
     assert metrics["queries"] == 2 * len(test)
     assert metrics["time_accuracy"] == float(np.mean(np.array(years.tolist()) == 1))
+    # every figure carries its n and a 95% interval around it
+    assert metrics["n"] == 2 * len(test) and metrics["time_accuracy_n"] == len(test)
+    assert metrics["object_mrr_n"] == metrics["subject_mrr_n"] == len(test)
+    for name in ("mrr", "hits@1", "hits@10", "object_mrr", "time_accuracy", "time_mrr"):
+        low, high = metrics[f"{name}_ci95"]
+        assert 0.0 <= low <= metrics[name] <= high <= 1.0, name
+    # the two queries of a fact are resampled together: clustered MRR interval by hand
+    from chronoprobe.metrics.uncertainty import mean
+
+    reciprocal = 1.0 / np.array(got.tolist(), dtype=float)
+    facts = np.tile(np.arange(len(test)), 2)
+    clustered = mean(reciprocal, facts)
+    assert metrics["mrr_ci95"] == [clustered.low, clustered.high]
 
 
 @torch.no_grad()

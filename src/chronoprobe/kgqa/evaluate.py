@@ -27,8 +27,10 @@ HITS_AT = (1, 10)
 TOP = 10  # predictions kept per question in the predictions table
 
 
-def _group(ranks: np.ndarray) -> dict[str, float | int]:
-    return {"questions": len(ranks), **rank_summary(ranks, HITS_AT)}
+def _group(ranks: np.ndarray) -> dict:
+    """A group's MRR and Hits@k with 95% intervals; ``n`` (= ``questions``) is what they count."""
+    n = len(ranks)
+    return {"questions": n, "n": n, **rank_summary(ranks, HITS_AT, group_n=n)}
 
 
 def breakdown(ranks: np.ndarray, types: Sequence[str], answer_types: Sequence[str]) -> dict:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from chronoprobe.metrics.uncertainty import with_interval
+
 
 def metrics_table(metrics: dict, title: str):
     """The paper's Tables 5-6 layout: one row per question group, Hits@1 and Hits@10, then the
@@ -18,9 +20,11 @@ def metrics_table(metrics: dict, title: str):
             ". Oracle relation (TKG ceiling): the TKG's tables with the true relation in the "
             "question's place, ranking the candidates of the answer type"
         )
+    caption += "; in brackets, Hits@1's 95% interval (Wilson)"
     table = Table(title=title, caption=caption)
     for column in ("questions", "n", "Hits@1", "Hits@10", "MRR"):
-        table.add_column(column, justify="left" if column == "questions" else "right")
+        left = column == "questions"
+        table.add_column(column, justify="left" if left else "right", no_wrap=left)
     groups = [("overall", metrics), ("simple", metrics["simple"]), ("complex", metrics["complex"])]
     groups += [(f"  {t}", m) for t, m in metrics.get("types", {}).items()]
     groups += [(f"{a} answers", m) for a, m in metrics.get("answer_types", {}).items()]
@@ -29,7 +33,7 @@ def metrics_table(metrics: dict, title: str):
         table.add_row(
             name,
             f"{m['questions']:,}",
-            f"{m['hits@1']:.3f}",
+            with_interval(m, "hits@1"),
             f"{m['hits@10']:.3f}",
             f"{m['mrr']:.3f}",
         )

@@ -76,10 +76,27 @@ def gold_ranks(scores, gold):
     return torch.where(gold.any(1), 1 + above, torch.iinfo(torch.long).max)
 
 
-def rank_summary(ranks, ks: Sequence[int], prefix: str = "") -> dict[str, float]:
-    """MRR and Hits@k of 1-based ranks (a numpy array or a tensor); 0.0 over no ranks."""
+def rank_summary(
+    ranks,
+    ks: Sequence[int],
+    prefix: str = "",
+    *,
+    clusters: Sequence | None = None,
+    group_n: int | None = None,
+) -> dict[str, float | list | None]:
+    """MRR and Hits@k of 1-based ranks (a numpy array or a tensor), each with its 95% interval
+    (:mod:`chronoprobe.metrics.uncertainty`: Wilson for Hits@k, the bootstrap for MRR; both
+    bootstrapped over ``clusters`` when ranks come in dependent groups, e.g. the two directions
+    of one fact) and, unless ``group_n`` says it, its ``_n``. 0.0 over no ranks."""
+    from chronoprobe.metrics.uncertainty import mean, proportion
+
     r = np.asarray(ranks.cpu() if hasattr(ranks, "cpu") else ranks, dtype=np.float64)
-    out = {f"{prefix}mrr": float((1.0 / r).mean()) if len(r) else 0.0}
+    estimates = {f"{prefix}mrr": mean(1.0 / r, clusters)}
     for k in ks:
-        out[f"{prefix}hits@{k}"] = float((r <= k).mean()) if len(r) else 0.0
+        estimates[f"{prefix}hits@{k}"] = proportion(r <= k, clusters)
+    out: dict[str, float | list | None] = {}
+    for name, estimate in estimates.items():
+        out.update(estimate.fields(name, group_n))
+        if out[name] is None:
+            out[name] = 0.0
     return out

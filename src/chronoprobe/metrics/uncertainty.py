@@ -78,9 +78,7 @@ def wilson_interval(successes: int, n: int) -> tuple[float, float] | None:
     return (0.0 if successes == 0 else centre - half, 1.0 if successes == n else centre + half)
 
 
-def resample_counts(
-    units: int, resamples: int = RESAMPLES, seed: int = SEED
-) -> list[np.ndarray]:
+def resample_counts(units: int, resamples: int = RESAMPLES, seed: int = SEED) -> list[np.ndarray]:
     """Bootstrap resamples of ``units`` units as blocks of counts, (block, units) each: how
     often each unit was drawn in each resample (every row sums to ``units``)."""
     rng = np.random.default_rng(seed)
@@ -168,7 +166,7 @@ def proportion(
     n = len(outcomes)
     if n == 0:
         return EMPTY
-    k = sum(bool(o) for o in outcomes)
+    k = int(np.count_nonzero(np.asarray(outcomes, dtype=bool)))
     low, high = wilson_interval(k, n)  # type: ignore[misc]
     return Estimate(k / n, low, high, n)
 
@@ -202,3 +200,15 @@ def spread(values: Sequence[float | None]) -> dict | None:
         return None
     sd = float(np.std(present, ddof=1)) if len(present) > 1 else None
     return {"mean": float(np.mean(present)), "sd": sd, "runs": len(present)}
+
+
+def with_interval(group: dict, name: str, digits: int = 3) -> str:
+    """``group[name]`` as a table shows it: the figure and its 95% interval,
+    "0.433 [0.401, 0.465]" (the figure alone where it has none; "-" where it is missing)."""
+    value = group.get(name)
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return "-"
+    interval = group.get(f"{name}_ci95")
+    if not interval or None in interval:
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"

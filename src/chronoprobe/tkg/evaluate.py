@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from chronoprobe.metrics.ranking import filtered_ranks, rank_summary
+from chronoprobe.metrics.uncertainty import mean, proportion
 from chronoprobe.tkg.data import TKGData, with_reciprocals
 from chronoprobe.tkg.models import TKGModel
 
@@ -39,8 +40,10 @@ class KnownAnswers:
         return rows, self.answers[flat]
 
 
-def rank_metrics(ranks: Tensor, prefix: str = "") -> dict[str, float]:
-    return rank_summary(ranks, HITS_AT, prefix)
+def rank_metrics(
+    ranks: Tensor, prefix: str = "", clusters=None, group_n: int | None = None
+) -> dict[str, float]:
+    return rank_summary(ranks, HITS_AT, prefix, clusters=clusters, group_n=group_n)
 
 
 def _keys(a: Tensor, b: Tensor, c: Tensor, sizes: tuple[int, int]) -> Tensor:
@@ -126,19 +129,24 @@ def evaluate(
     device: torch.device | str = "cpu",
 ) -> dict[str, float]:
     """Filtered MRR and Hits@1/3/10 (both directions), and for temporal models the time
-    accuracy (gold year ranked first) and time MRR."""
+    accuracy (gold year ranked first) and time MRR; each with its ``_n`` (or the ``n`` of
+    queries) and 95% interval ``_ci95``."""
     was_training = model.training
     model.eval()
     ranks = entity_ranks(model, test, known, n_relations, batch_size, device)
     half = len(test)
-    metrics = {"queries": len(ranks), **rank_metrics(ranks)}
-    metrics["object_mrr"] = rank_metrics(ranks[:half])["mrr"]
-    metrics["subject_mrr"] = rank_metrics(ranks[half:])["mrr"]
+    # a fact's two queries share its entities: intervals resample whole facts
+    facts = np.tile(np.arange(half), 2)
+    metrics = {"queries": len(ranks), "n": len(ranks)}
+    metrics |= rank_metrics(ranks, clusters=facts, group_n=len(ranks))
+    reciprocal = 1.0 / ranks.double().numpy()
+    metrics |= mean(reciprocal[:half]).fields("object_mrr")
+    metrics |= mean(reciprocal[half:]).fields("subject_mrr")
     if model.has_time:
-        years = time_ranks(model, test, known, batch_size, device)
-        time = rank_metrics(years, "time_")
-        metrics |= {"time_accuracy": time["time_hits@1"], "time_mrr": time["time_mrr"]}
-        metrics["time_hits@10"] = time["time_hits@10"]
+        years = time_ranks(model, test, known, batch_size, device).numpy()
+        metrics |= proportion(years == 1).fields("time_accuracy")
+        metrics |= mean(1.0 / years).fields("time_mrr")
+        metrics |= proportion(years <= 10).fields("time_hits@10")
     model.train(was_training)
     return metrics
 

@@ -83,12 +83,18 @@ class TKGTrainParams(Params):
 def _metrics_table(metrics: dict, title: str):
     from rich.table import Table
 
+    from chronoprobe.metrics.uncertainty import with_interval
+
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    table.caption = "in brackets, 95% intervals"
     for key, value in metrics.items():
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            table.add_row(key, f"{value:,}" if isinstance(value, int) else f"{value:.4f}")
+        if key.endswith("_n") or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        table.add_row(
+            key, f"{value:,}" if isinstance(value, int) else with_interval(metrics, key, 4)
+        )
     return table
 
 
