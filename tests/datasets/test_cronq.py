@@ -1,9 +1,6 @@
-"""CronQuestions generation on a hand-worked presidency timeline, splits, and safe pickles."""
+"""CronQuestions generation on a hand-worked presidency timeline, and its splits."""
 
 from __future__ import annotations
-
-import os
-import pickle
 
 import pytest
 
@@ -11,11 +8,9 @@ from chronoprobe.datasets.cronq import (
     generate_questions,
     load_cronq_templates,
     question_statistics,
-    read_released_questions,
     split_questions,
 )
 from chronoprobe.kg import Entity, Fact, TemporalKG
-from chronoprobe.kg.io.safe_pickle import safe_loads
 from chronoprobe.time import TimePoint
 
 PRES, VP = "Q11696", "Q11699"
@@ -189,98 +184,3 @@ def test_splits_share_no_entity_except_events(questions):
     assert total == len(questions)
     train_text = {s for r in splits["train"] for s in (r["question"], *r["paraphrases"])}
     assert not any(r["question"] in train_text for r in splits["test"])
-
-
-class Exploit:
-    def __reduce__(self):
-        return (os.system, ("echo pwned",))
-
-
-def released(**fields) -> dict:
-    """A question as the released pickles hold it: Python sets, integer years and ids."""
-    base = {
-        "question": "Who was the President of USA before Barack Obama",
-        "answers": {BUSH},
-        "answer_type": "entity",
-        "template": "Who was the {tail} before {head}",
-        "entities": {PRES, OBAMA},
-        "times": set(),
-        "relations": {"P39"},
-        "type": "before_after",
-        "annotation": {"head": OBAMA, "tail": PRES, "type": "before"},
-        "uniq_id": 7,
-        "paraphrases": [],
-    }
-    return {**base, **fields}
-
-
-def test_restricted_unpickler_refuses_code_and_loads_data(tmp_path):
-    with pytest.raises(pickle.UnpicklingError, match=r"refused to load posix\.system"):
-        safe_loads(pickle.dumps(Exploit()))
-    for protocol in (2, 4, 5):
-        path = tmp_path / f"test{protocol}.pickle"
-        path.write_bytes(pickle.dumps([released()], protocol=protocol))
-        (row,) = read_released_questions(path)
-        assert row["answers"] == [BUSH] and set(row["entities"]) == {PRES, OBAMA}
-        assert row["id"] == "7" and row["type"] == "before_after"
-    evil = tmp_path / "evil.pickle"
-    evil.write_bytes(pickle.dumps([Exploit()]))
-    with pytest.raises(ValueError, match=r"evil\.pickle: refused to load"):
-        read_released_questions(evil)
-
-
-def test_released_rows_give_head_and_tail_as_annotated(tmp_path):
-    """Sorting the entity set as strings would put PRES (Q11696) before OBAMA (Q76) and
-    BIDEN (Q6279) before CHENEY (Q48259): the tail as head. The annotation decides."""
-    rows = [
-        released(),
-        released(
-            question="When did Q48259 play their last game",
-            template="When did {head} play their {adj} game",
-            answers={2009},
-            answer_type="time",
-            entities={CHENEY},
-            type="first_last",
-            annotation={"head": CHENEY, "adj": "last"},
-            uniq_id=8,
-        ),
-        released(
-            question="Who was the Q11699 when Q6279 held the position of Q11696",
-            entities={BIDEN, VP, PRES},
-            type="time_join",
-            annotation={"head": BIDEN, "tail": VP},
-            uniq_id=9,
-        ),
-        released(
-            question="Who was the Q11696 in 2010",
-            template="Who was the {tail} in {time}",
-            entities={PRES},
-            times={2010},
-            type="simple_entity",
-            annotation={"tail": PRES, "time": 2010},
-            uniq_id=10,
-        ),
-        # No annotation: entities in the order the question names them.
-        released(
-            question="Who was Q48259's predecessor as Q11699",
-            entities={VP, CHENEY},
-            annotation=None,
-            uniq_id=11,
-        ),
-    ]
-    path = tmp_path / "valid.pickle"
-    path.write_bytes(pickle.dumps(rows))
-    got = read_released_questions(path)
-    assert [r["entities"] for r in got] == [
-        [OBAMA, PRES],
-        [CHENEY],
-        [BIDEN, VP, PRES],
-        [PRES],
-        [CHENEY, VP],
-    ]
-    assert [r["direction"] for r in got] == ["before", "last", None, None, None]
-    assert [r["uniq_id"] for r in got] == [7, 8, 9, 10, 11]
-    assert [r["id"] for r in got] == ["7", "8", "9", "10", "11"]
-    assert got[1]["answers"] == [2009] and got[3]["times"] == [2010]
-    assert got[3]["annotation"] == {"tail": PRES, "time": 2010}
-    assert got[0]["template"] == "Who was the {tail} before {head}"

@@ -204,6 +204,14 @@ class CronQImportParams(ImportParams):
         None,
         description="Split of every question (default: the file name's, e.g. test.pickle is test).",
     )
+    entity_order: Literal["question", "annotation"] = Field(
+        "question",
+        description="How each question's entities are ordered; the QA models read the first as "
+        "its head and the second as its tail. question: by where the released question names "
+        "their ids, as CronKGQA's code orders them. annotation: head, then tail, as the "
+        "annotation names them; the paper withholds the annotation from test questions, so "
+        "this gives the models what it does not (a departure, for comparison).",
+    )
 
 
 @variant(IMPORTERS, "cronquestions", CronQImportParams)
@@ -214,10 +222,14 @@ def import_cronquestions(
     same rows as JSON, as `kgqa train` and `kgqa eval` read them.
 
     Pickles go through a restricted unpickler: no code runs, and depth, size and time are
-    bounded. Head and tail come from each question's annotation, before/after and first/last
-    from it too; sets become sorted lists, years stay integers. The split is --split or the
-    file name's. Writes questions.jsonl, train/valid/test.jsonl and stats.json, as `build cronq`
-    does.
+    bounded. A row's question is the released paraphrases[0] (the released question, which
+    names Wikidata ids, is kept as question_ids), its id SPLIT-UNIQ_ID; the template's {type}
+    and {adj} slots are filled from the annotation (before/after, first/last), and direction
+    is that word. Sets become sorted lists, years stay integers. A question with a value of
+    the wrong kind (text that is no text, a year that is no integer, a uniq_id given twice in a
+    split...) is reported as FILE:LINE (FILE: question:INDEX in a pickle) and its reason. The
+    split is --split or the file name's. Writes questions.jsonl, train/valid/test.jsonl and
+    stats.json, as `build cronq` does.
 
     Example: chronoprobe import cronquestions data/wikidata_big/questions -o cronq/
     """
@@ -225,15 +237,17 @@ def import_cronquestions(
     from chronoprobe.datasets.writers import write_cronq_rows
 
     problems = _problems(params)
-    splits = read_question_files(params.paths, problems, params.split)
+    splits = read_question_files(params.paths, problems, params.split, params.entity_order)
     rows = [row for name in ("train", "valid", "test") for row in splits.get(name, [])]
     if not rows:
         raise _nothing(params, problems, "questions")
-    stats = write_cronq_rows(ctx.out_dir, rows, splits, {"dropped_by_split": 0})
+    extra = {"dropped_by_split": 0, "entity_order": params.entity_order}
+    stats = write_cronq_rows(ctx.out_dir, rows, splits, extra)
     headline = {
         "questions": stats["all"]["questions"],
         **{f"{name}_questions": stats[name]["questions"] for name in ("train", "test")},
         "types": stats["all"]["types"],
+        "entity_order": params.entity_order,
     }
     _finish(ctx, params, problems, "cronq", headline)
 

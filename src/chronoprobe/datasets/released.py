@@ -69,7 +69,9 @@ def converted(
 ) -> Iterator[tuple[str, dict, Any]]:
     """(where, record, ``convert(record)``) of each record of ``path`` (read by ``items``)
     that has the fields of ``fmt`` and converts; a record that lacks fields or fails to convert
-    (ValueError, TypeError) is a problem of its location (told to ``problem``) instead."""
+    (ValueError, TypeError) is a problem of its location (told to ``problem``, counted under
+    the error's ``kind`` where it has one, as :class:`~chronoprobe.kg.io.checks.Invalid` does)
+    instead."""
     for where, record in items(path, problems):
         missing = check_fields(record, fmt, where)
         if missing:
@@ -78,7 +80,7 @@ def converted(
         try:
             value = convert(record)  # type: ignore[arg-type]
         except (ValueError, TypeError) as err:
-            problem(problems, where, str(err))
+            problem(problems, where, str(err), getattr(err, "kind", None))
             continue
         yield where, record, value  # type: ignore[misc]
 

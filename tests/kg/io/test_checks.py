@@ -65,10 +65,11 @@ def test_years_a_kg_cannot_hold(year, message):
         ("Q76\t", False),
         ("\ufeffQ76", False),
         ("Q7\x006", False),
+        ("Q76\n", False),  # re's $ alone would let a last newline through
     ],
 )
 def test_ids_are_the_same_to_python_and_to_arrow(value, good):
-    assert bool(re.match(ID_PATTERN, value, re.ASCII)) is good
+    assert bool(re.fullmatch(ID_PATTERN, value, re.ASCII)) is good
     assert pc.match_substring_regex(pa.array([value]), ID_PATTERN)[0].as_py() is good
     if good:
         assert check_id(value, "id") == value

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from chronoprobe.datasets.cronq import read_released_questions
+from chronoprobe.datasets.cronq_release import read_released_questions
 from chronoprobe.kg.io.safe_pickle import Limits, safe_load, safe_loads
 
 

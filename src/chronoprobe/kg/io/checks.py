@@ -69,7 +69,7 @@ def check_id(value: object, name: str) -> str:
     """``value`` if it is an id; :class:`Invalid` (kind "bad id") saying why not."""
     if not isinstance(value, str):
         raise Invalid(f"{name} must be a string id, not {json_type(value)}", "bad id")
-    if not _ID.match(value):  # empty, or with a space or a control character
+    if not _ID.fullmatch(value):  # empty, or with a space or a control character (even last)
         raise Invalid(f"{name} is not an id: {value!r}", "bad id")
     return value
 
