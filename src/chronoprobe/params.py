@@ -6,8 +6,9 @@ builds its options from. Two markers, used inside ``Annotated``, carry what neit
 - ``Choice(registry)``: the value names an entry of a registry (a view, a TKG model...); it is
   validated against the registry's names, with the nearest one suggested, and the command line
   offers the names as choices;
-- ``Cli(argument=True)`` / ``Cli(short="-m")`` / ``Cli(commas=True)``: a positional argument,
-  a short option name, a list option that also splits its values at commas.
+- ``Cli(argument=True)`` / ``Cli(short="-m")`` / ``Cli(commas=False)``: a positional argument,
+  a short option name, a list option whose values may hold commas (every other list option of
+  names, ids or numbers takes ``--relations P39,P54`` as well as the option repeated).
 
 Field ``description``s are the options' help texts; defaults are the options' defaults.
 """
@@ -26,7 +27,7 @@ from chronoprobe.registry import Registry, nearest
 class Cli:
     argument: bool = False  # a positional argument instead of an option
     short: str | None = None  # e.g. "-m"
-    commas: bool = False  # a list option also takes comma-separated values (--relations P39,P54)
+    commas: bool = True  # a list option of names also splits at commas (--relations P39,P54)
 
 
 @dataclass(frozen=True)

@@ -126,3 +126,45 @@ def test_the_published_templates_csv_reads_and_the_built_ins_cover_p1412():
     assert templates["P6"].query("Japan") == "[MASK] is the head of the government of Japan."
     assert templates["P1412"].label == "languages spoken, written or signed"
     assert "P1412" in load_cloze_templates("drift")
+
+
+def test_list_options_take_commas_and_repetition_alike(tmp_path):
+    """--relations P6,P39 and --relations P6 --relations P39 build the same rows; a list of
+    numbers (--distances 1,2) is parsed after the split."""
+    save_kg(tmp_path / "kg")
+    base = ["build", "drift", str(tmp_path / "kg"), "--first", "2016", "--last", "2020"]
+    commas = runner.invoke(app, [*base, "--relations", "P6,P39", "-o", str(tmp_path / "a")])
+    repeated = ["--relations", "P6", "--relations", "P39", "-o", str(tmp_path / "b")]
+    assert commas.exit_code == 0, commas.output
+    assert runner.invoke(app, [*base, *repeated]).exit_code == 0
+    rows = (tmp_path / "a" / "examples.jsonl").read_text()
+    assert rows == (tmp_path / "b" / "examples.jsonl").read_text()
+    assert {r["relation"] for r in read_jsonl(tmp_path / "a" / "examples.jsonl")} == {"P6"}
+    dates = [
+        "build",
+        "dates",
+        str(tmp_path / "kg"),
+        "--distances",
+        "1,2",
+        "-o",
+        str(tmp_path / "d"),
+    ]
+    result = runner.invoke(app, dates)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_bad_value_in_a_comma_list_is_named(tmp_path):
+    save_kg(tmp_path / "kg")
+    args = [
+        "build",
+        "dates",
+        str(tmp_path / "kg"),
+        "--distances",
+        "1,two",
+        "-o",
+        str(tmp_path / "d"),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert "--distances" in result.output and "two" in result.output
+    assert not (tmp_path / "d").exists()

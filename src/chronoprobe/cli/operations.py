@@ -71,7 +71,9 @@ def _option_type(field: FieldInfo) -> Any:
         return list[str]  # KEY=VALUE, repeated
     if origin is list:
         item, _ = _unwrap(get_args(annotation)[0])
-        return list[str] if get_origin(item) is Literal else list[item]  # typer: no list[Literal]
+        if get_origin(item) is Literal or _splits_commas(field):
+            return list[str]  # typer has no list[Literal]; "1,2,5" is parsed after the split
+        return list[item]
     if annotation in (str, int, float, bool) or annotation is Path:
         return annotation
     if isinstance(annotation, type) and issubclass(annotation, Path):
@@ -79,16 +81,31 @@ def _option_type(field: FieldInfo) -> Any:
     raise TypeError(f"a command option cannot have the type {annotation!r}")
 
 
+def _splits_commas(field: FieldInfo) -> bool:
+    """Whether a list option also splits its values at commas: lists of names, ids and numbers
+    do (``--relations P39,P54``); lists of paths and fields marked ``Cli(commas=False)`` do not."""
+    annotation, _ = _unwrap(field.annotation)
+    if get_origin(annotation) is not list or not _cli(field).commas:
+        return False
+    item, _ = _unwrap(get_args(annotation)[0])
+    return not (isinstance(item, type) and issubclass(item, Path))
+
+
 def _help_text(field: FieldInfo) -> str:
     """The description, plus the choices of a list of ``Literal`` values (typer shows no
-    choices for lists); repeated options make the list."""
+    choices for lists) and how a list is given."""
     text = field.description or ""
     annotation, _ = _unwrap(field.annotation)
     if get_origin(annotation) is list:
         item, _ = _unwrap(get_args(annotation)[0])
         if get_origin(item) is Literal:
             text += f" One of: {', '.join(map(str, get_args(item)))}."
-        text += " Repeat the option for several."
+        if _cli(field).argument:
+            text += " One or more."
+        elif _splits_commas(field):
+            text += " Repeat the option or separate values with commas."
+        else:
+            text += " Repeat the option for several."
     from rich.markup import escape
 
     return escape(text.strip())  # brackets are text (pip install 'chronoprobe[ray]')
@@ -198,6 +215,9 @@ def validate(
         for error in err.errors(include_url=False):
             loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
             message = error["msg"].removeprefix("Value error, ")
+            given = error.get("input")
+            if isinstance(given, str | int | float) and not isinstance(given, bool):
+                message += f" (got {given!r})"
             if loc:
                 name = loc[0] if loc[0] in arguments else "--" + loc[0].replace("_", "-")
                 message = f"{name}: {message}"
@@ -220,7 +240,7 @@ def make_command(
     parameters = inputs + fields + _fixed_parameters(kind.out_optional)
     input_names = {p.name for p in inputs}
     dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]
-    commas = [n for n, f in model.model_fields.items() if n not in fixed and _cli(f).commas]
+    commas = [n for n, f in model.model_fields.items() if n not in fixed and _splits_commas(f)]
     arguments = frozenset(n for n, f in model.model_fields.items() if _cli(f).argument)
 
     def command(**values: Any) -> None:

@@ -106,7 +106,7 @@ class ConvertParams(Params):
     format: Annotated[choice_of(LOADERS), Cli(short="-f")] = Field(
         description="Format of the inputs."
     )
-    relations: Annotated[list[str] | None, Cli(commas=True)] = Field(
+    relations: list[str] | None = Field(
         None, description="Relation ids to keep, e.g. P39,P54 (default: all)."
     )
     lang: str = Field("en", description="Language of labels, aliases and descriptions.")
@@ -132,7 +132,7 @@ class ConvertParams(Params):
         "subject, relation, object, start, end, start_precision, end_precision, "
         "subject_label, relation_label, object_label, statement.",
     )
-    constant: list[str] = Field(
+    constant: Annotated[list[str], Cli(commas=False)] = Field(
         default_factory=list,
         description="SPARQL results: a role the query fixed in its text, as ROLE=VALUE, e.g. "
         "relation=P39, object=Q11696, start_precision=9.",
