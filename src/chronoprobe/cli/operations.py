@@ -225,6 +225,22 @@ def validate(
         raise ValueError("; ".join(lines)) from None
 
 
+def _missing_input(name: str, path: Path, model: type[BaseModel]) -> str:
+    """The error for an input that does not exist, with a hint where the user likely meant a
+    model spec (``probe ... --model package:smollm2`` names a training step's folder)."""
+    flag = "--" + name.replace("_", "-")
+    message = f"{path}: no such file or directory (input {flag})"
+    field = model.model_fields.get("models")
+    if field is not None and name in ("model", "series"):
+        short = _cli(field).short
+        spelled = f"{short}/--models" if short else "--models"
+        message += (
+            f"; {flag} is a folder written by a training step. To probe a model by its spec "
+            f"(a Hugging Face id, a .gguf file, package:smollm2), use {spelled} {path}"
+        )
+    return message
+
+
 def make_command(
     kind: StepKind,
     model: type[BaseModel],
@@ -258,6 +274,9 @@ def make_command(
                     part.strip() for v in raw[name] for part in v.split(",") if part.strip()
                 ]
         paths = {name: Path(path) for name, path in given.items() if path is not None}
+        for name, path in paths.items():
+            if not path.exists():
+                raise FileNotFoundError(_missing_input(name, path, model))
         keyed = dict(paths)  # a file given for its folder: only the file keys the cache
         for declared in kind.inputs or ():
             path = paths.get(declared.name)
