@@ -368,6 +368,20 @@ BAD = [
         "annotation head must be a string id, not a number",
     ),
     ({"template": 5}, "template must be text, not a number"),
+    # a pickle's strings may hold lone surrogates, which no UTF-8 file can
+    ({"paraphrases": ["Who was \ud800"]}, "paraphrase 0 holds U+D800, a lone surrogate (no text)"),
+    ({"entities": {"Q\udc00"}}, "entities holds U+DC00, a lone surrogate (no text)"),
+    (
+        {"annotation": {"head\ud800": TRUMP, "type": "before"}},
+        "annotation key holds U+D800, a lone surrogate (no text)",
+    ),
+    ({"template": "Who \ud800 {type}"}, "template holds U+D800, a lone surrogate (no text)"),
+    (
+        {"paraphrases": {"Who was it"}},
+        "paraphrases must be a list (its first is the question's text), not a set",
+    ),
+    ({"times": {1j}}, "times: 1j is not a year (an integer)"),
+    ({"times": {math.inf}}, "times: inf is not a year (an integer)"),
 ]
 TIME = MADE["QUESTIONS"]["train"][1]  # a simple_time question, uniq_id 1
 BAD_TIMES = [
@@ -408,7 +422,7 @@ def test_bad_records_are_skipped_and_counted_with_skip_bad(tmp_path):
     ]
     bad += [{**TIME, **change, "uniq_id": 50 + k} for k, (change, _) in enumerate(BAD_TIMES)]
     twice = {**TIME, "uniq_id": 2}  # GOOD's uniq_id, again
-    path.write_bytes(pickle.dumps([GOOD, *bad, twice, {**TIME, "uniq_id": 99}]))
+    path.write_bytes(pickle.dumps([GOOD, *bad, 5, twice, {**TIME, "uniq_id": 99}]))
     out = tmp_path / "out"
     result = invoke("import", "cronquestions", path, "--skip-bad", "-o", out)
     assert result.exit_code == 0, result.output
@@ -420,7 +434,7 @@ def test_bad_records_are_skipped_and_counted_with_skip_bad(tmp_path):
         "bad id": 5,
         "no answers": 1,
         "bad answers": 1,
-        "bad year": 9,
+        "bad year": 11,
         "bad times": 1,
         "bad relations": 1,
         "bad uniq_id": 3,
@@ -428,9 +442,16 @@ def test_bad_records_are_skipped_and_counted_with_skip_bad(tmp_path):
         "bad type": 5,
         "bad template": 3,
         "duplicate uniq_id": 1,
+        "bad text": 4,
+        "bad paraphrases": 1,
+        "no question": 1,
     }
-    assert sum(skipped.values()) == len(bad) + 1
-    assert f"{path}: question:{len(bad) + 1}: uniq_id 2 again in the train split" in text(result)
+    assert sum(skipped.values()) == len(bad) + 2
+    assert f"{path}: question:{len(bad) + 2}: uniq_id 2 again in the train split" in text(result)
+    path.write_bytes(pickle.dumps([GOOD, 5]))
+    result = invoke("import", "cronquestions", path, "-o", tmp_path / "strict")
+    assert result.exit_code == 2
+    assert f"error: {path}: question:1: a question is a dict, not a number" in text(result)
 
 
 def test_the_early_json_names_file_and_line_and_same_ids_in_two_files_of_a_split(tmp_path):

@@ -69,7 +69,11 @@ def _items(path: Path, problems: Problems):
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a list of questions, found {type(data).__name__}")
     for number, item in enumerate(data):
-        yield f"{path}: question {number}", item
+        where = f"{path}: question {number}"
+        if isinstance(item, dict):
+            yield where, item
+        else:
+            _problem(problems, where, f"a question is a dict, not {json_type(item)}", "no question")
 
 
 def _problem(problems: Problems, where: str, reason: str, kind: str | None = None) -> None:
@@ -102,8 +106,21 @@ def _year(value: object, name: str) -> int:
     return value
 
 
+def _unicode(text: str, name: str) -> str:
+    """``text`` if a file can hold it: a pickle's string may hold a lone surrogate, which is
+    no Unicode text and which no UTF-8 file can be written with."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        bad = f"{ord(text[err.start]):04x}"
+        raise Invalid(
+            f"{name} holds U+{bad.upper()}, a lone surrogate (no text)", "bad text"
+        ) from None
+    return text
+
+
 def _ids(values: list, name: str) -> list[str]:
-    return [check_id(value, name) for value in values]
+    return [_unicode(check_id(value, name), name) for value in values]
 
 
 def _annotation(value: object) -> dict:
@@ -119,6 +136,7 @@ def _annotation(value: object) -> dict:
     for key, slot in value.items():
         if not isinstance(key, str):
             raise Invalid(f"annotation key {_shown(key)} is not a slot name", "bad annotation")
+        _unicode(key, "annotation key")
         if key == "time":
             text = isinstance(slot, str) and _YEAR_TEXT.fullmatch(slot)
             slots[key] = _year(int(slot) if text else slot, "annotation time")  # type: ignore[arg-type]
@@ -130,7 +148,7 @@ def _annotation(value: object) -> dict:
                 )
             slots[key] = slot
         else:
-            slots[key] = check_id(slot, f"annotation {key}")
+            (slots[key],) = _ids([slot], f"annotation {key}")
     return slots
 
 
@@ -140,6 +158,7 @@ def _template(value: object, annotation: dict) -> str | None:
         return None
     if not isinstance(value, str):
         raise Invalid(f"template must be text, not {json_type(value)}", "bad template")
+    _unicode(value, "template")
 
     def fill(slot: re.Match) -> str:
         name = slot.group(1)
@@ -167,10 +186,12 @@ def _text(released: object, paraphrases: list, entities: list[str]) -> str:
     names none of its entities' ids (a row already in words)."""
     if not isinstance(released, str):
         raise Invalid(f"question must be text, not {json_type(released)}", "bad question")
+    _unicode(released, "question")
     for number, paraphrase in enumerate(paraphrases):
         if not isinstance(paraphrase, str) or not paraphrase.strip():
             what = "empty" if isinstance(paraphrase, str) else json_type(paraphrase)
             raise Invalid(f"paraphrase {number} is no text ({what})", "bad question")
+        _unicode(paraphrase, f"paraphrase {number}")
     if paraphrases:
         return paraphrases[0]
     if not released.strip():
@@ -234,6 +255,11 @@ def released_question(item: dict, split: str, number: int, entity_order: str = "
     annotation = _annotation(item.get("annotation"))
     entities = _ids(_collection(item, "entities"), "entities")
     paraphrases = _collection(item, "paraphrases")
+    if isinstance(item.get("paraphrases"), (set, frozenset)):
+        raise Invalid(
+            "paraphrases must be a list (its first is the question's text), not a set",
+            "bad paraphrases",
+        )
     released = item["question"]
     text = _text(released, paraphrases, entities)
     place = {e: _position(released, e) for e in entities}

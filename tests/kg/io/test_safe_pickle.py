@@ -43,6 +43,13 @@ def test_a_small_pickle_of_shared_lists_is_refused_at_once(tmp_path):
     assert time.perf_counter() - began < 30  # the reader used to walk 2**40 lists
 
 
+def test_scalars_built_by_a_call_load_and_a_long_text_is_still_counted():
+    """complex(...) is a call whose arguments are scalars: nothing inside them to walk."""
+    assert safe_loads(pickle.dumps([1j, -2.5 + 0j], protocol=2)) == [1j, -2.5 + 0j]
+    with pytest.raises(pickle.UnpicklingError, match="refused: the value holds far more"):
+        safe_loads(pickle.dumps("x" * 100), Limits(base=10, characters_per_byte=0))
+
+
 def test_shared_tuples_are_refused_before_a_set_hashes_them():
     began = time.perf_counter()
     with pytest.raises(pickle.UnpicklingError, match="refused: the value holds far more"):

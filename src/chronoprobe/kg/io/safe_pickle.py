@@ -68,8 +68,12 @@ class _Budget:
 
     def walk(self, value: Any) -> None:
         """Count ``value``'s parts (each time they occur) and its nesting; UnpicklingError past
-        the limits. It stops as soon as a budget is spent, so its own work is bounded too."""
-        stack = [(value, 1)]
+        the limits. It stops as soon as a budget is spent, so its own work is bounded too. A
+        scalar (the argument of ``complex(...)``, say) has no parts: only a text's characters
+        count."""
+        if isinstance(value, _TEXT):
+            self.characters -= len(value)
+        stack = [(value, 1)] if isinstance(value, _CONTAINER_TYPES) else []
         while stack:
             item, depth = stack.pop()
             if depth > self.depth:
@@ -82,13 +86,15 @@ class _Budget:
                     self.characters -= len(element)
                 elif isinstance(element, _CONTAINER_TYPES):
                     stack.append((element, depth + 1))
-            if self.objects < 0 or self.characters < 0:
-                raise pickle.UnpicklingError(
-                    "refused: the value holds far more objects or characters than a pickle of "
-                    "its size can hold without counting shared parts again and again"
-                )
-        if isinstance(value, _TEXT):
-            self.characters -= len(value)
+            self._check()
+        self._check()
+
+    def _check(self) -> None:
+        if self.objects < 0 or self.characters < 0:
+            raise pickle.UnpicklingError(
+                "refused: the value holds far more objects or characters than a pickle of "
+                "its size can hold without counting shared parts again and again"
+            )
 
 
 class RestrictedUnpickler(pickle.Unpickler):
