@@ -93,7 +93,7 @@ def test_statements_of_a_kg(kg):
     assert (first["left"], first["span"], first["right"]) == (
         "In 2004, Steve Jobs works for ",
         "Apple Inc.",
-        ".",
+        "",  # the label's own stop ends the sentence: no "Apple Inc.."
     )
     assert apple[-1]["left"] == "On 25 August 2011, Steve Jobs works for "
     pixar = [s["id"] for s in statements if s["object"] == "Q3"]

@@ -141,36 +141,47 @@ def test_probe_command_writes_predictions_and_metrics(tiny, examples, tmp_path):
 
 def test_probe_command_counts_skipped_rows_and_warns_of_gap_first_rows(tiny, examples, tmp_path):
     """Multi-token with M = 2 skips q3 and q6, whose labels are all longer (the fixture's BPE:
-    "Carla Diaz" 4 tokens, "New York Times" 3); a causal model also skips q3 for its gap."""
+    "Carla Diaz" 4 tokens at the start of a sentence, "New York Times" 3). A causal model asks
+    q3, whose gap comes first, as a question, where " Carla Diaz" follows "Answer:" as two
+    tokens, so it is answered; with --gap-first skip it is skipped for its gap."""
     args = ["probe", "multi-token", str(examples), "--device", "cpu", "--max-tokens", "2"]
-    for architecture in ("roberta", "llama"):
+    too_long = "every gold label is longer than M = 2 tokens"
+    for architecture, extra in (("roberta", []), ("llama", []), ("llama", ["--gap-first", "skip"])):
         model = tiny(architecture)
         model_dir = tmp_path / architecture
         model.model.save_pretrained(model_dir)
         model.tokenizer.save_pretrained(model_dir)
-        out = tmp_path / f"out-{architecture}"
-        result = CliRunner().invoke(app, [*args, "-m", str(model_dir), "-o", str(out)])
+        out = tmp_path / f"out-{architecture}-{len(extra)}"
+        result = CliRunner().invoke(app, [*args, *extra, "-m", str(model_dir), "-o", str(out)])
         assert result.exit_code == 0, result.output
         top = json.loads((out / "metrics.json").read_text())
         metrics = top["models"][str(model_dir)]
         skipped = {
             r["id"]: r["skipped"] for r in pq.read_table(out / "skipped.parquet").to_pylist()
         }
-        assert [r["id"] for r in read_predictions(out / "predictions.parquet")] == [
-            "q1",
-            "q2",
-            "q4",
-            "q5",
-            "q7",
+        predicted = read_predictions(out / "predictions.parquet")
+        asked = architecture == "llama" and not extra
+        assert [(r["id"], r["form"]) for r in predicted] == [
+            ("q1", "cloze"),
+            ("q2", "cloze"),
+            *([("q3", "question")] if asked else []),
+            ("q4", "cloze"),
+            ("q5", "cloze"),
+            ("q7", "cloze"),
         ]
-        assert metrics["predicted"] == 5 and sum(metrics["skipped"].values()) == 2
-        assert "selection" in top and top["selection"].startswith("mean_logprob")
+        assert top["selection"].startswith("of the greedy fillings of 1..M tokens")
+        assert metrics["selection"] == "mean" and set(metrics["selections"]) == {"mean", "sum"}
+        assert metrics["asked_as_question"] == int(asked)
+        assert metrics["predicted"] == 5 + asked
         output = " ".join(result.output.split())
         if architecture == "roberta":
-            too_long = "every gold label is longer than M = 2 tokens"
             assert skipped == {"q3": too_long, "q6": too_long}
             assert metrics["skipped"] == {too_long: 2} and metrics["warnings"] == []
             assert f"skipped 2 of 7 rows: {too_long}" in output
+            continue
+        assert metrics["warnings"] and "warning: 1 of 7 rows put the gap first" in output
+        if asked:
+            assert skipped == {"q6": too_long} and metrics["by_form"]["question"]["n"] == 1
         else:
             assert skipped["q3"].startswith("the gap comes first: a causal model")
-            assert metrics["warnings"] and "warning: 1 of 7 rows put the gap first" in output
+            assert set(metrics["by_form"]) == {"cloze"}

@@ -51,6 +51,7 @@ def test_single_token_view_matches_naive_loop(tiny, examples):
                 "id": row.id,
                 "period": row.period,
                 "split": row.split,
+                "form": "cloze",
                 "predictions": [model.tokenizer.decode([t]).strip() for t in order[:5]],
                 "gold_rank": min(order.index(g) + 1 for g in gold),
             }
@@ -97,6 +98,7 @@ def test_multi_token_view_matches_naive_loop(tiny, examples):
             [mean for _, _, mean in candidates], abs=ATOL
         )
         assert prediction["prediction"] == text
+        assert prediction["gold_labels"] == gold and prediction["form"] == "cloze"
         assert prediction["exact_match"] == exact_match(text, gold)
         assert prediction["f1"] == token_f1(text, gold)
         assert prediction["rouge_l"] == rouge_l(text, gold)
@@ -131,10 +133,19 @@ def test_every_view_runs_for_decoder_families(tiny, examples, architecture):
         model, rows, VIEWS["multi-token"].params(max_tokens=5), None
     )
     assert [p["id"] for p in multi] == [r.id for r in rows]
-    # q3 puts the gap first: a causal model would generate it without reading the question
+    # q3 puts the gap first: a causal model is asked it as a question, or skips it on request
     gap_first = ["q3"] if architecture == "llama" else []
-    assert [p["id"] for p in multi if "skipped" in p] == gap_first
-    first = [p["id"] for p in single if p.get("skipped", "").startswith("the gap comes first")]
+    assert [p["id"] for p in multi if "skipped" in p] == []
+    assert [p["id"] for p in multi if p["form"] == "question"] == gap_first
+    skip = {"max_tokens": 5, "gap_first": "skip"}
+    multi_skip = VIEWS["multi-token"].predict(
+        model, rows, VIEWS["multi-token"].params(**skip), None
+    )
+    assert [p["id"] for p in multi_skip if "skipped" in p] == gap_first
+    single_skip = VIEWS["single-token"].predict(
+        model, rows, VIEWS["single-token"].params(gap_first="skip"), None
+    )
+    first = [p["id"] for p in single_skip if p.get("skipped", "").startswith("the gap comes first")]
     assert first == gap_first
     assert all(len(p["candidates"]) == 5 for p in multi if "skipped" not in p)
     scores = VIEWS["pll"].predict(model, rows, VIEWS["pll"].params(), None)
@@ -189,3 +200,35 @@ def test_labels_longer_than_m_are_left_out_and_rows_without_any_skipped():
     ]
     # "mixed" is scored against "Acme" only: "a b c d" (4 tokens) could never be filled in
     assert [p["exact_match"] for p in got[:2]] == [1.0, 1.0]
+
+
+def test_selection_sum_takes_the_best_summed_filling_and_metrics_give_both_rules():
+    """The paper does not say which of the 1..M fillings is the prediction. By the sum "Acme"
+    (-3.0) wins and scores against "Acme Corp" EM 0, F1 = ROUGE-L = 2 * 1 * 0.5 / 1.5 = 2/3;
+    per token "Acme Corp" (-2.0) wins, EM 1. metrics.json gives both rules either way."""
+    candidates = [
+        Candidate("Acme", [1], -3.0, 1),
+        Candidate("Acme Corp", [1, 2], -4.0, 2),
+        Candidate("Acme Corp Ltd", [1, 2, 3], -7.5, 3),
+    ]
+    row = ProbeRow("q", Cloze("Alice works for ", "."), ["Acme Corp", "a b c d e f"], "2020", "new")
+    view, model = VIEWS["multi-token"], FixedCandidates(candidates)
+    both = {
+        "mean": {"n": 1, "exact_match": 1.0, "f1": 1.0, "rouge_l": 1.0},
+        "sum": {
+            "n": 1,
+            "exact_match": 0.0,
+            "f1": pytest.approx(2 / 3),
+            "rouge_l": pytest.approx(2 / 3),
+        },
+    }
+    for rule, text in (("sum", "Acme"), ("mean", "Acme Corp")):
+        params = view.params(selection=rule)
+        (got,) = view.predict(model, [row], params, None)
+        assert got["prediction"] == text and got["gold_labels"] == ["Acme Corp"]
+        assert got["f1"] == both[rule]["f1"] and got["exact_match"] == both[rule]["exact_match"]
+        metrics = view.metrics([got], params)
+        assert metrics["selection"] == rule and metrics["selections"] == both
+        assert metrics["f1"] == both[rule]["f1"]  # the headline follows the chosen rule
+    with pytest.raises(ValueError, match="selection"):
+        view.params(selection="max")

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.templates import MASK, load_cloze_templates
+from chronoprobe.templates import MASK, followed_by, load_cloze_templates
 from chronoprobe.time import Precision, TimePoint, civil_from_day_number
 
 PRECISIONS = {"year": Precision.YEAR, "month": Precision.MONTH, "day": Precision.DAY}
@@ -136,7 +136,7 @@ def build_dated_statements(
                         "date": date.iso(),
                         "left": spoken(date) + left,
                         "span": answer,
-                        "right": right,
+                        "right": followed_by(answer, right),
                         "start": start.iso(),
                         "end": end.iso() if end else None,
                     }

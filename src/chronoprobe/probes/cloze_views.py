@@ -2,8 +2,10 @@
 
 - ``single-token`` ranks the vocabulary at the gap: P@1/10/50/100 and MRR of the best gold label
   (Margatina et al., 2023, the single-token view);
-- ``multi-token`` fills 1..M tokens greedily and keeps the filling most likely per token: exact
-  match, token F1, ROUGE-L (their multi-token view; labels longer than M are left out);
+- ``multi-token`` fills 1..M tokens greedily and keeps one filling: the most likely per token
+  (``selection: mean``, the default) or in sum (``sum``); exact match, token F1, ROUGE-L under
+  both rules (their multi-token view; labels longer than M are left out). The paper does not
+  say how one of the M fillings is chosen;
 - ``pll`` scores every gold label in its sentence (masked LMs: pseudo-log-likelihood, Salazar et
   al., 2020; causal: the label and the right context after it; seq2seq: decoder scoring).
 
@@ -11,26 +13,46 @@ Their metrics are given overall, per period, per split and per period and split;
 (the previous period's answers) count in their own split only unless ``include_deleted``. A row
 longer than the model's positions is read with its context cut (see ``models.base``); a row
 whose gap or label does not fit even so is skipped with that reason.
+
+The paper probes masked LMs only. A causal model reads only the text before the gap, which a
+gap-first row ("[MASK] is the head coach of X.") does not have: the single-token and
+multi-token views ask such a row as a question whose prompt ends where the answer starts
+(:func:`as_question`), or skip it with ``gap_first: skip``. A label that ends with its own stop
+("F.C.") takes the place of the full stop after the gap, as the templates write it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from pydantic import Field
 
 from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
-from chronoprobe.models.requests import GenerateRequest, RankRequest, ScoreRequest
+from chronoprobe.models.requests import (
+    Candidate,
+    Cloze,
+    GenerateRequest,
+    RankRequest,
+    ScoreRequest,
+)
 from chronoprobe.probes.rows import ProbeRow, read_rows
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
+from chronoprobe.templates import followed_by
 
 P_AT = (1, 10, 50, 100)
 GAP_FIRST = (
     "the gap comes first: a causal model ranks and generates from the left context only, "
-    "so its answer would not depend on the question"
+    "so its answer would not depend on the question (gap_first: skip)"
 )
+BLANK = "___"
+QUESTION = "Fill in the blank: {statement}\nAnswer: "  # the answer follows, then a newline
+SELECTIONS = {
+    "mean": "the highest log-probability per scored token",
+    "sum": "the highest summed log-probability",
+}
 NO_SINGLE_TOKEN = "no single-token gold label"
 # the fields of a cloze row every prediction row repeats (besides the model)
 KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels")
@@ -45,14 +67,31 @@ class ClozeParams(ProbeParams):
     )
 
 
-class SingleTokenParams(ClozeParams):
+class AskedParams(ClozeParams):
+    gap_first: Literal["question", "skip"] = Field(
+        "question",
+        description='Rows whose gap comes first ("[MASK] is the head coach of X.") for a '
+        "causal model, which reads only the text before the gap: question (ask 'Fill in the "
+        "blank: ___ is the head coach of X.' then 'Answer:'; counted as asked_as_question) or "
+        "skip (leave them out, counted in skipped). Masked and seq2seq models read the whole "
+        "statement either way.",
+    )
+
+
+class SingleTokenParams(AskedParams):
     top_k: int = Field(
         10, ge=1, description="Predictions listed per row (ranks are over the whole vocabulary)."
     )
 
 
-class MultiTokenParams(ClozeParams):
+class MultiTokenParams(AskedParams):
     max_tokens: int = Field(5, ge=1, description="M: the longest filling tried, in tokens.")
+    selection: Literal["mean", "sum"] = Field(
+        "mean",
+        description="Which of the 1..M fillings is the prediction (the paper does not say): "
+        "mean (the highest log-probability per scored token) or sum (the highest summed "
+        "log-probability, which favours short fillings). metrics.json gives both.",
+    )
 
 
 class PllParams(ClozeParams):
@@ -64,10 +103,37 @@ def gap_first(model, row: ProbeRow) -> bool:
     return model.reads_left_only and not row.cloze.left.strip()
 
 
+def as_question(cloze: Cloze) -> Cloze:
+    """The statement, its gap a blank, asked so that the prompt ends where the answer starts:
+    "[MASK] is the head coach of X." becomes "Fill in the blank: ___ is the head coach of
+    X.\nAnswer: " + answer + "\n". The statement is kept word for word, so no grammar is
+    guessed (who or what, an abbreviation's stop), and the answer line ends at the newline."""
+    statement = " ".join(cloze.filled(BLANK).split())
+    return Cloze(QUESTION.format(statement=statement), "\n")
+
+
+def asked(model, rows: Sequence[ProbeRow], params: AskedParams) -> list[Cloze | None]:
+    """Each row's cloze as the model is asked it: as it is, as a question (a gap-first row for
+    a causal model), or None (such a row, with ``gap_first: skip``)."""
+    if params.gap_first == "skip":
+        return [None if gap_first(model, r) else r.cloze for r in rows]
+    return [as_question(r.cloze) if gap_first(model, r) else r.cloze for r in rows]
+
+
+def _form(row: ProbeRow, cloze: Cloze) -> str:
+    return "cloze" if cloze is row.cloze else "question"
+
+
+def in_gap(cloze: Cloze, label: str) -> Cloze:
+    """``cloze`` as ``label`` fills it: a label with its own stop takes the full stop after the
+    gap ("... Manchester United F.C." rather than "F.C.."), as the templates write statements."""
+    return Cloze(cloze.left, followed_by(label, cloze.right))
+
+
 def gap_first_warnings(view: str) -> Callable:
     """What a user should know when ``view`` runs a causal model on gap-first rows."""
 
-    def warnings(model, rows: Sequence[ProbeRow]) -> list[str]:
+    def warnings(model, rows: Sequence[ProbeRow], params=None) -> list[str]:
         count = sum(gap_first(model, row) for row in rows)
         if not count:
             return []
@@ -75,7 +141,8 @@ def gap_first_warnings(view: str) -> Callable:
             "scores the label together with the right context after it, log p(label + right | "
             "start), so the question is read"
             if view == "pll"
-            else "skips them: from an empty prefix its answer would not depend on the question"
+            else "asks them as questions ('Fill in the blank: ___ ...' then 'Answer:'; "
+            "asked_as_question in metrics.json), or with gap_first skip leaves them out"
         )
         return [
             f"{count:,} of {len(rows):,} rows put the gap first ({model.name} is causal and sees "
@@ -89,11 +156,22 @@ def too_long(max_tokens: int) -> str:
     return f"every gold label is longer than M = {max_tokens} tokens"
 
 
-def _label_tokens(model, rows: Sequence[ProbeRow]) -> list[list[list[int]]]:
-    """Each row's labels as the token ids the model scores them as."""
-    requests = [ScoreRequest(r.cloze, label) for r in rows for label in r.labels]
+def _label_tokens(
+    model, rows: Sequence[ProbeRow], clozes: Sequence[Cloze | None]
+) -> list[list[list[int]] | None]:
+    """Each row's labels as the token ids the model scores them as in its asked cloze (None
+    for a row not asked)."""
+    requests = [
+        ScoreRequest(in_gap(cloze, label), label)
+        for row, cloze in zip(rows, clozes, strict=True)
+        if cloze is not None
+        for label in row.labels
+    ]
     ids = iter(model.label_token_ids(requests))
-    return [[next(ids) for _ in row.labels] for row in rows]
+    return [
+        [next(ids) for _ in row.labels] if cloze is not None else None
+        for row, cloze in zip(rows, clozes, strict=True)
+    ]
 
 
 def _answer_or_skip(
@@ -113,22 +191,25 @@ def _answer_or_skip(
 
 def single_token(model, rows: Sequence[ProbeRow], params: SingleTokenParams, progress: Progress):
     """Rows with at least one single-token label: top-k at the gap and the best gold rank."""
+    clozes = asked(model, rows, params)
     singles = [
-        tuple(sorted({t[0] for t in ids if len(t) == 1})) for ids in _label_tokens(model, rows)
+        tuple(sorted({t[0] for t in ids if len(t) == 1})) if ids is not None else ()
+        for ids in _label_tokens(model, rows, clozes)
     ]
     reasons = [
-        GAP_FIRST if gap_first(model, row) else None if single else NO_SINGLE_TOKEN
-        for row, single in zip(rows, singles, strict=True)
+        GAP_FIRST if cloze is None else None if single else NO_SINGLE_TOKEN
+        for cloze, single in zip(clozes, singles, strict=True)
     ]
 
     def answer(kept: list[int]) -> list[dict]:
-        requests = [RankRequest(rows[i].cloze, singles[i]) for i in kept]
+        requests = [RankRequest(clozes[i], singles[i]) for i in kept]
         rankings = model.rank(requests, top_k=params.top_k, progress=progress)
         return [
             {**rows[i].key(), SKIPPED: model.unfit_reason}
             if ranking is None
             else {
                 **rows[i].key(),
+                "form": _form(rows[i], clozes[i]),
                 "predictions": [model.token_text(t) for t in ranking.token_ids],
                 "gold_rank": min(ranking.candidate_ranks, default=None),
             }
@@ -146,42 +227,63 @@ def summarize_single_token(predictions: Sequence[dict]) -> dict[str, float | Non
     return out
 
 
+def select(candidates: Sequence[dict], rule: str) -> dict:
+    """The filling ``rule`` picks: mean (best log-probability per scored token; the first of
+    a tie) or sum (best summed log-probability)."""
+    key = "mean_logprob" if rule == "mean" else "logprob"
+    return max(candidates, key=lambda c: c[key])
+
+
+def filling_scores(text: str, gold: Sequence[str]) -> dict[str, float]:
+    return {
+        "exact_match": exact_match(text, gold),
+        "f1": token_f1(text, gold),
+        "rouge_l": rouge_l(text, gold),
+    }
+
+
+def _candidate(c: Candidate) -> dict:
+    return {"text": c.text, "logprob": c.logprob, "mean_logprob": c.mean_logprob}
+
+
 def multi_token(model, rows: Sequence[ProbeRow], params: MultiTokenParams, progress: Progress):
-    """Greedy fillings of 1..M tokens; the best log-probability per token is the prediction.
+    """Greedy fillings of 1..M tokens; the one ``params.selection`` picks is the prediction.
 
     As in the paper, gold labels longer than M tokens are left out (no filling could be them),
-    and a row none of whose labels is left is skipped. The per-token mean keeps a one-token
-    filling from winning by having fewer terms in its sum.
+    and a row none of whose labels is left is skipped; ``gold_labels`` keeps the labels scored
+    against, so the other selection's figures come from the row alone. The per-token mean
+    keeps a one-token filling from winning by having fewer terms in its sum.
     """
     limit = params.max_tokens
+    clozes = asked(model, rows, params)
     gold = [
         [label for label, t in zip(row.labels, ids, strict=True) if len(t) <= limit]
-        for row, ids in zip(rows, _label_tokens(model, rows), strict=True)
+        if ids is not None
+        else []
+        for row, ids in zip(rows, _label_tokens(model, rows, clozes), strict=True)
     ]
     reasons = [
-        GAP_FIRST if gap_first(model, row) else None if labels else too_long(limit)
-        for row, labels in zip(rows, gold, strict=True)
+        GAP_FIRST if cloze is None else None if labels else too_long(limit)
+        for cloze, labels in zip(clozes, gold, strict=True)
     ]
 
     def answer(kept: list[int]) -> list[dict]:
-        requests = [GenerateRequest(rows[i].cloze, limit) for i in kept]
+        requests = [GenerateRequest(clozes[i], limit) for i in kept]
         out = []
         for i, candidates in zip(kept, model.generate(requests, progress=progress), strict=True):
             if candidates is None:
                 out.append({**rows[i].key(), SKIPPED: model.unfit_reason})
                 continue
-            best = max(candidates, key=lambda c: c.mean_logprob)
+            filled = [_candidate(c) for c in candidates]
+            best = select(filled, params.selection)["text"]
             out.append(
                 {
                     **rows[i].key(),
-                    "prediction": best.text,
-                    "candidates": [
-                        {"text": c.text, "logprob": c.logprob, "mean_logprob": c.mean_logprob}
-                        for c in candidates
-                    ],
-                    "exact_match": exact_match(best.text, gold[i]),
-                    "f1": token_f1(best.text, gold[i]),
-                    "rouge_l": rouge_l(best.text, gold[i]),
+                    "form": _form(rows[i], clozes[i]),
+                    "prediction": best,
+                    "candidates": filled,
+                    "gold_labels": gold[i],
+                    **filling_scores(best, gold[i]),
                 }
             )
         return out
@@ -196,6 +298,20 @@ def summarize_multi_token(predictions: Sequence[dict]) -> dict[str, float | None
     return out
 
 
+def selections(predictions: Sequence[dict]) -> dict[str, dict]:
+    """The multi-token figures under each selection rule, from the rows' candidates and the
+    gold labels they were scored against."""
+    return {
+        rule: summarize_multi_token(
+            [
+                filling_scores(select(p["candidates"], rule)["text"], p["gold_labels"])
+                for p in predictions
+            ]
+        )
+        for rule in SELECTIONS
+    }
+
+
 def pll(model, rows: Sequence[ProbeRow], params: PllParams, progress: Progress):
     """Every gold label's score in its sentence, all rows' requests answered in one pool.
 
@@ -206,7 +322,7 @@ def pll(model, rows: Sequence[ProbeRow], params: PllParams, progress: Progress):
     """
     labels = [list(dict.fromkeys(r.labels)) for r in rows]
     requests = [
-        ScoreRequest(r.cloze, label, right_context=True)
+        ScoreRequest(in_gap(r.cloze, label), label, right_context=True)
         for r, ls in zip(rows, labels, strict=True)
         for label in ls
     ]
@@ -245,8 +361,13 @@ def _columns(view: str) -> Callable[[], list[tuple]]:
 
         keys = [(k, pa.list_(pa.string()) if k == "answer_labels" else pa.string()) for k in KEYS]
         own = {
-            "single-token": [("predictions", pa.list_(pa.string())), ("gold_rank", pa.int64())],
+            "single-token": [
+                ("form", pa.string()),
+                ("predictions", pa.list_(pa.string())),
+                ("gold_rank", pa.int64()),
+            ],
             "multi-token": [
+                ("form", pa.string()),
                 ("prediction", pa.string()),
                 (
                     "candidates",
@@ -260,6 +381,7 @@ def _columns(view: str) -> Callable[[], list[tuple]]:
                         )
                     ),
                 ),
+                ("gold_labels", pa.list_(pa.string())),
                 ("exact_match", pa.float64()),
                 ("f1", pa.float64()),
                 ("rouge_l", pa.float64()),
@@ -286,7 +408,16 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
         headline = METRICS[view][0]
         kept = [p for p in rows if p.get("split") not in outside_all(params.include_deleted)]
         grouped = metrics_by_group(VIEW_OBJECTS[view], rows, include_deleted=params.include_deleted)
-        return {headline: metric_value(view, headline, kept), **grouped}
+        out = {headline: metric_value(view, headline, kept), **grouped}
+        if view != "pll":  # the views that ask gap-first rows of a causal model as questions
+            summarize = VIEW_OBJECTS[view].summarize
+            forms = {f: [p for p in kept if p.get("form") == f] for f in ("cloze", "question")}
+            out["asked_as_question"] = sum(p.get("form") == "question" for p in rows)
+            out["by_form"] = {f: summarize(group) for f, group in forms.items() if group}
+        if view == "multi-token":
+            out["selection"] = params.selection
+            out["selections"] = selections(kept)
+        return out
 
     return metrics
 
@@ -345,13 +476,14 @@ SINGLE_TOKEN = _view(
 )
 MULTI_TOKEN = _view(
     "multi-token",
-    "Fill 1..M tokens greedily and keep the filling most likely per token; exact match, token "
-    "F1, ROUGE-L.",
+    "Fill 1..M tokens greedily and keep the filling most likely per token (or in sum, "
+    "--selection sum); exact match, token F1, ROUGE-L.",
     MultiTokenParams,
     multi_token,
     summarize_multi_token,
-    selection="mean_logprob: of the greedy fillings of 1..M tokens, the one with the highest "
-    "log-probability per scored token (decoders: the filling and its closing)",
+    selection="of the greedy fillings of 1..M tokens, the one with the highest log-probability "
+    "per scored token (selection mean, the default) or summed (selection sum; decoders score "
+    "the filling and its closing); each model's 'selections' gives both",
 )
 PLL = _view(
     "pll",

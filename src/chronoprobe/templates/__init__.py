@@ -15,7 +15,30 @@ from pathlib import Path
 
 import yaml
 
+from chronoprobe import safe_yaml
+
 MASK = "[MASK]"
+SENTENCE_ENDS = (".", "?", "!")
+
+
+def followed_by(value: str, after: str) -> str:
+    """``after`` as it reads after ``value``: a value that ends with its own stop ("Manchester
+    United F.C.", "Apple Inc.", "Yahoo!") takes the place of the full stop that opens ``after``,
+    so a statement reads "... for Manchester United F.C." and never "... F.C..". An ellipsis
+    stays."""
+    if value.endswith(SENTENCE_ENDS) and after.startswith(".") and not after.startswith(".."):
+        return after[1:]
+    return after
+
+
+def fill_slots(template: str, values: dict[str, str]) -> str:
+    """``template`` with each ``<slot>`` of ``values`` replaced by its value (see followed_by)."""
+    text = template
+    for slot, value in values.items():
+        before, found, after = text.partition(f"<{slot}>")
+        if found:
+            text = before + value + followed_by(value, after)
+    return text
 
 
 @dataclass(frozen=True)
@@ -32,22 +55,26 @@ class ClozeTemplate:
 
     def query(self, given: str) -> str:
         """The template with the given side's label filled in and the asked side as [MASK]."""
-        return self.template.replace(f"<{self.given}>", given).replace(f"<{self.mask}>", MASK)
+        return fill_slots(self.template, {self.given: given, self.mask: MASK})
 
     def fill(self, subject: str, object: str) -> str:
         """The full statement, both sides filled in."""
-        return self.template.replace("<subject>", subject).replace("<object>", object)
+        return fill_slots(self.template, {"subject": subject, "object": object})
 
 
 def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[str, ClozeTemplate]:
     """Read ``templates/<family>.yaml`` (or a user's file) into relation -> template."""
     source = Path(path) if path else resources.files("chronoprobe.templates") / f"{family}.yaml"
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = safe_yaml.load(source.read_text(encoding="utf-8"))
     except IsADirectoryError:
         raise ValueError(f"{source}: a folder; pass a YAML file of templates") from None
-    except (UnicodeDecodeError, yaml.YAMLError) as err:
+    except UnicodeDecodeError as err:
         raise ValueError(f"{source}: not a YAML file of templates: {err}") from None
+    except yaml.YAMLError as err:
+        line, reason = safe_yaml.problem_of(err)
+        where = f"{source}:{line}" if line else str(source)
+        raise ValueError(f"{where}: not a YAML file of templates: {reason}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a mapping of relation id to template")
     templates = {}
