@@ -119,3 +119,23 @@ def test_models_that_read_the_whole_statement_are_asked_the_statement(tiny, arch
     view = VIEWS["multi-token"]
     got = view.predict(tiny(architecture), ROWS, view.params(), None)
     assert [p.get("form") for p in got] == ["cloze", "cloze", "cloze"]
+
+
+def test_the_report_counts_rows_asked_as_questions_beside_the_skipped_ones():
+    from chronoprobe.report.drift_section import _skipped_note
+
+    metrics = {
+        "models": {
+            "smollm2": {
+                "skipped": {"every gold label is longer than M = 5 tokens": 81},
+                "asked_as_question": 292,
+            },
+            "roberta": {"skipped": {}, "asked_as_question": 0},
+        }
+    }
+    assert _skipped_note(metrics).text == (
+        "Rows skipped by the view: smollm2: 81 (every gold label is longer than M = 5 tokens). "
+        "Rows whose gap comes first, asked of a causal model as a fill-in-the-blank question "
+        "(by_form in metrics.json gives their figures apart): smollm2: 292."
+    )
+    assert _skipped_note({"models": {"roberta": {"skipped": {}}}}) is None

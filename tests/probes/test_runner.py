@@ -182,6 +182,7 @@ def test_probe_command_counts_skipped_rows_and_warns_of_gap_first_rows(tiny, exa
         assert metrics["warnings"] and "warning: 1 of 7 rows put the gap first" in output
         if asked:
             assert skipped == {"q6": too_long} and metrics["by_form"]["question"]["n"] == 1
+            assert "asked 1 of 7 rows as questions (gap first)" in output
         else:
             assert skipped["q3"].startswith("the gap comes first: a causal model")
             assert set(metrics["by_form"]) == {"cloze"}

@@ -53,11 +53,13 @@ MODEL_INPUT = "model"  # the name the model of input `model` goes by in the outp
 
 def _check(params: Any, inputs: frozenset[str]) -> list[str]:
     problems = []
-    if len({"series", "model"} & inputs) + bool(params.models) != 1:
+    responses = getattr(params, "responses", None) is not None
+    if len({"series", "model"} & inputs) + bool(params.models) + responses != 1:
         problems.append(
             "models: give the models to probe in one way: model specs (`-m SPEC`; in a "
-            "config, `models: [spec, ...]`), a model series (`--series DIR`; input `series`) "
-            "or a step's trained model (`--model DIR`; input `model`)"
+            "config, `models: [spec, ...]`), a model series (`--series DIR`; input `series`), "
+            "a step's trained model (`--model DIR`; input `model`), or, for the generate "
+            "view, answers produced elsewhere (`--responses FILE`)"
         )
     elif params.models and len(set(params.models)) != len(params.models):
         problems.append("models: a model is listed twice")
@@ -84,13 +86,20 @@ def _weights_fingerprint(params: Any) -> list | None:
         base = Path(source.location)
         files = [base / source.gguf_file] if source.gguf_file else sorted(base.glob("*"))
         out += [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
+    responses = getattr(params, "responses", None)  # answers judged instead of a model's
+    if responses is not None and responses.is_file():
+        out.append([str(responses), responses.stat().st_size, responses.stat().st_mtime_ns])
     return out or None
 
 
 def _models(params: Any, inputs: dict[str, Path]) -> list[tuple[str, str]]:
-    """(name, spec) of every model to probe, in order."""
+    """(name, spec) of every model to probe, in order (answers read from a file: its name
+    and path)."""
     if params.models:
         return [(spec, spec) for spec in params.models]
+    responses = getattr(params, "responses", None)
+    if responses is not None:
+        return [(params.name or responses.stem, str(responses))]
     if "model" in inputs:
         trained = inputs["model"] / "model"
         if not trained.is_dir():
@@ -166,14 +175,17 @@ def _probe_one(
     from chronoprobe.models import load_model
     from chronoprobe.probes.runner import run_probe
 
-    model = load_model(
-        spec,
-        family=params.family,
-        device=params.device,
-        batch_size=params.batch_size,
-        device_map=params.device_map,
-    )
-    if params.reuse_answers:
+    model = view.stand_in(params) if view.stand_in else None
+    cached = model is None and params.reuse_answers
+    if model is None:
+        model = load_model(
+            spec,
+            family=params.family,
+            device=params.device,
+            batch_size=params.batch_size,
+            device_map=params.device_map,
+        )
+    if cached:
         from chronoprobe.models.request_cache import answer_cache
         from chronoprobe.runs.cache import default_cache_dir
 
@@ -185,9 +197,9 @@ def _probe_one(
             metrics = run_probe(data, model, view.name, work, mine, progress=progress, limit=limit)
         if data != rows_file and view.warnings:  # distinct queries: count over the rows
             every = list(view.read(rows_file))[: params.limit]
-            metrics["warnings"] = view.warnings(model, every)
+            metrics["warnings"] = view.warnings(model, every, mine)
     finally:
-        if params.reuse_answers:
+        if cached:
             if model.hits:
                 ctx.log.info(
                     f"{name}: {model.hits:,} of {model.hits + model.misses:,} answers reused"
@@ -326,6 +338,11 @@ def show(out: Path):
         f"{name}: skipped {n:,} of {rows:,} rows: {reason}"
         for name, m in metrics["models"].items()
         for reason, n in m["skipped"].items()
+    ]
+    notes += [
+        f"{name}: asked {m['asked_as_question']:,} of {rows:,} rows as questions (gap first)"
+        for name, m in metrics["models"].items()
+        if m.get("asked_as_question")
     ]
     notes += [
         f"{name}: warning: {w}" for name, m in metrics["models"].items() for w in m["warnings"]

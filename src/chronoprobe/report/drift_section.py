@@ -158,15 +158,30 @@ def _window_table(by_split: dict[str, dict], metric: str) -> Block | None:
 
 
 def _skipped_note(metrics: dict) -> Block | None:
-    """Rows a view did not answer, per model and reason."""
+    """Rows a view did not answer, per model and reason, and the rows a causal model was
+    asked as questions (their gap comes first)."""
+    models = metrics.get("models", {})
     parts = [
         f"{name}: {count:,} ({reason})"
-        for name, model in metrics.get("models", {}).items()
+        for name, model in models.items()
         for reason, count in model.get("skipped", {}).items()
     ]
-    if not parts:
-        return None
-    return Text("Rows skipped by the view: " + "; ".join(parts) + ".", style="note")
+    asked = [
+        f"{name}: {m['asked_as_question']:,}"
+        for name, m in models.items()
+        if m.get("asked_as_question")
+    ]
+    notes = []
+    if parts:
+        notes.append("Rows skipped by the view: " + "; ".join(parts) + ".")
+    if asked:
+        notes.append(
+            "Rows whose gap comes first, asked of a causal model as a fill-in-the-blank "
+            "question (by_form in metrics.json gives their figures apart): "
+            + "; ".join(asked)
+            + "."
+        )
+    return Text(" ".join(notes), style="note") if notes else None
 
 
 @section("probe", headline=("view", "rows", "model_count", "P@1", "f1", "temporal_acc"))

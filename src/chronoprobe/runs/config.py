@@ -24,6 +24,7 @@ from pydantic import (
     field_validator,
 )
 
+from chronoprobe import safe_yaml
 from chronoprobe.registry import nearest
 from chronoprobe.runs.steps import StepKind, get_kind
 
@@ -149,31 +150,8 @@ class _Lines:
 
 # A config is a few hundred values; YAML aliases can make a few bytes stand for billions of them
 # (the "billion laughs"), which validating would walk one by one. Configs larger than this once
-# every alias is expanded are refused before anything walks them.
+# every alias is expanded are refused before anything walks them (see chronoprobe.safe_yaml).
 MAX_EXPANDED_NODES = 100_000
-
-
-def _expanded_size(root: yaml.Node) -> int:
-    """How many nodes the document holds with every alias expanded, counted without expanding
-    (an alias is the same node object as its anchor, so sizes are memoised per node)."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        if id(node) in sizes:
-            continue
-        if isinstance(node, yaml.MappingNode):
-            children = [n for pair in node.value for n in pair]
-        elif isinstance(node, yaml.SequenceNode):
-            children = list(node.value)
-        else:
-            children = []
-        if children_done or not children:
-            sizes[id(node)] = min(1 + sum(sizes[id(c)] for c in children), MAX_EXPANDED_NODES + 1)
-        else:
-            stack.append((node, True))
-            stack.extend((c, False) for c in children if id(c) not in sizes)
-    return sizes[id(root)]
 
 
 def _duplicate_keys(root: yaml.Node, name: str) -> list[str]:
@@ -211,24 +189,16 @@ def _parse_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
             [f"{path.name}: not UTF-8 text (byte {err.start}): {err.reason}"]
         ) from None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = safe_yaml.compose(text, MAX_EXPANDED_NODES)
         if root is not None:
-            if _expanded_size(root) > MAX_EXPANDED_NODES:
-                raise ConfigError(
-                    [
-                        f"{path.name}: the config expands to more than {MAX_EXPANDED_NODES:,} "
-                        "values once its YAML aliases (*name) are resolved; refusing to read it"
-                    ]
-                )
             duplicates = _duplicate_keys(root, path.name)
             if duplicates:
                 raise ConfigError(duplicates)
-        return yaml.safe_load(text), root
+        return safe_yaml.construct(root), root
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        reason = getattr(err, "problem", None) or str(err)
-        raise ConfigError([f"{path.name}{line}: invalid YAML: {reason}"]) from err
+        line, reason = safe_yaml.problem_of(err)
+        where = f"{path.name}:{line}" if line is not None else path.name
+        raise ConfigError([f"{where}: {reason}"]) from None
 
 
 def _apply_override(data: dict, text: str, lines: _Lines) -> None:
@@ -237,7 +207,10 @@ def _apply_override(data: dict, text: str, lines: _Lines) -> None:
     if not sep or not key:
         raise ConfigError([f"--set {text}: expected KEY=VALUE, e.g. steps.world.params.facts=5000"])
     try:
-        value = yaml.safe_load(raw)
+        value = safe_yaml.load(raw, MAX_EXPANDED_NODES)
+    except safe_yaml.Refused as err:
+        shown = raw if len(raw) <= 60 else f"{raw[:40]}..."  # thousands of brackets: the start
+        raise ConfigError([f"--set {key}={shown}: {safe_yaml.problem_of(err)[1]}"]) from None
     except yaml.YAMLError as err:
         reason = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise ConfigError(
