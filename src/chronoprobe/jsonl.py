@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.inputs import bounded_lines, is_regular, open_input, read_document
 
 BOM = b"\xef\xbb\xbf"
 # What decoding JSON bytes can raise on bad input: RecursionError for deep nesting.
@@ -48,11 +49,11 @@ def numbered_lines(
     path: str | Path, kind: Any = Any, reason: str = "invalid JSON"
 ) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each non-blank line of a JSONL file, decoded as ``kind`` (any
-    JSON by default, else a msgspec struct); a line that does not decode raises ValueError
-    ``FILE:LINE: REASON: what is wrong``."""
+    JSON by default, else a msgspec struct); a line that does not decode, or is longer than
+    the record limit (:mod:`chronoprobe.inputs`), raises ValueError ``FILE:LINE: REASON``."""
     decoder = msgspec.json.Decoder(kind)
-    with open(path, "rb") as lines:
-        for number, line in enumerate(lines, start=1):
+    with open_input(path) as stream:
+        for number, line in bounded_lines(stream, path):
             if number == 1:
                 line = line.removeprefix(BOM)
             if not line.strip():
@@ -76,7 +77,8 @@ def read_jsonl(path: str | Path) -> Iterator[dict]:
 
 def read_json_object(path: str | Path, what: str = "the file") -> dict:
     """A JSON file holding one object; bad JSON or another type names the file and line."""
-    text = Path(path).read_bytes().removeprefix(BOM)
+    with open_input(path) as stream:
+        text = read_document(stream, path, is_regular(path)).removeprefix(BOM)
     try:
         data = json.loads(text)  # not msgspec: our metrics may hold NaN, which json writes
     except DECODE_ERRORS as err:

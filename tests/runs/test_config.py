@@ -210,10 +210,47 @@ def test_a_yaml_alias_bomb_is_refused_quickly(write_config):
     path = write_config(GOOD + "\n".join(lines) + "\n")
     began = time.perf_counter()
     assert problems(path) == [
-        "exp.yaml: the config expands to more than 100,000 values once its YAML aliases (*name) "
+        "exp.yaml:1: the document expands to more than 100,000 values once its aliases (*name) "
         "are resolved; refusing to read it"
     ]
     assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("a: &a [*a]\n", 14),  # hung, growing without bound
+        ("a: &a {b: [1, *a]}\n", 14),
+        ("a: &a {<<: *a}\n", 14),  # a merge key naming its own mapping
+        ("a: &a\n  - &b [*b]\n", 15),
+    ],
+)
+def test_a_recursive_alias_is_refused_at_its_line(write_config, text, line):
+    assert problems(write_config(GOOD + text)) == [
+        f"exp.yaml:{line}: the alias *{text.split('*')[1][0]} refers to a collection that holds "
+        "it (a recursive alias, which stands for an endless value)"
+    ]
+
+
+def test_a_long_string_named_many_times_is_refused(write_config):
+    lines = [f"s: &s0 '{'x' * 100_000}'"]  # 100 kB, named 10**4 times: 1 GB written back
+    lines += [f"s{i}: &s{i} [{', '.join([f'*s{i - 1}'] * 10)}]" for i in range(1, 5)]
+    [problem] = problems(write_config(GOOD + "\n".join(lines) + "\n"))
+    assert problem.endswith(
+        "the document expands to more than 67,108,864 characters once its aliases (*name) are "
+        "resolved; refusing to read it"
+    )
+
+
+def test_deep_nesting_is_one_line_not_a_recursion_error(write_config):
+    path = write_config(GOOD + "deep: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert problems(path) == ["exp.yaml:14: nested more than 64 levels deep"]
+    [problem] = problems(write_config(GOOD), ("steps=" + "[" * 5000,))
+    assert problem == f"--set steps={'[' * 40}...: nested more than 64 levels deep"
+    # block style nests as deep without brackets
+    assert problems(write_config(GOOD + "deep:\n" + "- " * 3000 + "x\n")) == [
+        "exp.yaml:15: nested more than 64 levels deep"
+    ]
 
 
 def test_aliases_and_merge_keys_within_bounds_still_work(write_config):

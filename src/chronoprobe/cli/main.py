@@ -10,6 +10,7 @@ import typer
 from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
+from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
 
 app = typer.Typer(
     name="chronoprobe",
@@ -107,8 +108,22 @@ def main(
         "machine other jobs keep busy, 1 is often several times faster: idle threads spin "
         "while they wait for a core.",
     ),
+    max_record_bytes: str | None = typer.Option(
+        None,
+        "--max-record-bytes",
+        envvar=MAX_RECORD_ENV,
+        help="The longest record an input may hold (a line of JSON Lines, a dump line, a "
+        "tab-separated line), in bytes or with a unit: 64M, 1G. A longer one stops the read "
+        "with FILE:LINE, so that a file without newlines cannot fill the memory. Default 16M. "
+        "Example: chronoprobe --max-record-bytes 64M kg convert ...",
+    ),
 ) -> None:
     """chronoprobe: temporal KGs, probe sets, model views and metrics, offline by default."""
+    if max_record_bytes is not None:
+        try:  # set for this process and the workers it starts
+            os.environ[MAX_RECORD_ENV] = str(parse_size(max_record_bytes))
+        except ValueError as err:
+            raise typer.BadParameter(str(err), param_hint="--max-record-bytes") from None
     if not sys.stderr.isatty():
         # Hugging Face's own bars (loading weights, downloads) redraw by carriage returns,
         # which a log file or a pipe keeps as one long garbled line per load.

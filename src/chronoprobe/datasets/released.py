@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from chronoprobe.datasets.released_shapes import check_fields
+from chronoprobe.inputs import bounded_lines, is_regular, open_input, read_document
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
 from chronoprobe.kg.io.problems import Problems
 
@@ -26,31 +27,40 @@ _WORDS = re.compile(r"[A-Za-z]+")
 
 
 def records(path: Path, problems: Problems) -> Iterator[tuple[str, object]]:
-    """(``FILE:LINE``, decoded value) of each record of a JSON Lines file or JSON array."""
-    text = path.read_bytes().removeprefix(BOM)
-    body = text.lstrip()
-    if body[:1] == b"[":
-        try:
-            items = msgspec.json.decode(body, type=list[msgspec.Raw])
-        except DECODE_ERRORS as err:
-            line, reason, kind = json_problem(text, err)
-            problems.report(str(path), line, reason, kind)
-            return
-        locate = LineLocator(text)
-        for raw in items:
-            where = f"{path}:{locate.line_of(bytes(raw))}"
-            yield where, msgspec.json.decode(raw)
+    """(``FILE:LINE``, decoded value) of each record of a JSON Lines file or JSON array. Lines
+    are read one at a time, each within the record limit (:mod:`chronoprobe.inputs`)."""
+    with open_input(path) as stream:
+        lines = bounded_lines(stream, path)
+        for number, line in lines:
+            if number == 1:
+                line = line.removeprefix(BOM)
+            if line.lstrip()[:1] == b"[":  # one JSON array: the rest of the file is part of it
+                head = b"\n" * (number - 1) + line
+                text = head + read_document(stream, path, is_regular(path))
+                yield from _array_records(path, text, problems)
+                return
+            if not line.strip():
+                continue
+            try:
+                value = msgspec.json.decode(line)
+            except DECODE_ERRORS as err:
+                _, reason, kind = json_problem(line, err)
+                problems.report(str(path), number, reason, kind)
+                continue
+            yield f"{path}:{number}", value
+
+
+def _array_records(path: Path, text: bytes, problems: Problems) -> Iterator[tuple[str, object]]:
+    """The items of a file that is one JSON array, each located at the line it starts on."""
+    try:
+        items = msgspec.json.decode(text, type=list[msgspec.Raw])
+    except DECODE_ERRORS as err:
+        line, reason, kind = json_problem(text, err)
+        problems.report(str(path), line, reason, kind)
         return
-    for number, line in enumerate(text.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = msgspec.json.decode(line)
-        except DECODE_ERRORS as err:
-            _, reason, kind = json_problem(line, err)
-            problems.report(str(path), number, reason, kind)
-            continue
-        yield f"{path}:{number}", value
+    locate = LineLocator(text)
+    for raw in items:
+        yield f"{path}:{locate.line_of(bytes(raw))}", msgspec.json.decode(raw)
 
 
 def report(problems: Problems, where: str, reason: str, kind: str | None = None) -> None:

@@ -35,6 +35,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chronoprobe.inputs import (
+    RecordTooLong,
+    is_regular,
+    max_record_bytes,
+    open_input,
+    read_document,
+)
 from chronoprobe.jsonl import BOM
 from chronoprobe.kg.graph import TemporalKG, entities_table, relations_table, table_rows
 from chronoprobe.kg.io.checks import ID_PATTERN, YEAR_MAX, YEAR_MIN, Invalid, check_id, year_problem
@@ -193,9 +200,15 @@ def _in_range(years: pa.Array) -> pa.Array:
 
 def _lines(path: Path) -> tuple[pa.Array, list[tuple[int, str, str]]]:
     """A file's lines as one Arrow array, split by Arrow (at newlines only), and the lines that
-    are no UTF-8 (left blank in the array) as (index, reason, kind)."""
-    data = path.read_bytes().removeprefix(BOM)
+    are no UTF-8 (left blank in the array) as (index, reason, kind). A line longer than the
+    record limit (:mod:`chronoprobe.inputs`) stops the read."""
+    with open_input(path) as stream:
+        data = read_document(stream, path, is_regular(path)).removeprefix(BOM)
     lines = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").flatten()
+    limit = max_record_bytes()
+    too_long = pc.greater(pc.binary_length(lines), limit + 1)  # a "\r" may end a line
+    if pc.any(too_long).as_py():
+        raise RecordTooLong(f"{path}:{pc.index(too_long, True).as_py() + 1}", limit)
     try:
         return lines.cast(pa.large_string()), []
     except pa.ArrowInvalid:

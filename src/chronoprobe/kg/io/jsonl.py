@@ -11,7 +11,6 @@ Rows of any kind may be mixed in any number of files:
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -22,9 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.inputs import bounded_lines
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, json_problem
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
 from chronoprobe.kg.io.checks import Invalid, check_id, check_interval, check_point, json_type
+from chronoprobe.kg.io.compressed import open_binary
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.kg.io.shapes import expect
@@ -41,9 +42,9 @@ _parse_time = lru_cache(maxsize=1 << 16)(TimePoint.parse)
 
 
 def _lines(path: Path) -> Iterator[bytes]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rb") as stream:
-        for number, line in enumerate(stream, start=1):
+    """The lines of a plain or gzip file, each within the record limit (chronoprobe.inputs)."""
+    with open_binary(path) as stream:
+        for number, line in bounded_lines(stream, path):
             yield line.removeprefix(BOM) if number == 1 else line
 
 

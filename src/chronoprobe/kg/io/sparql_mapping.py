@@ -106,14 +106,11 @@ class VariableMapping:
     ) -> VariableMapping:
         """A YAML mapping file (``variables: {NAME: ROLE}``, ``constants: {ROLE: VALUE}``),
         with ``variables`` and ``constants`` given besides it taking precedence."""
-        import yaml
+        from chronoprobe import safe_yaml
 
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except IsADirectoryError:
-            raise ValueError(f"{path}: a folder; pass a YAML mapping file") from None
-        except (yaml.YAMLError, UnicodeDecodeError) as err:
-            raise ValueError(f"{path}: not a YAML mapping file: {err}") from None
+        if Path(path).is_dir():
+            raise ValueError(f"{path}: a folder; pass a YAML mapping file")
+        data = safe_yaml.load_file(path) or {}
         if not isinstance(data, dict) or set(data) - {"variables", "constants"}:
             raise ValueError(f"{path}: a mapping file holds 'variables' and 'constants' only")
         parts = []

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 
+from chronoprobe.inputs import is_regular, read_document
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, JsonProblem, LineLocator, json_items, json_problem
 from chronoprobe.kg.io.compressed import open_binary
 from chronoprobe.kg.io.options import LoadOptions
@@ -63,7 +64,8 @@ def document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed, 
     entity starts in the document.
     """
     with open_binary(path) as stream:
-        text = stream.read().removeprefix(BOM)
+        sized = is_regular(path) and not path.name.endswith((".gz", ".bz2"))
+        text = read_document(stream, path, sized).removeprefix(BOM)
     try:
         entities, broken = _entities_of(text)
     except DECODE_ERRORS as err:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import msgspec
 
+from chronoprobe.inputs import is_regular, open_input, read_document
 from chronoprobe.jsonl import (
     BOM,
     DECODE_ERRORS,
@@ -290,7 +291,8 @@ def _read(path: Path, mapping: VariableMapping, problems: Problems) -> _Read | N
     A file whose variables cannot fill the roles a fact needs raises ValueError: that is no bad
     record but a query the mapping does not fit, and no file of it would load.
     """
-    text = path.read_bytes().removeprefix(BOM)
+    with open_input(path) as stream:
+        text = read_document(stream, path, is_regular(path)).removeprefix(BOM)
     try:
         document = _decode_document(text)
         read = _Read(text, document.head.vars, document.results.bindings)
