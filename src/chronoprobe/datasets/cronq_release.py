@@ -109,6 +109,8 @@ def _year(value: object, name: str) -> int:
 def _unicode(text: str, name: str) -> str:
     """``text`` if a file can hold it: a pickle's string may hold a lone surrogate, which is
     no Unicode text and which no UTF-8 file can be written with."""
+    if text.isascii():  # most ids and questions, at once
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
@@ -177,8 +179,13 @@ def _template(value: object, annotation: dict) -> str | None:
 
 def _position(text: str, entity: str) -> int:
     """Where ``text`` names ``entity`` as a whole id (Q76 is not in Q7654); -1: nowhere."""
-    found = re.search(rf"(?<![0-9A-Za-z]){re.escape(entity)}(?![0-9A-Za-z])", text)
-    return found.start() if found else -1
+    start = text.find(entity)
+    while start >= 0:
+        end = start + len(entity)
+        if not (text[start - 1 : start].isalnum() or text[end : end + 1].isalnum()):
+            return start
+        start = text.find(entity, start + 1)
+    return -1
 
 
 def _text(released: object, paraphrases: list, entities: list[str]) -> str:
@@ -254,12 +261,12 @@ def released_question(item: dict, split: str, number: int, entity_order: str = "
     uniq = _uniq_id(item)
     annotation = _annotation(item.get("annotation"))
     entities = _ids(_collection(item, "entities"), "entities")
-    paraphrases = _collection(item, "paraphrases")
     if isinstance(item.get("paraphrases"), (set, frozenset)):
         raise Invalid(
             "paraphrases must be a list (its first is the question's text), not a set",
             "bad paraphrases",
         )
+    paraphrases = _collection(item, "paraphrases")
     released = item["question"]
     text = _text(released, paraphrases, entities)
     place = {e: _position(released, e) for e in entities}
