@@ -245,9 +245,11 @@ def test_models_bind_subjects_to_their_own_clubs(trained):
     assert right >= 6
 
 
-def test_saved_models_load_from_their_directories_and_series_json_lists_them(trained):
+def test_saved_models_load_from_their_directories_and_series_json_lists_them(trained, world):
     out, result = trained
     record = json.loads((out / "series.json").read_text())
+    # a probe set of another KG is named when probed with the series
+    assert record["kg_fingerprint"] == TemporalKG.load(world).fingerprint is not None
     assert [(p["period"], p["dir"], p["parent"]) for p in record["periods"]] == [
         ("2016", "2016", None),
         ("2017", "2017", "2016"),

@@ -270,6 +270,13 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
     if view.drift_rows:
         rows = _distinct_queries(data, area / "queries.jsonl", params.limit)
         data = area / "queries.jsonl"
+        if "series" in inputs:  # before any model is loaded: a mismatch costs nothing
+            from chronoprobe.probes.series_inputs import check_series_kg, check_series_periods
+
+            periods = [own["period"] for _, own in rows.values()]
+            names = [name for name, _ in models]
+            check_series_periods(periods, names, rows_file, ctx.log.warning)
+            check_series_kg(rows_file, inputs["series"], ctx.log.warning)
     schema = pa.schema([("model", pa.string()), *view.columns(), (SKIPPED, pa.string())])
     with ExitStack() as stack:
         remote = {}

@@ -288,10 +288,13 @@ def _check_resumable(out_dir: Path, options: SeriesParams) -> None:
         )
 
 
-def _write_series(out_dir: Path, kg_dir: Path, options: SeriesParams, done: list) -> None:
+def _write_series(
+    out_dir: Path, kg: TemporalKG, kg_dir: Path, options: SeriesParams, done: list
+) -> None:
     record = {
         "format": FORMAT,
         "kg": str(kg_dir),
+        "kg_fingerprint": kg.fingerprint,  # a probe set of another KG is named when probed
         "options": options.recipe(),
         "tokenizer": TOKENIZER_DIR,
         "periods": [{**asdict(p), "final_loss": p.final_loss} for p in done],
@@ -318,7 +321,7 @@ def train_series(
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(out_dir, options)
     if not (out_dir / SERIES_FILE).is_file():
-        _write_series(out_dir, kg_dir, options, [])  # so a rerun can check its options
+        _write_series(out_dir, kg, kg_dir, options, [])  # so a rerun can check its options
     tokenizer = _shared_tokenizer(out_dir, texts, options)
     mentions = MentionFinder(tokenizer, kg.entities.column("label").to_pylist())
     done: list[PeriodResult] = []
@@ -359,7 +362,7 @@ def train_series(
 
             _save_dir(target, write)
         done.append(result)
-        _write_series(out_dir, kg_dir, options, done)
+        _write_series(out_dir, kg, kg_dir, options, done)
         if task is not None:
             progress.advance(task)
     if task is not None:

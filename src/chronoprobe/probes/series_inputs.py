@@ -1,0 +1,106 @@
+"""Does a probe set fit the model series it is probed with?
+
+A series' models are named by the period each was trained up to, and the drift analysis reads
+a row against the model of its own period: the matrix's diagonal and the t-1 / t / t+1 window
+exist only for rows whose period names a model. A quarterly probe set probed with a yearly
+series has no such row: every figure would be computed, none would mean what the paper's do.
+So the ``probe`` step refuses a probe set none of whose rows has a model of its period, warns
+with the counts when only some have, and warns when the rows come from another KG than the one
+the series was trained on (its models never read those facts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from chronoprobe.datasets.writers import KG_RECORD
+from chronoprobe.probes.series_matrix import period_order
+from chronoprobe.time import Granularity, Period
+
+
+def _granularity(labels: Sequence[str]) -> str | None:
+    """The granularity's name when every label is a period of one granularity."""
+    try:
+        kinds = {Period.parse(label).granularity for label in labels}
+    except ValueError:
+        return None
+    return Granularity(kinds.pop()).name.lower() if len(kinds) == 1 else None
+
+
+def _span(labels: Sequence[str]) -> str:
+    """ "2016..2020 (year)": the first and last of some periods, and their granularity."""
+    ordered = period_order(labels)
+    if not ordered:
+        return "no period"
+    kind = _granularity(ordered)
+    span = ordered[0] if len(ordered) == 1 else f"{ordered[0]}..{ordered[-1]}"
+    return f"{span} ({kind})" if kind else span
+
+
+def _build_hint(models: Sequence[str]) -> str:
+    ordered = period_order(models)
+    kind = _granularity(ordered)
+    if not ordered or kind is None:
+        return "build the probe set over the periods the models are named by"
+    return (
+        "build the probe set over the models' periods, e.g. `chronoprobe build drift KG "
+        f"--granularity {kind} --first {ordered[0]} --last {ordered[-1]}`"
+    )
+
+
+def check_series_periods(
+    row_periods: Sequence[str | None],
+    models: Sequence[str],
+    where: Path,
+    warn: Callable[[str], None],
+) -> None:
+    """Refuse rows none of which has a model of its period (one line, with what to build);
+    warn with the counts when some have none."""
+    counts = Counter(row_periods)
+    total = sum(counts.values())
+    named = set(models)
+    with_model = sum(n for period, n in counts.items() if period in named)
+    if with_model == total:
+        return
+    dated = [p for p in counts if p is not None]
+    if not with_model:
+        kinds = [f"of {_span(dated)}"] if dated else []
+        kinds += ["without a period"] if None in counts else []
+        raise ValueError(
+            f"{where}: no row has a model of its period in the series: the rows are "
+            f"{' and '.join(kinds)}, the models of {_span(list(models))}; {_build_hint(models)}"
+        )
+    missing = [p for p in counts if p not in named]
+    periods = _span([p for p in missing if p is not None])
+    if None in counts:
+        periods += f", {counts[None]:,} without a period"
+    warn(
+        f"{where}: {with_model:,} of {total:,} rows have a model of their period in the series "
+        f"and {total - with_model:,} have none ({periods}): every model probes them, but no "
+        "model is at t for them, so they add no diagonal cell and no window"
+    )
+
+
+def check_series_kg(rows_file: Path, series_dir: Path, warn: Callable[[str], None]) -> None:
+    """Warn when the probe set and the series record different KGs (silent where either
+    record is missing: imported sets have no KG of their own, older series no fingerprint)."""
+    record = rows_file.parent / KG_RECORD
+    series_file = series_dir / "series.json"
+    if not record.is_file() or not series_file.is_file():
+        return
+    try:
+        ours = json.loads(record.read_text(encoding="utf-8"))
+        theirs = json.loads(series_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return  # not ours to judge here: the readers of these files name what is wrong
+    mine = ours.get("fingerprint") if isinstance(ours, dict) else None
+    its = theirs.get("kg_fingerprint") if isinstance(theirs, dict) else None
+    if isinstance(mine, str) and isinstance(its, str) and mine != its:
+        warn(
+            f"{rows_file.parent} was built from KG {ours.get('name')!r} ({mine[:12]}), the "
+            f"series {series_dir} was trained on {theirs.get('kg')} ({its[:12]}): its models "
+            "never read these rows' facts"
+        )
