@@ -320,7 +320,7 @@ def test_one_file_reads_through_the_python_function_and_a_row_in_words_stays(tmp
 
 GOOD = MADE["QUESTIONS"]["train"][2]  # a before/after question, uniq_id 2
 NAN = math.nan
-# (what changes in GOOD, the reason its import gives); the reviewers' classes and more
+# (what changes in GOOD, the reason its import gives): values of every wrong kind seen in use
 BAD = [
     (
         {"annotation": {("head",): TRUMP, "tail": PRESIDENT}},
