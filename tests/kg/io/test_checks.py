@@ -66,6 +66,16 @@ def test_years_a_kg_cannot_hold(year, message):
         ("\ufeffQ76", False),
         ("Q7\x006", False),
         ("Q76\n", False),  # re's $ alone would let a last newline through
+        ("Q1\x85", False),  # next line (a C1 control and a space to str.isspace)
+        ("Q1\u2028", False),  # line separator
+        ("Q\u30001", False),  # ideographic space
+        ("Q1\xa0", False),  # no-break space
+        ("Q\u200b1", False),  # zero-width space
+        ("Q\u202e1", False),  # right-to-left override
+        ("Q1\xad", False),  # soft hyphen
+        ("Q\x9f", False),  # C1 control
+        ("東京", True),
+        ("\U0001f469\u200d\U0001f52c", True),  # an emoji sequence keeps its joiner
     ],
 )
 def test_ids_are_the_same_to_python_and_to_arrow(value, good):

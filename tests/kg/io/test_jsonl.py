@@ -173,6 +173,27 @@ GOOD = '{"subject": "Q1", "relation": "P1", "object": "Q2", "start": "2001", "en
             "'relation' must be a string id, not a number",
             "bad id",
         ),
+        (
+            '{"subject": "Q1", "relation": "P1", "object": "Q3", "start": null, "end": null}',
+            "a fact needs a start or an end: with neither it is no time-scoped fact",
+            "no time",
+        ),
+        (
+            '{"subject": "Q1", "relation": "P1", "object": "Q3"}',
+            "a fact needs a start or an end: with neither it is no time-scoped fact",
+            "no time",
+        ),
+        (
+            '{"subject": "Q1\u2028", "relation": "P1", "object": "Q3", "start": "2001"}',
+            "'subject' is not an id: 'Q1\\u2028'",
+            "bad id",
+        ),
+        (
+            '{"subject": "Q1", "relation": "P1", "object": "Q3\u0085", "start": "2001"}',
+            "'object' is not an id: 'Q3\\x85'",
+            "bad id",
+        ),
+        ('{"id": "Q\u30001", "label": "x"}', "'id' is not an id: 'Q\\u30001'", "bad id"),
         ('{"id": "Q1", "label": 5}', "'label' must be a string, not a number", "bad text"),
         (
             '{"id": "Q1", "description": ["x"]}',

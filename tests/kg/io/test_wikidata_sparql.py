@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.kg.io.checks import Invalid
 from chronoprobe.kg.io.jsonl import fact_tuples
 from chronoprobe.kg.io.options import LoadOptions, get_loader
 from chronoprobe.kg.io.problems import BadRecord, Problems
@@ -182,6 +183,15 @@ def test_precisions_finer_than_a_day_keep_the_day_and_coarser_than_a_year_are_un
     assert fine.fact.start == TimePoint(1999, 5, 4)
     with pytest.raises(Skipped, match="imprecise or unknown time"):
         parse_binding(_binding(start="1900-01-01T00:00:00Z", startPrecision="7"))
+
+
+@pytest.mark.parametrize("role", ["subject", "object"])
+@pytest.mark.parametrize("entity", ["P39", "L7"])
+def test_a_property_or_lexeme_is_no_subject_or_object_of_a_fact(role, entity):
+    iri = f"http://www.wikidata.org/entity/{entity}"
+    binding = _binding(start="2000-01-01T00:00:00Z") | {role: Term("uri", iri)}
+    with pytest.raises(Invalid, match=f"^{role} is not a Wikidata item: '{iri}'$"):
+        parse_binding(binding)
 
 
 def test_relation_spellings_and_filter():

@@ -4,8 +4,8 @@ Each loader reads its own syntax, then hands what it read to these checks, so th
 rejected by one loader is rejected by all of them for the same reason (and counted under the
 same kind). The rules:
 
-- an id is a non-empty run of printable characters without spaces (Wikidata loaders also ask
-  for the Q/P form);
+- an id is a non-empty run of visible characters: no space of any script, no control or
+  invisible format character (Wikidata loaders also ask for the Q/P form);
 - a year fits the KG's year column (32 bits) and is not 0: years count as Wikidata's JSON counts
   them, 1 BCE is -1 and there is no year 0;
 - an interval does not end before it starts: the end's span is not over before the start's
@@ -22,8 +22,15 @@ import re
 from chronoprobe.time import TimePoint, format_year
 
 YEAR_MIN, YEAR_MAX = -(2**31), 2**31 - 1  # the KG's int32 year column
-# No ASCII space or control character, no byte-order mark; RE2 and re (ASCII) agree on it.
-ID_PATTERN = "^[^\\s\\x00-\\x1f\\x7f\ufeff]+$"
+# No space of any script (U+0085, U+00A0, U+2028, U+3000...), no control character (C0, DEL,
+# C1) and no invisible format character (zero-width space, direction marks and overrides,
+# word joiner, soft hyphen, byte-order mark); the joiners U+200C and U+200D, which some scripts
+# and emoji need, stay. Characters past U+00FF reach the pattern as themselves, not as escapes:
+# RE2 and re share no escape for them.
+ID_PATTERN = (
+    "^[^\\s\\x00-\\x1f\\x7f-\\xa0\\xad"
+    "\u1680\u180e\u2000-\u200b\u200e\u200f\u2028-\u202f\u205f-\u2064\u2066-\u206f\u3000\ufeff]+$"
+)
 _ID = re.compile(ID_PATTERN, re.ASCII)
 
 

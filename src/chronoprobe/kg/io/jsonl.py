@@ -84,15 +84,13 @@ def parse_row(row: dict) -> Fact | Entity | Relation:
     wrong with it."""
     if "subject" in row:
         _check_keys(row, FACT_KEYS, "fact")
+        ids = [check_id(row.get(key), repr(key)) for key in ("subject", "relation", "object")]
         start, end = _time(row, "start"), _time(row, "end")
+        if start is None and end is None:
+            reason = "a fact needs a start or an end: with neither it is no time-scoped fact"
+            raise Invalid(reason, "no time")
         check_interval(start, end)
-        return Fact(
-            check_id(row["subject"], "'subject'"),
-            check_id(row.get("relation"), "'relation'"),
-            check_id(row.get("object"), "'object'"),
-            start,
-            end,
-        )
+        return Fact(*ids, start, end)
     if row.get("kind") == "relation":
         _check_keys(row, RELATION_KEYS, "relation")
         return Relation(check_id(row.get("id"), "'id'"), _text(row, "label"))

@@ -51,7 +51,9 @@ from chronoprobe.kg.io.sparql_mapping import VariableMapping
 from chronoprobe.kg.records import Entity, Fact, Relation
 from chronoprobe.time import Precision, TimePoint
 
-_ENTITY = re.compile(r"https?://www\.wikidata\.org/entity/([QPL][1-9][0-9]*)")
+# Subjects and objects are items, as in the dump: a property (wd:P39) or a lexeme is no entity of
+# a fact (a property as a subject is a query that selected the wrong variable).
+_ITEM = re.compile(r"https?://www\.wikidata\.org/entity/(Q[1-9][0-9]*)")
 # wd:P39, p:P39, wdt:P39 and the other prop/... namespaces all name the same property.
 _PROPERTY = re.compile(r"https?://www\.wikidata\.org/(?:entity|prop(?:/[a-z-]+)?)/(P[1-9][0-9]*)")
 # The query service's "unknown value" (somevalue): a skolem IRI in place of an item.
@@ -131,14 +133,12 @@ class _Roles:
 
 def _entity(roles: _Roles, role: str) -> str:
     term = roles.get(role)
-    match = _ENTITY.fullmatch(term.value) if term.type == "uri" else None
+    match = _ITEM.fullmatch(term.value) if term.type == "uri" else None
     if match is None:
         if role == "object" and _UNKNOWN_VALUE.fullmatch(term.value):
             raise Skipped("unknown value")
         name = roles.name(role)
-        raise Invalid(
-            f"{name} is not a Wikidata entity: {term.value!r}", f"{role} is not an entity"
-        )
+        raise Invalid(f"{name} is not a Wikidata item: {term.value!r}", f"{role} is not an entity")
     return match.group(1)
 
 
