@@ -119,3 +119,16 @@ def test_periods_between_expands_coarser_bounds_and_rejects_finer():
 def test_unknown_relation_is_an_error(kg):
     with pytest.raises(ValueError, match="no drift template for relations: P999"):
         list(build_drift(kg, periods_between("2019", "2019", Granularity.YEAR), relations=["P999"]))
+
+
+def test_the_answer_names_file_lists_every_entity_answering_a_probed_relation(kg, tmp_path):
+    from chronoprobe.datasets.writers import write_drift
+    from chronoprobe.jsonl import read_jsonl
+
+    write_drift(kg, tmp_path, first="2021", last="2021", relations=["P54"])
+    # every team in the KG, also Al Sadd (Xavi left in 2019) and City (from 2022)
+    assert list(read_jsonl(tmp_path / "answer_names.jsonl")) == [
+        {"id": "Q214928", "relation": "P54", "names": ["Al Sadd SC"]},
+        {"id": "Q41420", "relation": "P54", "names": ["Borussia Dortmund"]},
+        {"id": "Q50602", "relation": "P54", "names": ["Manchester City F.C."]},
+    ]

@@ -1,4 +1,5 @@
-"""The generate view: prompts and exemplars, answer matching, categories, and the probe step."""
+"""The generate view: prompts and exemplars, judged answers, categories, responses produced
+elsewhere, the ChroKnowledge protocol, and the probe step."""
 
 from __future__ import annotations
 
@@ -6,14 +7,23 @@ import json
 import logging
 
 import pytest
+from typer.testing import CliRunner
 
+from chronoprobe.cli.main import app
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.requests import Completion
 from chronoprobe.models.tiny import random_model
 from chronoprobe.models.tokenizer import train_tokenizer
-from chronoprobe.probes.answers import accepted, match_kind, normalize
 from chronoprobe.probes.categories import category, timeline
-from chronoprobe.probes.generate import GenerateParams, predict_generate, read_asked_rows
+from chronoprobe.probes.generate import (
+    GENERATE,
+    GenerateParams,
+    generate_metrics,
+    predict_generate,
+    prompt_for,
+    read_asked_rows,
+)
+from chronoprobe.probes.judging import RULES
 from chronoprobe.probes.series_matrix import read_predictions
 from chronoprobe.runs.steps import StepContext, get_kind
 
@@ -109,29 +119,6 @@ def test_templates_name_known_placeholders_only():
         GenerateParams(template="In {period}:")
 
 
-def test_answers_match_by_label_alias_lead_or_containment():
-    labels, aliases = ["The New York Times"], [["NYT", "N.Y. Times"]]
-    assert normalize("  The  New-York Times! ") == "new york times"
-    assert match_kind("new york times", labels, aliases) == "exact"
-    assert match_kind("NYT", labels, aliases) == "alias"
-    assert match_kind("n.y. times", labels, aliases) == "alias"
-    assert match_kind("a reporter at the New York Times", labels, aliases) == "contains"
-    assert match_kind("the NYT newsroom", labels, aliases) == "leads"
-    assert match_kind("New York Times, and since 2010 the", labels, aliases) == "leads"
-    vice = ["Vice President of the United States"]
-    assert match_kind("President of the United States", vice) is None
-    assert match_kind("the President of the United States", ["President of the United States"])
-    assert (
-        match_kind("Vice President of the United States", ["President of the United States"])
-        == "contains"
-    )
-    assert match_kind("New York", labels, aliases) is None  # part of a label is not it
-    assert match_kind("NYTimes", labels, aliases) is None  # whole words only
-    assert match_kind("", labels, aliases) is None
-    assert accepted("alias", "alias") and not accepted("contains", "alias")
-    assert not accepted(None, "contains")
-
-
 def test_categories_follow_greedy_and_sampled_hits():
     assert category([True, True, True]) == "Correct"
     assert category([True, False], [False]) == "Partial"
@@ -176,18 +163,22 @@ def test_the_view_sorts_hand_made_generations_into_categories(rows_file):
     script = {
         ("In 2019, Alice Smith was employed by", False): ["Globex", "Globex Inc"],
         ("In 2019, Bob Jones was employed by", False): ["Globex", "Acme Corp"],
-        ("In 2020, Bob Jones was employed by", False): ["Acme", "Acme"],
+        ("In 2020, Bob Jones was employed by", False): ["Acme Corp", "Acme"],
         ("In 2020, Bob Jones was employed by", True): ["Acme", "NYT", "Initech"],
     }
     params = GenerateParams(shots=1, exemplar_sets=2, samples=3, match="alias")
     model = ScriptedModel(script)
     got = {p["id"]: p for p in predict_generate(model, rows, params, None)}
     assert got["e19"]["skipped"].startswith("the gap comes first")
-    assert got["a19"]["greedy_match"] == ["exact", "leads"]
-    assert got["a19"]["category"] == "Partial"  # a lead does not count under alias
+    assert [j["exact"] for j in got["a19"]["greedy_judged"]] == [True, False]
+    assert [j["names"] for j in got["a19"]["greedy_judged"]] == [True, True]  # Globex Inc
+    assert got["a19"]["category"] == "Partial"  # 'Globex Inc' is no alias of Globex
     assert got["b19"]["category"] == "Partial" and got["b19"]["prediction"] == "Globex"
-    assert got["b20"]["sample_match"] == [None, "alias", None]
-    assert got["b20"]["category"] == "Partial" and got["b20"]["greedy_raw"][0] == "Acme. More"
+    assert [j["alias"] for j in got["b20"]["sample_judged"]] == [False, True, False]
+    assert got["b20"]["category"] == "Partial" and got["b20"]["greedy_raw"][0] == "Acme Corp. More"
+    # Acme Corp is what Bob Jones had in 2019: another period's answer, named instead
+    assert got["b20"]["other_period"] and not got["b19"]["other_period"]
+    assert got["b20"]["judged"] == dict.fromkeys(RULES, False) and not got["b20"]["correct"]
     assert len(model.seen) == 3 * (2 + 3)
     # the sampled requests are seeded per row and sample, and sampled
     sampled = [r for r in model.seen if r.temperature > 0]
@@ -221,3 +212,247 @@ def test_the_probe_step_generates_with_a_tiny_causal_model(rows_file, tmp_path):
     assert set(mine["by_split"]) == {"unchanged", "updated", "deleted"}
     assert mine["timelines"]["facts"] == 5  # A/P108, A/P54, B, C, D (deleted c20 left out)
     assert sum(mine["overall"][c] for c in ("Correct", "Partial", "Incorrect")) == pytest.approx(1)
+
+
+OFFICES = [
+    row(
+        "s1",
+        "2019",
+        "S1",
+        "Ann Lee holds the position of [MASK].",
+        ["US Senator"],
+        None,
+        None,
+        "P39",
+    ),
+    row(
+        "s2",
+        "2019",
+        "S2",
+        "Ben Ray holds the position of [MASK].",
+        ["US Senator"],
+        None,
+        None,
+        "P39",
+    ),
+    row(
+        "s3", "2019", "S3", "Cy Dunn holds the position of [MASK].", ["Governor"], None, None, "P39"
+    ),
+    row("s4", "2019", "S4", "Di Ames holds the position of [MASK].", ["Mayor"], None, None, "P39"),
+    row(
+        "s5",
+        "2019",
+        "S5",
+        "Ed Fox holds the position of [MASK].",
+        ["Governor", "Mayor"],
+        None,
+        None,
+        "P39",
+    ),
+]
+
+
+def test_exemplars_never_hold_an_answer_of_the_asked_row(tmp_path):
+    path = tmp_path / "examples.jsonl"
+    write_jsonl(path, OFFICES)
+    rows = {r.id: r for r in read_asked_rows(path)}
+    template = "In {period}, {statement}"
+    # s2 holds the same office as s1, s5 an office of s3 and of s4
+    assert [r.id for r in rows["s1"].pool.available(rows["s1"], template)] == ["s3", "s4", "s5"]
+    assert [r.id for r in rows["s5"].pool.available(rows["s5"], template)] == ["s1", "s2"]
+    params = GenerateParams(shots=3, exemplar_sets=4)
+    for e in range(4):
+        prompt = prompt_for(rows["s1"], params, e, 0)
+        assert "US Senator" not in prompt and prompt.count("\n") == 3
+        assert "Governor" not in prompt_for(rows["s3"], params, e, 0)
+
+
+def test_fewer_exemplars_than_shots_are_warned_of_once_and_counted(tmp_path):
+    path = tmp_path / "examples.jsonl"
+    write_jsonl(path, OFFICES)
+    rows = read_asked_rows(path)
+    params = GenerateParams(shots=3)
+    model = ScriptedModel({})
+    assert GENERATE.warnings(model, rows, params) == [
+        "1 of 5 rows have fewer than 3 exemplars to draw (same relation and period, another "
+        "subject, no answer in common; fewest: 2); their prompts hold fewer shots "
+        "(exemplars in metrics.json)"
+    ]
+    assert GENERATE.warnings(model, rows, GenerateParams(shots=2)) == []
+    assert GENERATE.warnings(model, rows, GenerateParams()) == []
+    predictions = predict_generate(model, rows, params, None)
+    # s5 (Governor and Mayor) may show only the senators s1 and s2
+    assert [p["exemplars"] for p in predictions] == [3, 3, 3, 3, 2]
+    assert [p["prompt"].count("\n") for p in predictions] == [3, 3, 3, 3, 2]
+    metrics = generate_metrics(predictions, params)
+    assert metrics["exemplars"] == {"shots": 3, "rows_short": 1, "fewest": 2}
+    assert "exemplars" not in generate_metrics(predictions, GenerateParams())
+
+
+def test_the_chroknowledge_protocol_sets_shots_sets_samples_and_temperature(rows_file):
+    params = GenerateParams(protocol="chroknowledge")
+    assert (params.shots, params.exemplar_sets, params.samples) == (4, 5, 5)
+    assert (params.temperature, params.top_p, params.max_tokens) == (0.7, 1.0, 50)
+    assert GenerateParams(protocol="chroknowledge", samples=5).samples == 5  # same value: fine
+    with pytest.raises(ValueError, match="protocol chroknowledge sets samples to 5, not 3"):
+        GenerateParams(protocol="chroknowledge", samples=3)
+    # a round trip through metrics.json's options gives the same params
+    assert GenerateParams.model_validate(params.model_dump(mode="json")) == params
+    rows = [r for r in read_asked_rows(rows_file) if r.id == "b20"]
+    script = {
+        ("In 2020, Bob Jones was employed by", False): ["Acme Corp"] * 5,
+        ("In 2020, Bob Jones was employed by", True): ["Acme", "Acme", "NYT", "x", "x"],
+    }
+    model = ScriptedModel(script)
+    (got,) = predict_generate(model, rows, params, None)
+    assert len(model.seen) == 10 and got["category"] == "Partial"  # one sample names it
+    sampled = [r for r in model.seen if r.temperature > 0]
+    assert {(r.temperature, r.top_p, r.max_tokens) for r in sampled} == {(0.7, 1.0, 50)}
+    assert got["exemplars"] == 2  # 2020 has only a20 and d20 to show
+
+
+def test_a_deleted_row_is_never_correct(rows_file):
+    rows = [r for r in read_asked_rows(rows_file) if r.id == "c20"]  # carries 2019's Initech
+    model = ScriptedModel({("In 2020, Carla Diaz was employed by", False): ["Initech"]})
+    for match in RULES:
+        (got,) = predict_generate(model, rows, GenerateParams(match=match), None)
+        assert got["category"] == "Incorrect" and not got["correct"]
+        assert got["judged"] == dict.fromkeys(RULES, False)
+        assert got["other_period"]  # it names 2019's answer
+        model = ScriptedModel({("In 2020, Carla Diaz was employed by", False): ["Initech"]})
+
+
+def test_answers_are_judged_against_other_periods_and_the_names_file(tmp_path):
+    rows = [
+        row(
+            "x19", "2019", "X", "Xi Wu plays for [MASK].", ["Inter Milan"], None, [["Inter"]], "P54"
+        ),
+        row(
+            "x20", "2020", "X", "Xi Wu plays for [MASK].", ["Juventus F.C."], "updated", None, "P54"
+        ),
+        row(
+            "y20",
+            "2020",
+            "Y",
+            "Yo Ko plays for [MASK].",
+            ["Paris Saint-Germain F.C."],
+            None,
+            None,
+            "P54",
+        ),
+    ]
+    data = tmp_path / "data"
+    write_jsonl(data / "examples.jsonl", rows)
+    asked = {r.id: r for r in read_asked_rows(data / "examples.jsonl")}
+    from chronoprobe.probes.generate import _gold
+
+    gold = _gold(asked["x20"], "Inter")
+    assert list(gold.labels) == ["Juventus F.C."]
+    assert gold.distractors == [("Inter Milan", "Inter")]  # Xi Wu's 2019 team
+    assert _gold(asked["x19"], "Paris").distractors[-1] == ("Paris Saint-Germain F.C.",)
+    assert _gold(asked["x19"], "Miami").distractors == [("Juventus F.C.",)]
+    # the builder's names file adds the KG's other answers of the relation
+    names = [{"id": "Q1", "relation": "P54", "names": ["Inter Miami CF", "Inter Miami"]}]
+    write_jsonl(data / "answer_names.jsonl", names)
+    asked = {r.id: r for r in read_asked_rows(data / "examples.jsonl")}
+    assert ("Inter Miami CF", "Inter Miami") in _gold(asked["x19"], "Inter Miami").distractors
+    model = ScriptedModel({("In 2019, Xi Wu plays for", False): ["Inter Miami"]})
+    (got,) = predict_generate(model, [asked["x19"]], GenerateParams(), None)
+    assert got["judged"] == dict.fromkeys(RULES, False)
+    write_jsonl(data / "answer_names.jsonl", [{"id": "Q1", "relation": "P54"}])
+    with pytest.raises(ValueError, match=r"answer_names.jsonl:1: not an answer name"):
+        read_asked_rows(data / "examples.jsonl")
+
+
+def responses_file(path, lines):
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    )
+    return path
+
+
+def test_responses_are_judged_as_a_model_run_through_the_command(rows_file, tmp_path):
+    answers = responses_file(
+        tmp_path / "api-run.jsonl",
+        [
+            {"id": "a19", "answer": "Globex"},
+            {"id": "b20", "answer": "Acme Corp"},  # 2019's employer
+            {"id": "b20", "answer": "the NYT"},  # a sample naming 2020's
+            {"id": "c20", "answer": "Initech"},  # deleted: never Correct
+            {"id": "e19", "answer": "Eve Li, a chemist\nand more"},
+        ],
+    )
+    out = tmp_path / "out"
+    args = ["probe", "generate", str(rows_file.parent), "--responses", str(answers)]
+    result = CliRunner().invoke(app, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "6 of 10 rows have no answer" in result.output
+    top = json.loads((out / "metrics.json").read_text())
+    mine = top["models"]["api-run"]  # named by the file's stem
+    assert mine["family"] == "responses" and mine["match"] == "names"
+    assert mine["predicted"] == 4 and mine["skipped"] == {"no answer in api-run.jsonl": 6}
+    predictions = {p["id"]: p for p in read_predictions(out / "predictions.parquet")}
+    assert predictions["a19"]["category"] == "Correct" and predictions["a19"]["prompt"] is None
+    assert predictions["b20"]["category"] == "Partial" and predictions["b20"]["other_period"]
+    assert predictions["b20"]["samples"] == ["the NYT"]
+    assert predictions["c20"]["category"] == "Incorrect"
+    assert predictions["e19"]["judged"]["names"] and not predictions["e19"]["judged"]["exact"]
+    # overall leaves the deleted row out: a19, b20 (wrong) and e19 (right, by names)
+    overall = mine["overall"]
+    assert overall["n"] == 3 and overall["accuracy"] == pytest.approx(2 / 3)
+    assert overall["accuracy_exact"] == pytest.approx(1 / 3)
+    assert overall["other_period"] == pytest.approx(1 / 3)
+    assert mine["by_split"]["deleted"]["accuracy_alias"] == 0
+    named = tmp_path / "named"
+    result = CliRunner().invoke(app, [*args, "--name", "gpt", "--match", "exact", "-o", str(named)])
+    assert result.exit_code == 0, result.output
+    again = json.loads((named / "metrics.json").read_text())["models"]["gpt"]
+    assert again["accuracy"] == pytest.approx(1 / 3) and again["match"] == "exact"
+    # the file rewritten in place is judged again, not served from the step cache
+    responses_file(answers, [{"id": "a19", "answer": "Initech"}])
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "rewritten")])
+    assert result.exit_code == 0, result.output
+    rewritten = json.loads((tmp_path / "rewritten" / "metrics.json").read_text())
+    assert rewritten["models"]["api-run"]["predicted"] == 1
+    assert rewritten["models"]["api-run"]["accuracy"] == 0
+
+
+@pytest.mark.parametrize(
+    ("lines", "error"),
+    [
+        (['{"id": "a19", "answer": "Globex"}', "{not json"], "api.jsonl:2: invalid JSON"),
+        (['{"id": "a19"}'], "api.jsonl:1: missing field 'answer'"),
+        (['{"answer": "x"}'], "api.jsonl:1: missing field 'id'"),
+        (['{"id": "a19", "answer": 3}'], "api.jsonl:1: 'answer' must be a string, not int"),
+        (['["a19", "x"]'], "api.jsonl:1: expected a JSON object"),
+        (
+            ['{"id": "a19", "answer": "x"}', '{"id": "zz", "answer": "x"}'],
+            "api.jsonl:2: unknown id 'zz'",
+        ),
+        ([""], "api.jsonl: no answers"),
+    ],
+)
+def test_bad_responses_lines_are_named_by_file_and_line(rows_file, tmp_path, lines, error):
+    answers = responses_file(tmp_path / "api.jsonl", lines)
+    out = tmp_path / "out"
+    args = ["probe", "generate", str(rows_file.parent), "--responses", str(answers), "-o", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0 and error in result.output, result.output
+    assert "Traceback" not in result.output and not (out / "metrics.json").exists()
+
+
+def test_responses_take_no_generation_options(tmp_path):
+    answers = responses_file(tmp_path / "r.jsonl", [{"id": "a", "answer": "x"}])
+    with pytest.raises(ValueError, match="shots applies to asking a model"):
+        GenerateParams(responses=answers, shots=2)
+    with pytest.raises(ValueError, match="protocol applies to asking a model"):
+        GenerateParams(responses=answers, protocol="chroknowledge")
+    with pytest.raises(ValueError, match="name applies to --responses only"):
+        GenerateParams(name="x")
+    problems = get_kind("probe").problems(
+        get_kind("probe").params.model_validate(
+            {"view": "generate", "responses": str(answers), "models": ["m"]}
+        ),
+        {"data"},
+    )
+    assert problems and problems[0].startswith("models: give the models to probe in one way")

@@ -28,3 +28,42 @@ def test_a_model_that_answered_nothing_is_said_so(tmp_path, view, title):
             style="error",
         )
     ]
+
+
+def test_the_generate_section_shows_every_rule_side_by_side():
+    from chronoprobe.probes.judging import RULES
+    from chronoprobe.report.blocks import Stats, Table
+    from chronoprobe.report.generative_section import generate_blocks
+
+    group = {
+        "n": 4,
+        "accuracy": 0.5,
+        **{f"accuracy_{rule}": i / 4 for i, rule in enumerate(RULES)},
+        "other_period": 0.25,
+        "Correct": 0.5,
+        "Partial": 0.0,
+        "Incorrect": 0.5,
+    }
+    metrics = {
+        "match": "names",
+        "overall": group,
+        "by_split": {"updated": group},
+        "exemplars": {"shots": 3, "rows_short": 2, "fewest": 1},
+    }
+    blocks = generate_blocks("m", metrics)
+    stats = next(b for b in blocks if isinstance(b, Stats))
+    assert list(stats.items) == [
+        "accuracy (names)",
+        "other period",
+        "Correct",
+        "Partial",
+        "Incorrect",
+    ]
+    tables = [b for b in blocks if isinstance(b, Table)]
+    assert [t.columns[0] for t in tables] == ["group", "split"]
+    assert tables[0].columns[2:7] == list(RULES)
+    assert [float(v) for v in tables[0].rows[0][2:8]] == [0, 0.25, 0.5, 0.75, 1.0, 0.25]
+    notes = [b.text for b in blocks if isinstance(b, Text) and b.style == "note"]
+    assert notes == [
+        "2 rows had fewer than 3 exemplars to draw (fewest: 1); their prompts hold fewer shots."
+    ]

@@ -133,6 +133,23 @@ def build_drift(
         )
 
 
+def answer_names(
+    kg: TemporalKG, templates: dict[str, ClozeTemplate], relations: Sequence[str]
+) -> Iterator[dict]:
+    """Every entity that answers one of ``relations`` anywhere in the KG (the side its template
+    asks for), with its label and aliases: judging a generated answer tells it from a gold
+    answer named alike ("Inter Miami" from Inter Milan)."""
+    column = kg.facts.column("relation")
+    for relation in sorted(relations):
+        facts = kg.facts.filter(pc.equal(column, relation))
+        for entity in sorted(set(facts.column(templates[relation].mask).to_pylist())):
+            yield {
+                "id": entity,
+                "relation": relation,
+                "names": [kg.label(entity), *kg.aliases(entity)],
+            }
+
+
 Key = tuple[str, str]  # (given entity, relation)
 
 

@@ -46,10 +46,13 @@ def write_drift(
     templates: Path | None = None,
     on_period: Callable[[Any], None] | None = None,
 ) -> list[Stats]:
-    """``examples.jsonl`` (one row per subject, relation and period) and per-period split
-    counts; ``templates``: a user's templates file (CSV or YAML) instead of the built-in ones."""
-    from chronoprobe.datasets.drift import build_drift
-    from chronoprobe.templates import load_templates_file
+    """``examples.jsonl`` (one row per subject, relation and period), per-period split
+    counts, and ``answer_names.jsonl`` (every entity answering a probed relation in the KG,
+    with its names, for judging generated answers); ``templates``: a user's templates file
+    (CSV or YAML) instead of the built-in ones."""
+    from chronoprobe.datasets.drift import answer_names, build_drift
+    from chronoprobe.probes.known_answers import NAMES_FILE
+    from chronoprobe.templates import load_cloze_templates, load_templates_file
     from chronoprobe.time import periods_between
 
     periods = periods_between(first, last, granularity)
@@ -65,7 +68,11 @@ def write_drift(
             on_period=on_period,
         )
     ]
-    return write_drift_rows(out, rows, kg=kg)
+    stats = write_drift_rows(out, rows, kg=kg)
+    relations = {row["relation"] for row in rows}
+    names = answer_names(kg, chosen or load_cloze_templates("drift"), relations)
+    write_jsonl(out / NAMES_FILE, names)
+    return stats
 
 
 def write_drift_rows(

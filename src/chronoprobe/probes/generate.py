@@ -1,4 +1,4 @@
-"""The generate view: ask a causal or seq2seq model in words and read its free-text answers.
+"""The generate view: ask a causal or seq2seq model in words and judge its free-text answers.
 
 Each probe row (a drift or TempLAMA row: a statement with one ``[MASK]``, its period and
 answers) becomes a prompt through a template, "In {period}, {statement}" by default, where
@@ -6,15 +6,21 @@ answers) becomes a prompt through a template, "In {period}, {statement}" by defa
 the whole statement with the gap as ``___``. With ``shots`` > 0 the prompt starts with that many
 exemplars, other facts of the same relation and period rendered by the same template with
 their answers, one per line; each of ``exemplar_sets`` draws its own exemplars (seeded by the
-row and the set), and never the asked subject. Every set gets one greedy answer; ``samples``
-more answers are sampled (temperature, top-p), sample ``j`` with exemplar set ``j`` modulo the
-sets. Answers stop at the first newline or sentence end and are matched against the answer
-labels and their aliases (:mod:`chronoprobe.probes.answers`); the raw text is kept.
+row and the set), never the asked subject and never a row sharing an answer with the asked one
+(its answer would be in the prompt). Every set gets one greedy answer; ``samples`` more answers
+are sampled (temperature, top-p), sample ``j`` with exemplar set ``j`` modulo the sets. Answers
+stop at the first newline or sentence end; the raw text is kept. ``responses`` judges answers
+produced elsewhere instead (:mod:`chronoprobe.probes.responses`).
 
-Per row, the knowledge category of ChroKnowledge (Park et al., 2024, arXiv:2410.09870):
-Correct, Partial or Incorrect (:mod:`chronoprobe.probes.categories`). Metrics: the share of
-rows whose first greedy answer matches (``accuracy``), exact matches, and the category shares,
-overall, per period, per split and per relation; and each fact's class over the periods.
+Every answer is judged by each rule of :mod:`chronoprobe.probes.judging`, against the row's
+answers and the other entities it may name instead (:mod:`chronoprobe.probes.known_answers`);
+a deleted row has no current answer and is never correct. The ``match`` rule gives each row its
+knowledge category of ChroKnowledge (Park et al., 2024, arXiv:2410.09870): Correct, Partial or
+Incorrect (:mod:`chronoprobe.probes.categories`). Metrics: the share of rows whose first greedy
+answer is correct, by the ``match`` rule (``accuracy``) and by each rule (``accuracy_<rule>``),
+the share naming another period's answer of the subject instead (``other_period``), and the
+category shares, overall, per period, per split and per relation; and each fact's class over
+the periods.
 """
 
 from __future__ import annotations
@@ -22,24 +28,42 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from pydantic import Field, field_validator
+import msgspec
+from pydantic import Field, field_validator, model_validator
 
 from chronoprobe.models.requests import Cloze, PromptRequest
-from chronoprobe.probes.answers import MATCHES, accepted, match_kind
 from chronoprobe.probes.categories import CATEGORIES, category, category_shares, fact_timelines
-from chronoprobe.probes.rows import probe_lines
+from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
+from chronoprobe.probes.known_answers import NAMES_FILE, KnownAnswers, answer_keys
+from chronoprobe.probes.responses import Responses
+from chronoprobe.probes.rows import ProbeLine, probe_lines
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
+from chronoprobe.runs.config import ExistingPath
 
 KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels")
 PLACEHOLDERS = ("period", "statement", "query")
 GAP_FIRST = "the gap comes first: {statement} would leave nothing of the question to ask"
 NO_PERIOD = "the row has no period for the template's {period}"
+DELETED = "deleted"
+# ChroKnowledge's protocol (Park et al., 2024): 5 greedy answers, each after its own draw of 4
+# exemplars, and 5 answers sampled at temperature 0.7 with top-p 1, at most 50 new tokens
+PROTOCOLS: dict[str, dict[str, float | int]] = {
+    "chroknowledge": {
+        "shots": 4,
+        "exemplar_sets": 5,
+        "samples": 5,
+        "temperature": 0.7,
+        "top_p": 1.0,
+        "max_tokens": 50,
+    }
+}
+GENERATION = ("template", "shots", "exemplar_sets", "samples", "temperature", "top_p")
+GENERATION += ("max_tokens", "chat", "protocol")
 
 
 class GenerateParams(ProbeParams):
@@ -50,7 +74,10 @@ class GenerateParams(ProbeParams):
         "the blank? A:'.",
     )
     shots: int = Field(
-        0, ge=0, description="Exemplars before each prompt: facts of the same relation and period."
+        0,
+        ge=0,
+        description="Exemplars before each prompt: facts of the same relation and period "
+        "about other subjects, none sharing an answer with the asked row.",
     )
     exemplar_sets: int = Field(
         1, ge=1, description="Draws of exemplars per row, one greedy answer each (with shots)."
@@ -62,12 +89,29 @@ class GenerateParams(ProbeParams):
     chat: bool = Field(
         False, description="Wrap each prompt in the model's chat template (instruct models)."
     )
-    match: Literal["exact", "alias", "leads", "contains"] = Field(
-        "leads",
-        description="The loosest match that counts: exact (a label), alias (or another name of "
-        "an answer), leads (the answer begins with a label or alias: 'Microsoft, and he...'), "
-        "contains (a label or alias anywhere in the answer; loose: 'Vice President of the "
-        "United States' contains 'President of the United States').",
+    protocol: Literal["chroknowledge"] | None = Field(
+        None,
+        description="A published protocol's settings: chroknowledge (Park et al., 2024) is 4 "
+        "shots, 5 exemplar sets (5 greedy answers), 5 answers sampled at temperature 0.7, "
+        "top-p 1, at most 50 tokens, so that Partial can occur. Without it: one greedy answer "
+        "per row, Correct or Incorrect.",
+    )
+    match: Literal[RULES] = Field(  # type: ignore[valid-type]
+        DEFAULT_RULE,
+        description="The rule that makes a row Correct, Partial or Incorrect and gives the "
+        "headline accuracy (every rule is reported): exact (a label), alias (a label or "
+        "alias), names (the answer names a gold answer, ending at its end, punctuation or a "
+        "connective: 'the 2022 US President', not 'Inter Miami' for Inter), token_f1 (SQuAD "
+        "token F1 >= 0.5), fuzzy (ChroKnowledge's token-set ratio >= 70).",
+    )
+    responses: ExistingPath | None = Field(
+        None,
+        description="Judge answers produced elsewhere instead of asking a model: a JSONL file "
+        'of {"id": ROW_ID, "answer": TEXT}; the first answer of an id is its greedy answer, '
+        "further ones its samples, e.g. --responses gpt.jsonl.",
+    )
+    name: str | None = Field(
+        None, description="The model name of --responses (default: the file's stem)."
     )
     seed: int | None = Field(
         None, description="Seed of exemplar draws and sampling (default: the run's seed)."
@@ -91,6 +135,30 @@ class GenerateParams(ProbeParams):
             raise ValueError("the template must hold {statement} or {query}")
         return template
 
+    @model_validator(mode="after")
+    def _protocol_and_responses(self) -> GenerateParams:
+        """A protocol sets its options (a different value given for one is an error); judged
+        responses take no generation options."""
+        fields = type(self).model_fields
+        if self.responses is not None:
+            given = [f for f in GENERATION if getattr(self, f) != fields[f].default]
+            if given:
+                raise ValueError(
+                    f"{given[0]} applies to asking a model, not to judging --responses"
+                )
+            if self.engine != "local":
+                raise ValueError("responses are judged here: engine must be local")
+        elif self.name is not None:
+            raise ValueError("name applies to --responses only (a model is named by its spec)")
+        for key, value in PROTOCOLS.get(self.protocol or "", {}).items():
+            if getattr(self, key) not in (value, fields[key].default):
+                raise ValueError(
+                    f"protocol {self.protocol} sets {key} to {value}, not {getattr(self, key)}: "
+                    f"leave {key} out, or give no protocol"
+                )
+            setattr(self, key, value)
+        return self
+
 
 @dataclass(frozen=True)
 class AskedRow:
@@ -99,11 +167,21 @@ class AskedRow:
     cloze: Cloze
     labels: list[str]
     aliases: list[list[str]]
+    keys: list[str]  # the answers' ids (or normalised labels), see known_answers
     period: str | None
     split: str | None
     relation: str | None
     subject: str | None
-    pool: ExemplarPool = field(repr=False, compare=False)
+    source: ProbeFile = field(repr=False, compare=False)
+
+    @property
+    def pool(self) -> ExemplarPool:
+        return self.source.pool
+
+    @property
+    def answers_said(self) -> frozenset[str]:
+        """What tells this row's answers apart from another row's: keys and labels."""
+        return frozenset([*self.keys, *(normalize(label) for label in self.labels)])
 
     def key(self) -> dict:
         return {
@@ -148,45 +226,84 @@ class ExemplarPool:
     """
 
     groups: dict[tuple[str | None, str | None], list[AskedRow]]
+    _available: dict[tuple[str, str], list[AskedRow]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def available(self, row: AskedRow, template: str) -> list[AskedRow]:
+        """The rows ``row`` may draw exemplars from: same relation and period, another
+        subject, no answer in common, and one ``template`` can render."""
+        cached = self._available.get((row.id, template))
+        if cached is None:
+            said = row.answers_said
+            cached = [
+                r
+                for r in self.groups.get((row.relation, row.period), [])
+                if r.subject != row.subject
+                and r.id != row.id
+                and not (r.answers_said & said)
+                and render(template, r) is not None
+            ]
+            self._available[(row.id, template)] = cached
+        return cached
 
     def draw(
         self, row: AskedRow, index: int, shots: int, seed: int, template: str
     ) -> list[AskedRow]:
-        """``shots`` rows of the row's relation and period about other subjects that
-        ``template`` can render, fixed by the seed, the row and the exemplar set ``index``
-        (fewer when the group is smaller)."""
+        """``shots`` of the :meth:`available` rows, fixed by the seed, the row and the exemplar
+        set ``index`` (fewer when there are fewer)."""
         if shots == 0:
             return []
-        others = [
-            r
-            for r in self.groups.get((row.relation, row.period), [])
-            if r.subject != row.subject and r.id != row.id and render(template, r) is not None
-        ]
+        others = self.available(row, template)
         digest = hashlib.blake2b(f"{seed}:{row.id}:{index}".encode(), digest_size=8).digest()
         return random.Random(int.from_bytes(digest, "big")).sample(others, min(shots, len(others)))
 
 
+@dataclass(frozen=True)
+class ProbeFile:
+    """What every row of one probe file shares: its exemplars, the answers it knows (to judge
+    by) and its row ids (to check responses against)."""
+
+    path: Path
+    pool: ExemplarPool
+    known: KnownAnswers
+    ids: frozenset[str]
+
+
+class AskedLine(ProbeLine):
+    answers: list[str] = msgspec.field(default_factory=list)  # the answers' ids, if kept
+
+
 def read_asked_rows(path: str | Path) -> list[AskedRow]:
-    """Rows of a drift or TempLAMA file; a bad line raises ValueError naming file and line."""
-    groups: dict[tuple[str | None, str | None], list[AskedRow]] = defaultdict(list)
-    pool = ExemplarPool(groups)
-    rows = []
-    for item, cloze in probe_lines(path):
+    """Rows of a drift or TempLAMA file; a bad line (of it or of the names file beside it)
+    raises ValueError naming file and line."""
+    path = Path(path)
+    groups: dict[tuple[str | None, str | None], list[AskedRow]] = {}
+    known = KnownAnswers()
+    rows: list[AskedRow] = []
+    source = ProbeFile(path, ExemplarPool(groups), known, frozenset())
+    for item, cloze in probe_lines(path, AskedLine):
+        keys = answer_keys(item.answers, item.answer_labels)
         row = AskedRow(
             item.id,
             item.query,
             cloze,
             item.answer_labels,
             item.answer_aliases,
+            keys,
             item.period,
             item.split,
             item.relation,
             item.subject,
-            pool,
+            source,
         )
         rows.append(row)
-        if item.split != "deleted" and item.answer_labels:
-            groups[(item.relation, item.period)].append(row)
+        known.add_row(row.subject, row.relation, row.period, keys, row.labels, row.aliases)
+        if item.split != DELETED and item.answer_labels:
+            groups.setdefault((item.relation, item.period), []).append(row)
+    if (path.parent / NAMES_FILE).is_file():
+        known.read_names(path.parent / NAMES_FILE)
+    object.__setattr__(source, "ids", frozenset(r.id for r in rows))
     return rows
 
 
@@ -202,10 +319,20 @@ def _sample_seed(seed: int, row_id: str, index: int) -> int:
     return int.from_bytes(digest, "big") % (2**63)
 
 
-def predict_generate(
+class Answered(NamedTuple):
+    """A row's answers, each as (text, raw text), before judging."""
+
+    prompt: str | None
+    greedy: list[tuple[str, str]]
+    sampled: list[tuple[str, str]]
+    exemplars: int  # the fewest exemplars any of the row's prompts holds
+
+
+def _ask_model(
     model, rows: Sequence[AskedRow], params: GenerateParams, progress: Progress
-) -> list[dict]:
-    """Greedy answers per exemplar set and sampled answers, every request in one pool."""
+) -> list[Answered | str]:
+    """Greedy answers per exemplar set and sampled answers, every request in one pool; a
+    row that cannot be asked gets the reason instead."""
     seed = params.seed or 0
     sets = params.exemplar_sets if params.shots else 1
     reasons = [skip_reason(params.template, r) for r in rows]
@@ -229,64 +356,147 @@ def predict_generate(
                 )
             )
     answers = iter(model.complete(requests, progress=progress))
-    out = []
+    out: list[Answered | str] = []
     for i, (row, why) in enumerate(zip(rows, reasons, strict=True)):
         if why is not None:
-            out.append({**row.key(), SKIPPED: why})
+            out.append(why)
             continue
         greedy = [next(answers) for _ in range(sets)]
         sampled = [next(answers) for _ in range(params.samples)]
         if any(a is None for a in (*greedy, *sampled)):  # a prompt too long for the model
-            out.append({**row.key(), SKIPPED: model.unfit_reason})
+            out.append(model.unfit_reason)
             continue
-        greedy_match = [match_kind(a.text, row.labels, row.aliases) for a in greedy]
-        sample_match = [match_kind(a.text, row.labels, row.aliases) for a in sampled]
+        shots = min(params.shots, len(row.pool.available(row, params.template)))
         out.append(
-            {
-                **row.key(),
-                "prompt": prompts[i][0],
-                "prediction": greedy[0].text,
-                "match": greedy_match[0],
-                "greedy": [a.text for a in greedy],
-                "greedy_raw": [a.raw for a in greedy],
-                "greedy_match": greedy_match,
-                "samples": [a.text for a in sampled],
-                "samples_raw": [a.raw for a in sampled],
-                "sample_match": sample_match,
-                "category": category(
-                    [accepted(k, params.match) for k in greedy_match],
-                    [accepted(k, params.match) for k in sample_match],
-                ),
-            }
+            Answered(
+                prompts[i][0],
+                [(a.text, a.raw) for a in greedy],
+                [(a.text, a.raw) for a in sampled],
+                shots,
+            )
         )
     return out
 
 
-def _summarize(loosest: str):
+def _read_responses(responses: Responses, rows: Sequence[AskedRow]) -> list[Answered | str]:
+    out: list[Answered | str] = []
+    for row in rows:
+        given = responses.answers.get(row.id)
+        if not given:
+            out.append(f"no answer in {responses.path.name}")
+            continue
+        texts = [(answer.strip(), answer) for answer in given]
+        out.append(Answered(None, texts[:1], texts[1:], 0))
+    return out
+
+
+def _current(row: AskedRow) -> tuple[set[str], list[list[str]]]:
+    """The keys and the names (label, then aliases) of the row's current answers: none for a
+    deleted row, whose answers ended in an earlier period."""
+    if row.split == DELETED:
+        return set(), []
+    aliases = [*row.aliases, *([] for _ in row.labels)]  # rows may lack aliases
+    return set(row.keys), [[label, *aliases[i]] for i, label in enumerate(row.labels)]
+
+
+def _gold(row: AskedRow, text: str) -> Gold:
+    """The row's current answers and the entities ``text`` may name instead: the subject's
+    answers of other periods and similarly named answers."""
+    known = row.source.known
+    keys, names = _current(row)
+    others = known.other_periods(row.subject, row.relation, row.period, keys)
+    similar = known.similar(row.relation, text, keys | set(others))
+    return Gold([n[0] for n in names], [n[1:] for n in names], known.named(others + similar))
+
+
+def _names_other_period(row: AskedRow, text: str, rule: str) -> bool:
+    """Whether ``text`` names, by ``rule``, an answer the subject has in another period and
+    not in this one: stale knowledge, or knowledge from later."""
+    known = row.source.known
+    keys, names = _current(row)
+    others = known.other_periods(row.subject, row.relation, row.period, keys)
+    if not others:
+        return False
+    then = known.named(others)
+    similar = known.named(known.similar(row.relation, text, set(others)))
+    gold = Gold([n[0] for n in then], [n[1:] for n in then], [*names, *similar])
+    return judge(text, gold)[rule]
+
+
+def _judged(row: AskedRow, answered: Answered, rule: str) -> dict:
+    greedy = [judge(text, _gold(row, text)) for text, _ in answered.greedy]
+    sampled = [judge(text, _gold(row, text)) for text, _ in answered.sampled]
+    first = answered.greedy[0][0]
+    return {
+        **row.key(),
+        "prompt": answered.prompt,
+        "prediction": first,
+        "correct": greedy[0][rule],
+        "judged": greedy[0],
+        "other_period": _names_other_period(row, first, rule),
+        "exemplars": answered.exemplars,
+        "greedy": [text for text, _ in answered.greedy],
+        "greedy_raw": [raw for _, raw in answered.greedy],
+        "greedy_judged": greedy,
+        "samples": [text for text, _ in answered.sampled],
+        "samples_raw": [raw for _, raw in answered.sampled],
+        "sample_judged": sampled,
+        "category": category([j[rule] for j in greedy], [j[rule] for j in sampled]),
+    }
+
+
+def predict_generate(
+    model, rows: Sequence[AskedRow], params: GenerateParams, progress: Progress
+) -> list[dict]:
+    """Each row's answers (asked of ``model``, or read from a :class:`Responses`), judged."""
+    if isinstance(model, Responses):
+        answers = _read_responses(model, rows)
+    else:
+        answers = _ask_model(model, rows, params, progress)
+    return [
+        {**row.key(), SKIPPED: got} if isinstance(got, str) else _judged(row, got, params.match)
+        for row, got in zip(rows, answers, strict=True)
+    ]
+
+
+def _summarize(rule: str):
     def summarize(predictions: Sequence[dict]) -> dict[str, float | None]:
         return {
             "n": len(predictions),
-            "accuracy": mean([accepted(p["match"], loosest) for p in predictions]),
-            "exact": mean([p["match"] == "exact" for p in predictions]),
+            "accuracy": mean([p["judged"][rule] for p in predictions]),
+            **{f"accuracy_{r}": mean([p["judged"][r] for p in predictions]) for r in RULES},
+            "other_period": mean([p["other_period"] for p in predictions]),
             **category_shares(predictions),
         }
 
     return summarize
 
 
-summarize_generate = _summarize("leads")
+summarize_generate = _summarize(DEFAULT_RULE)
 
 
 def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dict:
-    """Accuracy and category shares overall, per period, split and relation; fact timelines."""
+    """Accuracy by every rule and category shares overall, per period, split and relation;
+    fact timelines; with shots, how many rows got fewer exemplars than asked."""
     from chronoprobe.probes.runner import _grouped, metrics_by_group
 
     summarize = _summarize(params.match)
     view = dataclasses.replace(GENERATE, summarize=summarize)
     grouped = metrics_by_group(view, predictions, include_deleted=params.include_deleted)
-    return {
+    out = {
         "accuracy": grouped["overall"]["accuracy"],
         "match": params.match,
+        "rules": list(RULES),
+    }
+    if params.shots:
+        counts = [p["exemplars"] for p in predictions]
+        out["exemplars"] = {
+            "shots": params.shots,
+            "rows_short": sum(c < params.shots for c in counts),
+            "fewest": min(counts, default=None),
+        }
+    return {
+        **out,
         **grouped,
         "by_relation": {k[0]: summarize(g) for k, g in _grouped(predictions, "relation").items()},
         "timelines": fact_timelines(predictions, include_deleted=params.include_deleted),
@@ -300,43 +510,85 @@ def _aggregate(per_model: dict[str, dict], params: GenerateParams) -> dict:
 
 def _figures(metrics: dict) -> dict:
     overall = metrics["overall"]
-    return {k: overall.get(k) for k in ("accuracy", "exact", *CATEGORIES)}
+    return {
+        **{rule: overall.get(f"accuracy_{rule}") for rule in RULES},
+        **{c: overall.get(c) for c in CATEGORIES},
+    }
 
 
 def _columns() -> list[tuple]:
     import pyarrow as pa
 
     strings = pa.list_(pa.string())
+    judged = pa.struct([(rule, pa.bool_()) for rule in RULES])
     keys = [(k, strings if k == "answer_labels" else pa.string()) for k in KEYS]
     return [
         *keys,
         ("prompt", pa.string()),
         ("prediction", pa.string()),
-        ("match", pa.string()),
+        ("correct", pa.bool_()),
+        ("judged", judged),
+        ("other_period", pa.bool_()),
+        ("exemplars", pa.int32()),
         ("greedy", strings),
         ("greedy_raw", strings),
-        ("greedy_match", strings),
+        ("greedy_judged", pa.list_(judged)),
         ("samples", strings),
         ("samples_raw", strings),
-        ("sample_match", strings),
+        ("sample_judged", pa.list_(judged)),
         ("category", pa.string()),
     ]
 
 
-def _warnings(model, rows: Sequence[AskedRow]) -> list[str]:
+def exemplar_shortage(rows: Sequence[AskedRow], params: GenerateParams) -> tuple[int, int]:
+    """How many askable rows have fewer than ``shots`` exemplars to draw, and the fewest."""
+    counts = [
+        len(r.pool.available(r, params.template))
+        for r in rows
+        if skip_reason(params.template, r) is None
+    ]
+    short = [c for c in counts if c < params.shots]
+    return len(short), min(short, default=params.shots)
+
+
+def _warnings(model, rows: Sequence[AskedRow], params: GenerateParams) -> list[str]:
+    if isinstance(model, Responses):
+        if rows:
+            model.check_ids(rows[0].source.ids, rows[0].source.path)
+        missing = model.missing([r.id for r in rows])
+        if not missing:
+            return []
+        return [f"{missing:,} of {len(rows):,} rows have no answer in {model.path} (skipped)"]
     if model.family not in ("causal", "seq2seq"):
         raise ValueError(
             f"{model.name}: the generate view needs a causal or seq2seq model, not a "
             f"{model.family} one"
         )
-    return []
+    if not params.shots:
+        return []
+    short, fewest = exemplar_shortage(rows, params)
+    if not short:
+        return []
+    return [
+        f"{short:,} of {len(rows):,} rows have fewer than {params.shots} exemplars to draw "
+        f"(same relation and period, another subject, no answer in common; fewest: {fewest}); "
+        "their prompts hold fewer shots (exemplars in metrics.json)"
+    ]
+
+
+def _stand_in(params: GenerateParams) -> Responses | None:
+    """With ``responses``, the answers read from the file stand in for a model."""
+    if params.responses is None:
+        return None
+    return Responses.read(params.responses, params.name)
 
 
 GENERATE = View(
     name="generate",
     help="Ask in words: prompts (optionally k-shot, chat-framed), greedy and sampled answers "
-    "matched against answers and aliases; accuracy and ChroKnowledge's Correct / Partial / "
-    "Incorrect per period, split and relation.",
+    "(or answers produced elsewhere, --responses) judged by five rules against the answers, "
+    "their aliases and the other entities they may be mistaken for; accuracy by rule and "
+    "ChroKnowledge's Correct / Partial / Incorrect per period, split and relation.",
     params=GenerateParams,
     predict=predict_generate,
     summarize=summarize_generate,
@@ -348,6 +600,7 @@ GENERATE = View(
     read=read_asked_rows,
     drift_rows=False,
     selection="the first greedy answer (exemplar set 0), cut at the first newline or sentence "
-    "end; match: " + ", ".join(MATCHES),
+    "end; judged by each rule: " + ", ".join(RULES),
     warnings=_warnings,
+    stand_in=_stand_in,
 )

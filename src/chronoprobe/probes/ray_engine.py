@@ -77,7 +77,7 @@ class ModelWorker:
         mine = _own_params(view, params)
         if view.for_model:
             mine = view.for_model(mine, model, said.append)
-        warnings = view.warnings(model, rows) if view.warnings else []
+        warnings = view.warnings(model, rows, mine) if view.warnings else []
         return mine.model_dump(mode="json"), _Named(model.name, model.family), warnings, said
 
     def predict(self, spec: str, load: dict, view_name: str, params: dict, rows: list) -> list:

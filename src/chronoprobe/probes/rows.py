@@ -41,10 +41,12 @@ class ProbeRow:
         return {"id": self.id, "period": self.period, "split": self.split}
 
 
-def probe_lines(path: str | Path) -> Iterator[tuple[ProbeLine, Cloze]]:
-    """Each line of a probe-set JSONL file and its query as a cloze; a bad line raises
-    ValueError naming file and line."""
-    for number, item in numbered_lines(path, ProbeLine, "not a probe row"):
+def probe_lines(
+    path: str | Path, kind: type[ProbeLine] = ProbeLine
+) -> Iterator[tuple[ProbeLine, Cloze]]:
+    """Each line of a probe-set JSONL file (decoded as ``kind``, a view's own fields added)
+    and its query as a cloze; a bad line raises ValueError naming file and line."""
+    for number, item in numbered_lines(path, kind, "not a probe row"):
         try:
             cloze = Cloze(*split_query(item.query))
         except ValueError as err:

@@ -185,7 +185,7 @@ def run_probe(
         data, model.name, view_name, out_dir, params, shard_rows=shard_rows, limit=limit
     )
     view, rows = probe.view, probe.rows
-    warnings = view.warnings(model, rows) if view.warnings else []
+    warnings = view.warnings(model, rows, probe.params) if view.warnings else []
     missing = set(probe.missing())
     for number in range(probe.shards):
         start, chunk = number * shard_rows, probe.chunk(number)

@@ -106,8 +106,11 @@ class View:
     selection: str | None = None  # how the view picks its prediction, for metrics.json
     # (params, model, log) -> the params to probe this model with (per-model options)
     for_model: Callable[[Any, Any, Callable[[str], None]], Any] | None = None
-    # (model, rows) -> what a user should know before the work starts
-    warnings: Callable[[Any, Sequence[Any]], list[str]] | None = None
+    # (model, rows, params) -> what a user should know before the work starts
+    warnings: Callable[[Any, Sequence[Any], Any], list[str]] | None = None
+    # params -> what answers in place of a model (answers read from a file), or None: load
+    # the model as usual
+    stand_in: Callable[[Any], Any] | None = None
 
     @property
     def run(self):

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
+from chronoprobe.probes.judging import RULES
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, line_plot
 from chronoprobe.report.sections import per_model_section, section
@@ -58,10 +59,12 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
 
 
 def _group_table(groups: dict[str, dict], name: str, caption: str) -> Table:
+    """Accuracy by every rule, the share naming another period's answer, and the categories."""
     return Table(
-        [name, "rows", "accuracy", "exact", *CATEGORIES],
+        [name, "rows", *RULES, "other period", *CATEGORIES],
         [
-            [k, g["n"], _share(g["accuracy"]), _share(g["exact"])]
+            [k, g["n"], *(_share(g.get(f"accuracy_{r}")) for r in RULES)]
+            + [_share(g.get("other_period"))]
             + [_share(g.get(c)) for c in CATEGORIES]
             for k, g in groups.items()
         ],
@@ -70,13 +73,32 @@ def _group_table(groups: dict[str, dict], name: str, caption: str) -> Table:
 
 
 def generate_blocks(model: str, metrics: dict) -> list[Block]:
-    overall = metrics["overall"]
+    overall, rule = metrics["overall"], metrics.get("match")
     blocks: list[Block] = [
-        Text(f"{model}: answers matched as '{metrics.get('match')}' or stricter."),
-        Stats(
-            {"accuracy": _share(overall["accuracy"]), **{c: _share(overall[c]) for c in CATEGORIES}}
+        Text(
+            f"{model}: the first greedy answer of each row judged by every rule (exact, alias, "
+            "names, token_f1, fuzzy; see the generate view's documentation); the categories "
+            f"and the headline accuracy follow the '{rule}' rule. Other period: the answer names "
+            "an answer the subject has in another period instead."
         ),
+        Stats(
+            {
+                f"accuracy ({rule})": _share(overall["accuracy"]),
+                "other period": _share(overall.get("other_period")),
+                **{c: _share(overall[c]) for c in CATEGORIES},
+            }
+        ),
+        _group_table({"all": overall}, "group", "Every rule side by side, overall."),
     ]
+    exemplars = metrics.get("exemplars") or {}
+    if exemplars.get("rows_short"):
+        blocks.append(
+            Text(
+                f"{exemplars['rows_short']:,} rows had fewer than {exemplars['shots']} exemplars "
+                f"to draw (fewest: {exemplars['fewest']}); their prompts hold fewer shots.",
+                style="note",
+            )
+        )
     if metrics.get("by_period"):
         blocks.append(category_timeline(model, metrics["by_period"]))
     if metrics.get("by_split"):

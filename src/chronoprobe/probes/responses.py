@@ -1,0 +1,64 @@
+"""Answers produced elsewhere (an API run, another harness, a person), judged as a model's.
+
+``chronoprobe probe generate DATA --responses FILE.jsonl`` reads one JSON object a line,
+``{"id": ROW_ID, "answer": TEXT}``. The first answer of an id is its greedy answer, any further
+ones its sampled answers, in file order. No model is loaded: a :class:`Responses` stands in for
+one, named by the file's stem (or ``--name``), and the generate view judges its answers as it
+judges a model's, into the same files and metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+FAMILY = "responses"  # the family a stand-in reports, in metrics.json
+SHAPE = '{"id": ROW_ID, "answer": TEXT}'
+
+
+@dataclass(frozen=True)
+class Responses:
+    """Answers by row id, and the line each id first appears on (for error messages)."""
+
+    path: Path
+    name: str
+    answers: dict[str, list[str]]
+    lines: dict[str, int]
+    family: str = FAMILY
+
+    @classmethod
+    def read(cls, path: str | Path, name: str | None = None) -> Responses:
+        """Every answer of the file; a bad line raises ValueError ``FILE:LINE: reason``."""
+        from chronoprobe.jsonl import numbered_lines
+
+        path = Path(path)
+        answers: dict[str, list[str]] = {}
+        lines: dict[str, int] = {}
+        for number, item in numbered_lines(path):
+            where = f"{path}:{number}"
+            if not isinstance(item, dict):
+                raise ValueError(f"{where}: expected a JSON object {SHAPE}")
+            for key in ("id", "answer"):
+                if key not in item:
+                    raise ValueError(f"{where}: missing field {key!r} (each line is {SHAPE})")
+            row_id, answer = item["id"], item["answer"]
+            if isinstance(row_id, bool) or not isinstance(row_id, str | int):
+                raise ValueError(f"{where}: 'id' must be a string, not {type(row_id).__name__}")
+            if not isinstance(answer, str):
+                raise ValueError(f"{where}: 'answer' must be a string, not {type(answer).__name__}")
+            answers.setdefault(str(row_id), []).append(answer)
+            lines.setdefault(str(row_id), number)
+        if not answers:
+            raise ValueError(f"{path}: no answers (expected one JSON object a line: {SHAPE})")
+        return cls(path, name or path.stem, answers, lines)
+
+    def check_ids(self, ids: Collection[str], data: Path | str) -> None:
+        """Stop at the first answer to an id that no row of ``data`` has."""
+        for row_id, number in sorted(self.lines.items(), key=lambda item: item[1]):
+            if row_id not in ids:
+                raise ValueError(f"{self.path}:{number}: unknown id {row_id!r}: no row of {data}")
+
+    def missing(self, ids: Collection[str]) -> int:
+        """How many of ``ids`` have no answer."""
+        return sum(row_id not in self.answers for row_id in ids)
