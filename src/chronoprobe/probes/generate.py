@@ -62,8 +62,18 @@ PROTOCOLS: dict[str, dict[str, float | int]] = {
         "max_tokens": 50,
     }
 }
-GENERATION = ("template", "shots", "exemplar_sets", "samples", "temperature", "top_p")
-GENERATION += ("max_tokens", "chat", "protocol")
+# the options of asking a model, which judging --responses does not take
+GENERATION = (
+    "template",
+    "shots",
+    "exemplar_sets",
+    "samples",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "chat",
+    "protocol",
+)
 
 
 class GenerateParams(ProbeParams):
@@ -259,7 +269,7 @@ class ExemplarPool:
         return random.Random(int.from_bytes(digest, "big")).sample(others, min(shots, len(others)))
 
 
-@dataclass(frozen=True)
+@dataclass
 class ProbeFile:
     """What every row of one probe file shares: its exemplars, the answers it knows (to judge
     by) and its row ids (to check responses against)."""
@@ -267,7 +277,7 @@ class ProbeFile:
     path: Path
     pool: ExemplarPool
     known: KnownAnswers
-    ids: frozenset[str]
+    ids: set[str] = field(default_factory=set)
 
 
 class AskedLine(ProbeLine):
@@ -281,7 +291,7 @@ def read_asked_rows(path: str | Path) -> list[AskedRow]:
     groups: dict[tuple[str | None, str | None], list[AskedRow]] = {}
     known = KnownAnswers()
     rows: list[AskedRow] = []
-    source = ProbeFile(path, ExemplarPool(groups), known, frozenset())
+    source = ProbeFile(path, ExemplarPool(groups), known)
     for item, cloze in probe_lines(path, AskedLine):
         keys = answer_keys(item.answers, item.answer_labels)
         row = AskedRow(
@@ -298,12 +308,12 @@ def read_asked_rows(path: str | Path) -> list[AskedRow]:
             source,
         )
         rows.append(row)
+        source.ids.add(row.id)
         known.add_row(row.subject, row.relation, row.period, keys, row.labels, row.aliases)
         if item.split != DELETED and item.answer_labels:
             groups.setdefault((item.relation, item.period), []).append(row)
     if (path.parent / NAMES_FILE).is_file():
         known.read_names(path.parent / NAMES_FILE)
-    object.__setattr__(source, "ids", frozenset(r.id for r in rows))
     return rows
 
 

@@ -20,7 +20,7 @@ normalised label.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,19 +53,20 @@ class KnownAnswers:
     (subject, relation, period)."""
 
     names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> label, aliases
-    words: dict[str | None, dict[str, set[str]]] = field(
-        default_factory=lambda: defaultdict(lambda: defaultdict(set))
-    )
+    # relation -> word of a name (or of its paraphrases) -> keys
+    words: dict[str | None, dict[str, set[str]]] = field(default_factory=dict)
+    # (subject, relation) -> period -> keys
     history: dict[tuple[str | None, str | None], dict[str | None, set[str]]] = field(
-        default_factory=lambda: defaultdict(lambda: defaultdict(set))
+        default_factory=dict
     )
 
     def add_entity(self, relation: str | None, key: str, names: Sequence[str]) -> None:
         known = self.names.setdefault(key, tuple(n for n in names if n))
+        index = self.words.setdefault(relation, {})
         for name in known:
             for form in name_forms(name):
                 for word in form.words:
-                    self.words[relation][word].add(key)
+                    index.setdefault(word, set()).add(key)
 
     def add_row(
         self,
@@ -78,7 +79,7 @@ class KnownAnswers:
     ) -> None:
         for i, (key, label) in enumerate(zip(keys, labels, strict=True)):
             self.add_entity(relation, key, [label, *(aliases[i] if i < len(aliases) else [])])
-        self.history[(subject, relation)][period].update(keys)
+        self.history.setdefault((subject, relation), {}).setdefault(period, set()).update(keys)
 
     def read_names(self, path: Path) -> None:
         """Add the entities of a names file; a bad line raises ValueError naming file and line."""
