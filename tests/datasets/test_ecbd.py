@@ -145,6 +145,80 @@ def test_build_command_says_why_nothing_was_built(tmp_path):
     assert not out.exists()
 
 
+def test_new_entities_of_a_dump_slice_convert_and_build_without_any_fact(tmp_path):
+    """Dated entities with no relation facts (new entities of a dump slice) are a KG that
+    `kg convert` writes, saying that it holds entities alone, and that `build ecbd` reads."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from chronoprobe.cli.main import app
+    from chronoprobe.jsonl import read_jsonl
+
+    inception = {
+        "mainsnak": {
+            "snaktype": "value",
+            "property": "P571",
+            "datatype": "time",
+            "datavalue": {
+                "type": "time",
+                "value": {
+                    "time": "+2020-01-08T00:00:00Z",
+                    "timezone": 0,
+                    "before": 0,
+                    "after": 0,
+                    "precision": 11,
+                    "calendarmodel": "http://www.wikidata.org/entity/Q1985727",
+                },
+            },
+        },
+        "type": "statement",
+        "rank": "normal",
+    }
+    entity = {
+        "type": "item",
+        "id": "Q1",
+        "labels": {"en": {"language": "en", "value": "Megxit"}},
+        "aliases": {"en": [{"language": "en", "value": "Sussex exit"}]},
+        "claims": {"P571": [inception]},
+    }
+    dump = tmp_path / "new.json"
+    dump.write_text(f"[\n{json.dumps(entity)}\n]\n")
+    _, articles = kg_and_articles(tmp_path)
+    kg_dir, out = tmp_path / "kg", tmp_path / "ecbd"
+    result = CliRunner().invoke(
+        app, ["kg", "convert", str(dump), "-f", "wikidata-json", "-o", str(kg_dir)]
+    )
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert (
+        "no time-scoped facts, only entities (1, 1 of them dated): `build ecbd` reads them" in said
+    )
+    assert "0 facts, 1 entities, 0 relations" in said and "years" not in said
+    kg = TemporalKG.load(kg_dir)
+    assert len(kg) == 0 and kg.entities.column("start_year").to_pylist() == [2020]
+    from chronoprobe.report.blocks import Text
+    from chronoprobe.report.kg_section import kg_section
+
+    notes = [b for b in kg_section(kg_dir, {}).blocks if isinstance(b, Text)]
+    assert [(b.text, b.style) for b in notes] == [
+        (
+            "The KG has no facts, only entities, 1 of them dated: what ECBD reads (new entities "
+            "of a dump slice).",
+            "note",
+        )
+    ]
+    args = ["build", "ecbd", str(kg_dir), "--articles", str(articles), "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "--min-article-words", "50"])
+    assert result.exit_code == 0, result.output
+    rows = list(read_jsonl(out / "examples.jsonl"))
+    assert rows and {(r["entity"], r["year"]) for r in rows} == {("Q1", "2020")}
+    assert {r["sentence"] for r in rows} <= {
+        "Megxit surprised the Queen and the government in early January.",
+        "Later the Sussex exit became final in March 2020 after long talks.",
+    }
+
+
 def test_article_sources(tmp_path):
     folder = tmp_path / "texts"
     folder.mkdir()

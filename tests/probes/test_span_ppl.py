@@ -19,6 +19,7 @@ from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.probes import VIEWS, run_probe
 from chronoprobe.probes.span_ppl import (
     CONDITIONS,
+    DefinitionPool,
     SpanPplParams,
     condition_request,
     read_examples,
@@ -105,6 +106,69 @@ def test_random_definition_needs_another_entity(tmp_path):
     write_jsonl(path, ROWS[:2])
     with pytest.raises(ValueError, match="at least two entities"):
         condition_request(read_examples(path)[0], "random-def")
+
+
+ONE_ENTITY_SKIP = (
+    "random-def not scored: random-def needs the definitions of at least two entities in the "
+    "file (it holds 1)"
+)
+
+
+def test_a_file_of_one_entity_scores_the_other_conditions_and_skips_random_def(tiny, tmp_path):
+    """Two examples of Q1 alone: RANDOM DEF has no other definition to draw, so it is skipped
+    for each example with the reason; the other three conditions are scored as they would be
+    had they alone been asked for."""
+    path = tmp_path / "one.jsonl"
+    write_jsonl(path, ROWS[:2])
+    model = tiny("llama")
+    model_dir = tmp_path / "model"
+    model.model.save_pretrained(model_dir)
+    model.tokenizer.save_pretrained(model_dir)
+    out = tmp_path / "out"
+    args = ["probe", "span-ppl", str(path), "-m", str(model_dir), "-o", str(out), "--device", "cpu"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"skipped 2 of 2 rows: {ONE_ENTITY_SKIP}" in " ".join(result.output.split())
+    rows = pq.read_table(out / "predictions.parquet").to_pylist()
+    assert [(r["id"], r["condition"]) for r in rows] == [
+        (i, c) for i in ("ecbd-0", "ecbd-1") for c in ("original", "no-ent", "definition")
+    ]
+    skipped = pq.read_table(out / "skipped.parquet").to_pylist()
+    assert [(r["id"], r["skipped"]) for r in skipped] == [
+        ("ecbd-0", ONE_ENTITY_SKIP),
+        ("ecbd-1", ONE_ENTITY_SKIP),
+    ]
+    top = json.loads((out / "metrics.json").read_text())
+    metrics = top["models"][str(model_dir)]
+    assert metrics["conditions"] == ["original", "no-ent", "definition"]
+    assert metrics["skipped_conditions"] == {
+        "random-def": "random-def needs the definitions of at least two entities in the file"
+    }
+    assert metrics["skipped"] == {ONE_ENTITY_SKIP: 2} and top["ppl_random-def"] is None
+    from chronoprobe.report.blocks import Text
+    from chronoprobe.report.ecbd_section import model_blocks
+
+    notes = [b.text for b in model_blocks("m", metrics) if isinstance(b, Text)]
+    assert notes == [
+        "random-def was not scored: random-def needs the definitions of at least two entities "
+        "in the file."
+    ]
+    three = SpanPplParams(conditions=("original", "no-ent", "definition"))
+    direct = run_probe(path, model, "span-ppl", tmp_path / "direct", three)
+    assert "skipped_conditions" not in direct and direct["skipped"] == {}
+    for condition in three.conditions:
+        assert metrics["overall"][condition]["perplexity"] == pytest.approx(
+            direct["overall"][condition]["perplexity"], rel=1e-5
+        )
+
+
+def test_random_def_runs_for_all_examples_or_none():
+    """One entity with a definition and one without: Q1's examples would have nothing to
+    draw and Q2's could draw Q1's only, so the condition is skipped for the whole file."""
+    one = DefinitionPool.of({"Q1": DEFINITIONS["Q1"], "Q2": ""})
+    assert one.why_no_draw == ONE_ENTITY_SKIP
+    assert DefinitionPool.of({"Q1": " ", "Q2": ""}).why_no_draw.endswith("(it holds 0)")
+    assert DefinitionPool.of(DEFINITIONS).why_no_draw is None
 
 
 def test_bad_rows_name_file_and_line(tmp_path):

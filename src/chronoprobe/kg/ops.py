@@ -178,8 +178,9 @@ def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) ->
     """Convert source files into a KG directory.
 
     Bad records are reported as FILE:LINE: REASON. By default they are skipped and counted by
-    reason; with strict the first one stops the conversion. A conversion that gives no fact
-    writes nothing and fails, saying why.
+    reason; with strict the first one stops the conversion. A conversion that gives neither a
+    fact nor a dated entity writes nothing and fails, saying why; one of dated entities alone
+    (new entities from a dump slice) is a KG that `build ecbd` reads.
 
     Example: chronoprobe kg convert latest-all.json.bz2 -f wikidata-json --relations P39,P54 -o kg/
     """
@@ -214,12 +215,18 @@ def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) ->
         ctx.log.warning(f"skipped: {line.strip()}")
     skipped = kg.meta.get("skipped") or {}
     not_facts = ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v)
-    if not len(kg):
+    dated = kg.entities.num_rows - kg.entities.column("start_year").null_count
+    if not len(kg) and not dated:
         why = [f"{problems.total:,} bad records (above)"] if problems.total else []
         why += [f"records that are no time-scoped facts: {not_facts}"] if not_facts else []
         raise ValueError(
-            f"no facts in {', '.join(map(str, params.paths))}"
+            f"no facts and no dated entities in {', '.join(map(str, params.paths))}"
             + (f" ({'; '.join(why)})" if why else " (no records)")
+        )
+    if not len(kg):  # new entities of a dump slice: what ECBD reads
+        ctx.log.warning(
+            f"no time-scoped facts, only entities ({kg.entities.num_rows:,}, {dated:,} of them "
+            "dated): `build ecbd` reads them; the builders of the other families need facts"
         )
     if not_facts:  # valid records that are not facts (no time, deprecated, ...)
         ctx.log.info(f"not facts: {not_facts}")
@@ -259,9 +266,10 @@ def show(out: Path) -> str:
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     text = (
         f"{metrics['facts']:,} facts, {metrics['entities']:,} entities, "
-        f"{metrics['relations']:,} relations, years {metrics['first_year']} to "
-        f"{metrics['last_year']}"
+        f"{metrics['relations']:,} relations"
     )
+    if metrics["first_year"] is not None:  # a KG of entities alone has no fact years
+        text += f", years {metrics['first_year']} to {metrics['last_year']}"
     problems = metrics.get("problems") or {}
     if problems:
         kinds = ", ".join(f"{n:,} {kind}" for kind, n in problems.items())

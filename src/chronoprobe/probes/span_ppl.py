@@ -39,6 +39,8 @@ Condition = Literal["original", "no-ent", "random-def", "definition"]
 RECALL_K = 10  # ECBD's Recall@10: the gold span among the top ten beam-search spans
 GENERIC_MENTION = "the entity"
 POPULAR = "popular"
+RANDOM_DEF = "random-def"
+TOO_FEW_DEFINITIONS = "random-def needs the definitions of at least two entities in the file"
 
 
 class SpanPplParams(ProbeParams):
@@ -101,12 +103,21 @@ class DefinitionPool:
         entities = tuple(e for e, _ in kept)
         return cls(entities, tuple(d for _, d in kept), {e: i for i, e in enumerate(entities)})
 
+    @property
+    def why_no_draw(self) -> str | None:
+        """Why RANDOM DEF cannot run on this file (None: it can). It runs for every example or
+        for none: with one entity's definition, that entity's own examples would have no other
+        to draw and every other example would draw the same one."""
+        if len(self.entities) >= 2:
+            return None
+        return f"{RANDOM_DEF} not scored: {TOO_FEW_DEFINITIONS} (it holds {len(self.entities)})"
+
     def draw(self, entity: str, key: str, seed: int) -> tuple[str, str]:
         """(entity, definition) of an entity other than ``entity``, fixed by ``key`` and seed."""
         own = self.index.get(entity)
         choices = len(self.entities) - (own is not None)
         if choices < 1:
-            raise ValueError("random-def needs definitions of at least two entities in the file")
+            raise ValueError(TOO_FEW_DEFINITIONS)
         digest = hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=8).digest()
         pick = int.from_bytes(digest, "big") % choices
         if own is not None and pick >= own:
@@ -216,9 +227,11 @@ def predict_span_ppl(
 
     With ``params.recall_beams`` the model also fills each gap by beam search (T5-style
     seq2seq models only), and the prediction lists its top ten spans and whether the gold span
-    is among them (whitespace-normalised exact match).
+    is among them (whitespace-normalised exact match). RANDOM DEF on a file with fewer than two
+    entities' definitions is not scored: each example gets a skipped row saying so instead.
     """
-    conditions = tuple(params.conditions)
+    no_draw = rows[0].pool.why_no_draw if rows and RANDOM_DEF in params.conditions else None
+    conditions = tuple(c for c in params.conditions if not (no_draw and c == RANDOM_DEF))
     seed = 0 if params.seed is None else params.seed
     framed = [condition_request(r, c, seed) for r in rows for c in conditions]
     requests = [request for request, _ in framed]
@@ -244,6 +257,8 @@ def predict_span_ppl(
             if i % len(conditions) == 0:
                 out.append({**row.key(), SKIPPED: model.unfit_reason})
             continue
+        if no_draw and i % len(conditions) == 0:
+            out.append({**row.key(), SKIPPED: no_draw})
         prediction = {
             **row.key(),
             "condition": conditions[i % len(conditions)],
@@ -336,8 +351,13 @@ def span_ppl_metrics(predictions: Sequence[dict], params: SpanPplParams) -> dict
     """Perplexity per condition overall, per year, per seen/unseen/popular group, per span type
     and per split; plus the span-sensitivity check when ORIGINAL and NO ENT were both run."""
     cutoff = params.cutoff_year
+    # RANDOM DEF asked for and scored for no example while others were: the file has too few
+    # definitions (see predict_span_ppl)
+    scored = {p["condition"] for p in predictions}
+    unscored = bool(predictions) and RANDOM_DEF in params.conditions and RANDOM_DEF not in scored
     metrics: dict = {
-        "conditions": list(params.conditions),
+        "conditions": [c for c in params.conditions if not (unscored and c == RANDOM_DEF)],
+        **({"skipped_conditions": {RANDOM_DEF: TOO_FEW_DEFINITIONS}} if unscored else {}),
         "cutoff_year": cutoff,
         "overall": _by(predictions, lambda p: "all")["all"] if predictions else {},
         "by_year": _by(predictions, lambda p: p["year"], _year_order),

@@ -94,6 +94,8 @@ def sensitivity_table(sensitivity: dict[str, dict]) -> Table:
 def model_blocks(model: str, metrics: dict[str, Any]) -> list[Block]:
     conditions = metrics["conditions"]
     blocks: list[Block] = [group_bars(metrics, model)]
+    for condition, why in (metrics.get("skipped_conditions") or {}).items():
+        blocks.append(Text(f"{condition} was not scored: {why}.", style="note"))
     if metrics.get("by_group"):
         blocks.append(subset_table(metrics["by_year"], conditions, "year"))
     blocks.append(subset_table(metrics["by_span_type"], conditions, "span type"))

@@ -294,6 +294,14 @@ def kg_section(step_dir: Path, record: dict) -> Section:
             *top_entities(kg, stats),
             precision_table(stats),
         ]
+    elif dated := kg.entities.num_rows - kg.entities.column("start_year").null_count:
+        blocks.append(
+            Text(
+                f"The KG has no facts, only entities, {dated:,} of them dated: what ECBD "
+                "reads (new entities of a dump slice).",
+                style="note",
+            )
+        )
     else:
         blocks.append(Text("The KG has no facts.", style="error"))
     blocks += text_blocks

@@ -160,9 +160,8 @@ def test_a_conversion_without_facts_fails_and_writes_nothing(tmp_path):
     out = tmp_path / "kg"
     result = convert(str(empty), "-f", "wikidata-json", "-o", str(out))
     assert result.exit_code == 2
-    assert f"error: no facts in {empty} (no records); nothing written to {out}" in " ".join(
-        result.output.split()
-    )
+    message = f"error: no facts and no dated entities in {empty} (no records); nothing written"
+    assert f"{message} to {out}" in " ".join(result.output.split())
     result = convert(str(timeless), "-f", "wikidata-json", "-o", str(out))
     assert result.exit_code == 2
     assert "(records that are no time-scoped facts: no time qualifier 1)" in " ".join(
