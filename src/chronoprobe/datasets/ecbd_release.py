@@ -17,12 +17,19 @@ with its ``label``; each probe sentence becomes one row, the definition filled i
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from chronoprobe.datasets.released import JSON_SUFFIXES, converted, release_files, split_from_name
+from chronoprobe.datasets import row_checks
+from chronoprobe.datasets.released import (
+    JSON_SUFFIXES,
+    converted,
+    release_files,
+    report,
+    split_from_name,
+)
+from chronoprobe.kg.io.checks import Invalid
 from chronoprobe.kg.io.problems import Problems
 
 GAP, END = "<extra_id_0>", "<extra_id_1>"
@@ -89,7 +96,9 @@ def _mention_by_words(masked: str, location: object, mention: str, gap: int) -> 
 
 
 def ecbd_row(record: dict, split: str | None, year: str | None) -> dict:
-    """The span-ppl row of one released ECBD record; ValueError says why there is none."""
+    """The span-ppl row of one released ECBD record, checked as every ECBD row is
+    (:func:`~chronoprobe.datasets.row_checks.check_ecbd_row`); ValueError says why there is
+    none."""
     span = span_of_target(record["answer_str"], "answer_str")
     given = record.get("answer_d")
     if isinstance(given, dict) and GAP in given and str(given[GAP]).strip() != span:
@@ -98,14 +107,14 @@ def ecbd_row(record: dict, split: str | None, year: str | None) -> dict:
         raise ValueError("the masked span is empty")
     masked = record["masked_sentence"]
     sentence, at = fill(masked, span, "masked_sentence")
-    mention = str(record["entity_span_str"])
+    mention = row_checks.text(record["entity_span_str"], "entity_span_str")
     m_start, m_end = _mention_by_words(masked, record["entity_span_loc"], mention, at)
-    ex_id = str(record["ex_id"])
-    span_type = str(record.get("span_type", ""))
-    return {
+    ex_id = row_checks.row_id(record["ex_id"], "ex_id")
+    span_type = row_checks.text(record.get("span_type", ""), "span_type", empty=True)
+    row = {
         "id": ex_id,
         "entity": _title(ex_id) or mention,
-        "year": year or str(record["year"]),
+        "year": year or row_checks.year(record["year"]),
         "span_type": _span_kind(span_type),
         "sentence": sentence,
         "mention_start": m_start,
@@ -117,6 +126,7 @@ def ecbd_row(record: dict, split: str | None, year: str | None) -> dict:
         "split": split,
         "released_span_type": span_type,
     }
+    return row_checks.check_ecbd_row(row)
 
 
 def _title(ex_id: str) -> str | None:
@@ -136,49 +146,36 @@ def _span_kind(released: str) -> str:
     return lowered
 
 
-def _unique_ecbd_row(record: dict, split: str | None, year: str | None, seen: Counter) -> dict:
-    """:func:`ecbd_row` with a unique id. Ids are per sentence in the release; several spans of
-    one sentence get ``~2``, ``~3``."""
-    row = ecbd_row(record, split, year)
-    seen[row["id"]] += 1
-    if seen[row["id"]] > 1:
-        row["id"] = f"{row['id']}~{seen[row['id']]}"
-    return row
-
-
 def read_ecbd(
     paths: Sequence[Path], problems: Problems, split: str | None = None, year: str | None = None
 ) -> list[dict]:
     """Span-ppl rows of released ECBD files, one per row, in file order. The split is
     ``split`` or the file name's (``np_spans_dev.json``: dev); rows of a file in a folder
-    named ``popular`` are the POPULAR group (``year``, when given, overrides both)."""
+    named ``popular`` are the POPULAR group (``year``, when given, overrides both). Ids are
+    per sentence in the release; several spans of one sentence get ``~2``, ``~3``."""
     rows: list[dict] = []
-    seen: Counter = Counter()
+    ids = row_checks.UniqueIds()
     for path in release_files(paths, JSON_SUFFIXES):
         file_split = split or split_from_name(path)
         file_year = year or ("popular" if path.parent.name.lower() == "popular" else None)
-        for _, _, row in converted(
-            path,
-            problems,
-            "ecbd",
-            partial(_unique_ecbd_row, split=file_split, year=file_year, seen=seen),
-        ):
+        convert = partial(ecbd_row, split=file_split, year=file_year)
+        for where, _, row in converted(path, problems, "ecbd", convert):
+            row["id"] = ids.unused(row["id"])
+            ids.claim([row["id"]], where)
             rows.append(row)
     return rows
 
 
 def ekp_rows(record: dict, split: str | None, year: str, span_type: str) -> list[dict]:
     """One span-ppl row per probe sentence of an entity-knowledge-propagation record."""
-    entity = str(record["ent_str"])
-    if not entity:
-        raise ValueError("ent_str is empty")
+    entity = row_checks.text(record["ent_str"], "ent_str")
     definition, _ = fill(
         record["definition"], span_of_target(record["def_target"], "def_target"), "definition"
     )
     probes = record["probe_sentences"]
     if not isinstance(probes, dict) or not probes:
         raise ValueError("probe_sentences must map template names to {probe_sentence, label}")
-    ex_id = str(record["ex_id"])
+    ex_id = row_checks.row_id(record["ex_id"], "ex_id")
     rows = []
     for name, probe in probes.items():
         if not isinstance(probe, dict) or not {"probe_sentence", "label"} <= set(probe):
@@ -206,7 +203,7 @@ def ekp_rows(record: dict, split: str | None, year: str, span_type: str) -> list
                 "category": record.get("category"),
             }
         )
-    return rows
+    return [row_checks.check_ecbd_row(row) for row in rows]
 
 
 def read_ekp(
@@ -219,15 +216,17 @@ def read_ekp(
     """Span-ppl rows of released entity-knowledge-propagation files: one per probe sentence.
     The span type is ``span_type`` or the file name's (``..._np_...``, ``..._random_...``)."""
     rows: list[dict] = []
+    ids = row_checks.UniqueIds()
     for path in release_files(paths, JSON_SUFFIXES):
         words = set(re.findall(r"[a-z]+", path.stem.lower()))
         kind = span_type or ("np" if "np" in words else "random" if "random" in words else "")
         file_split = split or split_from_name(path)
-        for _, _, probes in converted(
-            path,
-            problems,
-            "ecbd-ekp",
-            partial(ekp_rows, split=file_split, year=year, span_type=kind or "unknown"),
-        ):
+        convert = partial(ekp_rows, split=file_split, year=year, span_type=kind or "unknown")
+        for where, _, probes in converted(path, problems, "ecbd-ekp", convert):
+            try:
+                ids.claim([row["id"] for row in probes], where)
+            except Invalid as err:
+                report(problems, where, str(err), err.kind)
+                continue
             rows += probes
     return rows

@@ -22,8 +22,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from chronoprobe.datasets import row_checks
 from chronoprobe.datasets.drift import split_of
 from chronoprobe.datasets.released import JSON_SUFFIXES, converted, release_files, report
+from chronoprobe.kg.io.checks import Invalid, json_type
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.templates import MASK
 from chronoprobe.time import Granularity, Period
@@ -36,11 +38,28 @@ def _answer(value: object, field: str) -> dict[str, str]:
     if not isinstance(value, dict) or not isinstance(value.get("wikidata_id"), str):
         raise ValueError(f"{field!r} must hold {{wikidata_id, name}} objects")
     name = value.get("name")
-    return {"id": value["wikidata_id"], "label": name if isinstance(name, str) else ""}
+    if name is not None and not isinstance(name, str):
+        raise Invalid(f"{field!r}: name must be text or null, not {json_type(name)}", "bad text")
+    return {"id": value["wikidata_id"], "label": name or ""}
+
+
+def _period(date: object) -> str:
+    """A released date (a year as a number, or a year, quarter or month as text) as a period
+    label; its year is checked with the rest of the row."""
+    if isinstance(date, bool) or not isinstance(date, int | str):
+        raise Invalid(
+            f"date must be a year or a period such as '2019-Q1', not {date!r}", "bad period"
+        )
+    try:
+        return Period.parse(str(date)).label()
+    except ValueError as err:
+        raise Invalid(str(err), "bad period") from None
 
 
 def _row(record: dict) -> dict:
-    """The drift row of one released record (its split is set later); ValueError: why not."""
+    """The drift row of one released record (its split is set later), checked as every drift
+    row is (:func:`~chronoprobe.datasets.row_checks.check_drift_row`); ValueError: why not."""
+    row_id = row_checks.row_id(record["id"])
     query = record["query"]
     if not isinstance(query, str) or query.count(BLANK) != 1:
         raise ValueError(f"the query must hold {BLANK} exactly once: {query!r}")
@@ -48,14 +67,12 @@ def _row(record: dict) -> dict:
     answers = [_answer(a, "answer") for a in (given if isinstance(given, list) else [given])]
     if not answers:
         raise ValueError("'answer' is empty")
-    row_id = str(record["id"])
-    period = Period.parse(str(record["date"]))
     ids = list(dict.fromkeys(a["id"] for a in answers))
     labels = {a["id"]: a["label"] or a["id"] for a in reversed(answers)}
     row = {
         "id": row_id,
-        "period": period.label(),
-        "relation": str(record["relation"]),
+        "period": _period(record["date"]),
+        "relation": record["relation"],
         "subject": row_id.split("_")[0],
         "query": query.replace(BLANK, MASK),
         "answers": ids,
@@ -65,7 +82,7 @@ def _row(record: dict) -> dict:
     for field in EXTRA_ANSWERS:
         extra = record.get(field)
         row[field] = None if extra is None else _answer(extra, field)
-    return row
+    return row_checks.check_drift_row(row)
 
 
 def read_templama(
@@ -76,7 +93,7 @@ def read_templama(
     """
     rows: list[dict] = []
     granularity: tuple[Granularity, str] | None = None
-    seen: set[str] = set()
+    ids = row_checks.UniqueIds()
     for path in release_files(paths, JSON_SUFFIXES):
         for where, record, row in converted(path, problems, fmt, _row):
             kind = Period.parse(row["period"]).granularity
@@ -100,10 +117,11 @@ def read_templama(
                     "mixed granularities",
                 )
                 continue
-            if row["id"] in seen:
-                report(problems, where, f"duplicate id {row['id']!r}", "duplicate id")
+            try:
+                ids.claim([row["id"]], where)
+            except Invalid as err:
+                report(problems, where, str(err), err.kind)
                 continue
-            seen.add(row["id"])
             rows.append(row)
     return rows, assign_splits(rows)
 

@@ -29,6 +29,7 @@ from typing import Literal
 import msgspec
 from pydantic import Field
 
+from chronoprobe.datasets.row_checks import offsets_problem
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
@@ -150,15 +151,9 @@ class ECBDExample:
 
 
 def _check(line: _Line) -> str | None:
-    """Why a row's offsets cannot be scored, or None."""
-    n = len(line.sentence)
-    if not 0 <= line.mention_start < line.mention_end <= n:
-        return f"mention offsets {line.mention_start}..{line.mention_end} outside the sentence"
-    if not line.mention_end <= line.span_start < line.span_end <= n:
-        return f"span offsets {line.span_start}..{line.span_end} must lie after the mention"
-    if line.sentence[line.span_start : line.span_end] != line.span:
-        return f"span {line.span!r} is not the sentence's text at its offsets"
-    return None
+    """Why a row's offsets cannot be scored, or None (the rule the importers check by)."""
+    mention, span = (line.mention_start, line.mention_end), (line.span_start, line.span_end)
+    return offsets_problem(line.sentence, mention, span, line.span)
 
 
 def read_examples(path: str | Path) -> list[ECBDExample]:
