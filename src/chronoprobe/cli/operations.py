@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from rich.console import Console
+from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
@@ -106,8 +107,6 @@ def _help_text(field: FieldInfo) -> str:
             text += " Repeat the option or separate values with commas."
         else:
             text += " Repeat the option for several."
-    from rich.markup import escape
-
     return escape(text.strip())  # brackets are text (pip install 'chronoprobe[ray]')
 
 
@@ -225,10 +224,11 @@ def validate(
         raise ValueError("; ".join(lines)) from None
 
 
-def _missing_input(name: str, path: Path, model: type[BaseModel]) -> str:
+def _missing_input(kind: StepKind, name: str, path: Path, model: type[BaseModel]) -> str:
     """The error for an input that does not exist, with a hint where the user likely meant a
     model spec (``probe ... --model package:smollm2`` names a training step's folder)."""
-    flag = "--" + name.replace("_", "-")
+    declared = next(d for d in kind.inputs or () if d.name == name)
+    flag = "--" + name.replace("_", "-") if declared.option else repr(name)
     message = f"{path}: no such file or directory (input {flag})"
     field = model.model_fields.get("models")
     if field is not None and name in ("model", "series"):
@@ -276,7 +276,7 @@ def make_command(
         paths = {name: Path(path) for name, path in given.items() if path is not None}
         for name, path in paths.items():
             if not path.exists():
-                raise FileNotFoundError(_missing_input(name, path, model))
+                raise FileNotFoundError(_missing_input(kind, name, path, model))
         keyed = dict(paths)  # a file given for its folder: only the file keys the cache
         for declared in kind.inputs or ():
             path = paths.get(declared.name)
@@ -302,7 +302,9 @@ def make_command(
             except ValueError as err:  # the step computes aside: --out is untouched
                 raise ValueError(f"{err}; nothing written to {target}") from err
             if out is not None:
-                console.print(f"[green]wrote[/] {out}", highlight=False, soft_wrap=True)
+                console.print(
+                    f"[green]wrote[/] {escape(str(out))}", highlight=False, soft_wrap=True
+                )
             if kind.show is not None:
                 shown = kind.show(target)
                 if shown is not None:
