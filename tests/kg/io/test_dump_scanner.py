@@ -20,6 +20,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from chronoprobe.kg.io import wikidata_dump
@@ -54,16 +55,24 @@ def assert_same(block: bytes, first_line: int = 1, **kw) -> wikidata_dump.Parsed
     return fast
 
 
-def scan(line: bytes, lang: str = "en", relations: frozenset[str] | None = None):
-    """What the scanner makes of one line, built as ``parse_block`` builds it: True (it
-    finished the line), a tuple (the Python side finishes it) or None (msgspec reads it)."""
-    entities: list[tuple] = []
-    facts: list[tuple] = []
-    scanner = wikidata_dump.Scanner(
-        lang.encode(), wikidata_dump._SPAN_BYTES, relations, wikidata_dump._time_bounds,
-        {}, entities, facts, len(ENTITY_SCHEMA),
+def scanner(
+    lang: str = "en",
+    relations: frozenset[str] | None = None,
+    time_bounds=wikidata_dump._time_bounds,
+    cache: dict | None = None,
+) -> wikidata_dump.Scanner:
+    """A scanner built as ``parse_block`` builds it, with a cache of its own by default."""
+    return wikidata_dump.Scanner(
+        lang.encode(), wikidata_dump._SPAN_BYTES, relations, time_bounds,
+        msgspec.ValidationError, wikidata_dump.BoundsCache(1 << 20) if cache is None else cache,
+        [], [], len(ENTITY_SCHEMA),
     )  # fmt: skip
-    return scanner.scan(line, 0, len(line))
+
+
+def scan(line: bytes, lang: str = "en", relations: frozenset[str] | None = None):
+    """What the scanner makes of one line: True (it finished the line), a tuple (the Python
+    side finishes it) or None (msgspec reads it)."""
+    return scanner(lang, relations).scan(line, 0, len(line))
 
 
 def compact(value) -> str:
@@ -450,3 +459,248 @@ def test_a_synthetic_dump_parses_alike_block_by_block(synthetic, lang, relations
     assert facts > 0
     some_line = lines[len(lines) // 2].rstrip(b",\n")
     assert scan(some_line, lang, relations) is True  # the usual line: finished in C
+
+
+# 7. The scanner's contract with its Python caller: what it lets through, re-entry, its cache.
+
+
+def cache(budget: int = 1 << 20):
+    return wikidata_dump.BoundsCache(budget)
+
+
+def p580_list(line: bytes) -> bytes:
+    """The raw snak list of the line's one P580 qualifier: what the scanner's cache keys hold."""
+    start = line.index(b'"P580":[') + len(b'"P580":')
+    return line[start : line.index(b"]", start) + 1]
+
+
+def dated(year: int) -> bytes:
+    """BASE with its term starting in ``year``: one candidate, its own cache key."""
+    return replaced('"time":"+2001-', f'"time":"+{year}-')
+
+
+def test_a_malformed_time_sends_the_line_back_to_python_which_reports_it():
+    # _time_bounds raises msgspec.ValidationError for a datavalue without "type": the line
+    # comes back as a tuple, and the msgspec parser reports it with its JSON path.
+    line = replaced('"type":"time"}', '"tipe":"time"}')
+    assert isinstance(scan(line), tuple)
+    parsed = assert_same(line)
+    assert parsed.problems == [
+        (
+            1,
+            "not a Wikidata entity: Object missing required field `type` - at "
+            "`$.claims[...][0].qualifiers.P580[0].datavalue`",
+            "not a Wikidata entity",
+        )
+    ]
+    assert parsed.facts.num_rows == 0
+
+
+@needs_scanner
+@pytest.mark.parametrize("error", [ZeroDivisionError, KeyError, MemoryError, RuntimeError])
+def test_an_unexpected_exception_of_time_bounds_propagates(error):
+    def time_bounds(times):
+        raise error("a bug, not bad input")
+
+    line = BASE.encode()
+    with pytest.raises(error, match="a bug, not bad input"):
+        scanner(time_bounds=time_bounds).scan(line, 0, len(line))
+    with pytest.raises(error, match="a bug, not bad input"):
+        scanner(time_bounds=time_bounds).scan_lines(line, 0)
+
+
+@needs_scanner
+def test_only_the_malformed_exceptions_and_their_subclasses_send_a_line_back():
+    class Narrower(msgspec.ValidationError):
+        pass
+
+    def time_bounds(times):
+        raise Narrower("bad time")
+
+    line = BASE.encode()
+    assert isinstance(scanner(time_bounds=time_bounds).scan(line, 0, len(line)), tuple)
+    both = wikidata_dump.Scanner(
+        b"en", (), None, time_bounds, (KeyError, msgspec.ValidationError), cache(), [], [], 8
+    )
+    assert isinstance(both.scan(line, 0, len(line)), tuple)
+    with pytest.raises(TypeError, match="malformed must be an exception class"):
+        wikidata_dump.Scanner(b"en", (), None, time_bounds, "ValueError", cache(), [], [], 8)
+
+
+def test_parse_block_lets_a_bug_in_the_time_bounds_through(monkeypatch):
+    # Before, the scanner took any exception for a malformed time: the bug went unseen and
+    # the Python side quietly read the line again.
+    def broken(times):
+        raise ZeroDivisionError("broken bounds")
+
+    monkeypatch.setattr(wikidata_dump, "_time_bounds", broken)
+    monkeypatch.setattr(wikidata_dump, "_SCANNED_BOUNDS", cache())
+    with pytest.raises(ZeroDivisionError, match="broken bounds"):
+        wikidata_dump.parse_block(BASE.encode(), 1, compiled=True)
+
+
+@needs_scanner
+@pytest.mark.parametrize("method", ["scan", "scan_lines", "__init__"])
+def test_a_time_bounds_that_calls_back_into_its_scanner_is_refused(method):
+    line = BASE.encode()
+    calls = []
+    calling_back = [True]
+
+    def time_bounds(times):
+        calls.append(times)
+        if calling_back[0] and method == "scan":
+            the_scanner.scan(line, 0, len(line))
+        elif calling_back[0] and method == "scan_lines":
+            the_scanner.scan_lines(line, 0)
+        elif calling_back[0]:  # would replace the language and lists the outer scan reads
+            the_scanner.__init__(b"de", (), None, len, ValueError, cache(), [], [], 8)
+        return wikidata_dump._time_bounds(times)
+
+    the_scanner = scanner(time_bounds=time_bounds)
+    expected = "__init__ called during a scan" if method == "__init__" else "during a scan of"
+    with pytest.raises(RuntimeError, match=expected):
+        the_scanner.scan(line, 0, len(line))
+    with pytest.raises(RuntimeError, match=expected):
+        the_scanner.scan_lines(line + b",\n" + line, 0)
+    assert len(calls) == 2  # each scan stopped at its first call
+    # The refusal leaves the scanner whole: with time_bounds no longer calling back, it
+    # scans again, as it was set up (English, one fact).
+    calling_back[0] = False
+    block = line + b",\n" + dated(1990)
+    assert the_scanner.scan_lines(block, 0) == (len(block) + 1, 2, -1, -1, None)
+    assert len(calls) == 4
+
+
+@needs_scanner
+def test_a_time_bounds_that_rewrites_the_buffer_cannot_make_the_scan_read_out_of_it():
+    # A bytearray cannot be resized under a scan (its buffer is held), but its bytes can be
+    # changed. The Q42 line has two candidates: the second one's snaks are read again after
+    # the first call, from bytes rewritten to blanks, and the scan says so instead of
+    # reading them wrongly.
+    block = bytearray(adams_line())
+
+    def time_bounds(times):
+        block[:] = b" " * len(block)
+        return wikidata_dump._time_bounds(times)
+
+    with pytest.raises(SystemError, match="validated before, is unreadable"):
+        scanner(time_bounds=time_bounds).scan(block, 0, len(block))
+
+
+@needs_scanner
+def test_the_bounds_cache_holds_the_raw_time_snaks():
+    bounds = cache()
+    line = BASE.encode()
+    assert scanner(cache=bounds).scan(line, 0, len(line)) is True
+    key = p580_list(line) + b"\x01\x01"  # the raw lists of P580, P582 and P585, joined
+    assert list(bounds) == [key]
+    assert bounds[key] == (2001, None, None, 9, None, None, None, None)
+    assert bounds.used == len(key) + 200 and bounds.budget == 1 << 20
+    bounds.clear()
+    assert len(bounds) == 0 and bounds.used == 0
+
+
+@needs_scanner
+def test_the_bounds_cache_is_bounded_by_bytes():
+    lines = [dated(1900 + i) for i in range(10)]
+    entry = len(p580_list(lines[0])) + 2 + 200  # its key's bytes, and 200 for the rest
+    bounds = cache(3 * entry + 10)
+    sizes = []
+    for line in lines:  # a new scanner for each line, as parse_block makes one a block
+        assert scanner(cache=bounds).scan(line, 0, len(line)) is True
+        assert bounds.used == sum(len(key) + 200 for key in bounds) <= bounds.budget
+        sizes.append(len(bounds))
+    # three entries fit; the fourth empties the cache first
+    assert sizes == [1, 2, 3, 1, 2, 3, 1, 2, 3, 1]
+    assert list(bounds) == [p580_list(lines[-1]) + b"\x01\x01"]
+
+
+@needs_scanner
+def test_a_key_larger_than_the_budget_is_not_remembered_and_the_rows_are_the_same():
+    line, other = BASE.encode(), dated(1950)
+    entry = len(p580_list(line)) + 2 + 200
+    small = cache(entry - 1)
+    assert scanner(cache=small).scan(line, 0, len(line)) is True
+    assert len(small) == 0 and small.used == 0
+    room_for_one = cache(entry + 100)
+    for scanned in (other, line):
+        assert scanner(cache=room_for_one).scan(scanned, 0, len(scanned)) is True
+    assert list(room_for_one) == [p580_list(line) + b"\x01\x01"]
+    assert assert_same(line).facts.num_rows == 1
+    with pytest.raises(ValueError, match="budget must be >= 0"):
+        cache(-1)
+    with pytest.raises(TypeError):
+        scanner(cache={})  # a plain dict would be unbounded
+
+
+def test_the_python_caches_remember_only_short_keys():
+    snaks = p580_list(BASE.encode())
+    short = snaks[snaks.index(b'"datavalue":') + 12 : snaks.index(b',"datatype"')]
+    long = short.replace(b'"after":0', b'"after":0,"note":"' + b"x" * 2000 + b'"')
+    assert wikidata_dump._time(long) == wikidata_dump._time(short) != None  # noqa: E711
+    wikidata_dump._time.cache_clear()
+    wikidata_dump._time(long)
+    assert wikidata_dump._time.cache_info().currsize == 0
+    wikidata_dump._time(short)
+    assert wikidata_dump._time.cache_info().currsize == 1
+
+
+@needs_scanner
+def test_a_scanner_in_a_reference_cycle_is_collected():
+    import gc
+    import weakref
+
+    class Holder:
+        def bounds(self, times):
+            return wikidata_dump._time_bounds(times)
+
+    holder = Holder()
+    holder.scanner = scanner(time_bounds=holder.bounds)  # holder -> scanner -> holder.bounds
+    line = BASE.encode()
+    assert holder.scanner.scan(line, 0, len(line)) is True
+    gone = weakref.ref(holder)
+    del holder
+    gc.collect()
+    assert gone() is None
+
+
+# 8. The first cases of the structure-aware fuzz that the sanitizer job runs at length.
+
+
+def _fuzz():
+    spec = importlib.util.spec_from_file_location(
+        "fuzz_dumpscan", ROOT / "benchmarks" / "fuzz_dumpscan.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # imports bench_wikidata_dump, loaded above
+    return module
+
+
+@needs_scanner
+def test_the_first_cases_of_the_structure_aware_fuzz_parse_alike():
+    fuzz = _fuzz()
+    ways: Counter = Counter()
+    for number in range(60):
+        block, first_line, lang, relations = fuzz.case(1, number)
+        assert block == fuzz.case(1, number)[0]  # a seed's cases are the same on every run
+        assert fuzz.difference(block, first_line, lang, relations) is None, number
+        assert fuzz.exact_buffer_difference(block, lang, relations, ways) is None, number
+    assert ways["bool"] >= 20 and ways["tuple"] >= 20 and ways["NoneType"] >= 20, ways
+
+
+def test_the_fuzz_tells_a_difference_and_cuts_it_down_to_its_line(monkeypatch):
+    fuzz = _fuzz()
+    good, bad = BASE.encode(), dated(1990)
+    real = wikidata_dump.parse_block
+
+    def wrong_in_1990(block, first_line, lang="en", relations=None, *, compiled=True):
+        parsed = real(block, first_line, lang, relations, compiled=compiled)
+        if compiled and b"+1990-" in block:
+            parsed.problems.append((first_line, "made up", "made up"))
+        return parsed
+
+    monkeypatch.setattr(wikidata_dump, "parse_block", wrong_in_1990)
+    block = good + b",\n" + bad + b",\n" + good
+    assert fuzz.difference(good, 1, "en", None) is None
+    assert fuzz.difference(block, 1, "en", None).startswith("problems: compiled [(1, 'made up'")
+    assert fuzz.smallest(block, 1, "en", None, fuzz.difference) == bad + b","

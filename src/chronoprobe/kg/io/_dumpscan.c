@@ -5,8 +5,8 @@
  * shape of every field the Python parser's msgspec structs type (entity, labels, aliases,
  * claims, statements, snaks, item values). The work of each statement is done here: the item
  * statements that are no fact are counted, the item id and the time qualifiers of the others
- * read, and their bounds looked up in a cache the Python side fills; an item's rows are then
- * appended to the Python lists of the block.
+ * read, and their bounds looked up in a cache (BoundsCache, bounded by bytes) of the answers
+ * of the Python side; an item's rows are then appended to the Python lists of the block.
  *
  * A line this scanner does not fully understand (bad JSON, but also escaped keys, a field
  * given twice, an item value without its id, a snak without its datatype, nesting deeper
@@ -17,7 +17,9 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <structmember.h>
 #include <string.h>
 
 #define OK 0
@@ -32,6 +34,14 @@
 #define STEP static inline __attribute__((always_inline))
 #else
 #define STEP static inline
+#endif
+
+/* Every function that answers OK, ODD, DONE or ERR has its answer read: the compiler says
+ * where one is not. */
+#if defined(__GNUC__)
+#define CHECKED __attribute__((warn_unused_result))
+#else
+#define CHECKED
 #endif
 
 #define TRY(call)                 \
@@ -80,7 +90,7 @@ STEP void ws(Scan *s) {
         s->p++;
 }
 
-static int expect(Scan *s, unsigned char c) {
+static CHECKED int expect(Scan *s, unsigned char c) {
     ws(s);
     if (s->p < s->end && *s->p == c) {
         s->p++;
@@ -117,7 +127,7 @@ static int utf8_length(Ptr p, Ptr end) {
     return 0;
 }
 
-static int hex4(Ptr p, unsigned *out) {
+static CHECKED int hex4(Ptr p, unsigned *out) {
     unsigned value = 0;
     for (int i = 0; i < 4; i++) {
         unsigned char c = p[i];
@@ -138,7 +148,7 @@ static int hex4(Ptr p, unsigned *out) {
 
 /* A \u escape at p (pointing at the backslash): its code point and length; lone surrogates
  * are left to the Python parser. */
-static int unicode_escape(Ptr p, Ptr end, unsigned *code, int *length) {
+static CHECKED int unicode_escape(Ptr p, Ptr end, unsigned *code, int *length) {
     unsigned high, low;
     if (end - p < 6 || hex4(p + 2, &high) != OK)
         return ODD;
@@ -158,8 +168,9 @@ static int unicode_escape(Ptr p, Ptr end, unsigned *code, int *length) {
 
 /* Where the first byte a string scan stops at (a quote, a backslash, a control character, a
  * byte that is not ASCII) is among the 16 (SSE2) or 8 bytes at p, or 0 when none: 1 + its
- * offset. */
-#if defined(__SSE2__)
+ * offset. DUMPSCAN_PORTABLE (-DDUMPSCAN_PORTABLE) builds the portable way on any machine, so
+ * that it can be tested where SSE2 is. */
+#if defined(__SSE2__) && !defined(DUMPSCAN_PORTABLE)
 #include <emmintrin.h>
 #define RUN 16
 static int special_at(Ptr p) {
@@ -190,7 +201,7 @@ static int special_at(Ptr p) {
 }
 #endif
 
-STEP int string(Scan *s, Str *out) {
+STEP CHECKED int string(Scan *s, Str *out) {
     if (!at(s, '"'))
         return ODD;
     Ptr p = ++s->p, end = s->end;
@@ -242,9 +253,15 @@ STEP int string(Scan *s, Str *out) {
 
 /* A string without escapes (a value compared with known words); one with escapes is left to
  * the Python parser. */
-static int plain_string(Scan *s, Str *out) {
+static CHECKED int plain_string(Scan *s, Str *out) {
     TRY(string(s, out));
     return out->escaped ? ODD : OK;
+}
+
+/* A second read of text validated before failed: a bug here, not bad input; NULL. */
+static PyObject *unreadable(const char *what) {
+    PyErr_Format(PyExc_SystemError, "_dumpscan: %s, validated before, is unreadable", what);
+    return NULL;
 }
 
 /* A validated string's contents as a Python str. */
@@ -265,7 +282,10 @@ static PyObject *text_of(const Str *str) {
         if (c == 'u') {
             unsigned code;
             int length;
-            unicode_escape(p, end, &code, &length); /* validated by string() */
+            if (unicode_escape(p, end, &code, &length) != OK) { /* validated by string() */
+                PyMem_Free(buffer);
+                return unreadable("a \\u escape");
+            }
             p += length;
             if (code < 0x80) {
                 *out++ = (char)code;
@@ -305,7 +325,7 @@ static int is_word(const Str *str, const char *word) {
     return !str->escaped && (size_t)str->len == length && memcmp(str->start, word, length) == 0;
 }
 
-static int number(Scan *s, int *integral) {
+static CHECKED int number(Scan *s, int *integral) {
     Ptr p = s->p, end = s->end;
     *integral = 1;
     if (p < end && *p == '-')
@@ -339,7 +359,7 @@ static int number(Scan *s, int *integral) {
     return OK;
 }
 
-static int literal(Scan *s, const char *word) {
+static CHECKED int literal(Scan *s, const char *word) {
     size_t length = strlen(word);
     if ((size_t)(s->end - s->p) < length || memcmp(s->p, word, length) != 0)
         return ODD;
@@ -347,13 +367,13 @@ static int literal(Scan *s, const char *word) {
     return OK;
 }
 
-static int enter(Scan *s, unsigned char open) {
+static CHECKED int enter(Scan *s, unsigned char open) {
     TRY(expect(s, open));
     return ++s->depth > MAX_DEPTH ? ODD : OK;
 }
 
 /* The next item of an entered object or array, the cursor at it; DONE after its ``close``. */
-STEP int next_item(Scan *s, int *first, unsigned char close) {
+STEP CHECKED int next_item(Scan *s, int *first, unsigned char close) {
     ws(s);
     if (s->p >= s->end)
         return ODD;
@@ -368,7 +388,7 @@ STEP int next_item(Scan *s, int *first, unsigned char close) {
 }
 
 /* The next member of an entered object: its key, the cursor at its value; DONE after '}'. */
-STEP int member(Scan *s, int *first, Str *key) {
+STEP CHECKED int member(Scan *s, int *first, Str *key) {
     int result = next_item(s, first, '}');
     if (result != OK)
         return result;
@@ -377,11 +397,11 @@ STEP int member(Scan *s, int *first, Str *key) {
 }
 
 /* The next element of an entered array, the cursor at it; DONE after ']'. */
-STEP int element(Scan *s, int *first) { return next_item(s, first, ']'); }
+STEP CHECKED int element(Scan *s, int *first) { return next_item(s, first, ']'); }
 
 /* Any JSON value, validated and passed over. Containers are followed without recursion: a
  * stack of the brackets still open. */
-static int skip(Scan *s) {
+static CHECKED int skip(Scan *s) {
     unsigned char open[MAX_DEPTH];
     int top = 0, integral;
     Str key;
@@ -443,7 +463,7 @@ static int is_null(Scan *s) {
 }
 
 /* The empty list Wikibase writes for an empty map; 1 if it was one. */
-static int empty_list(Scan *s, int *was) {
+static CHECKED int empty_list(Scan *s, int *was) {
     *was = 0;
     if (!at(s, '['))
         return OK;
@@ -474,7 +494,7 @@ typedef struct {
  * cursor at its value; DONE after '}'. Fields of other names are validated and passed over.
  * Escaped names and a field given twice are left to the Python parser (which field wins is
  * its decoder's call). */
-STEP int field(Scan *s, Fields *fields, int *which) {
+STEP CHECKED int field(Scan *s, Fields *fields, int *which) {
     Str key;
     int result;
     while ((result = member(s, &fields->first, &key)) == OK) {
@@ -499,7 +519,7 @@ STEP int field(Scan *s, Fields *fields, int *which) {
 }
 
 /* {"value": "..."} (other fields skipped): the value as a str. */
-static int text_value(Scan *s, PyObject **out) {
+static CHECKED int text_value(Scan *s, PyObject **out) {
     static const Name names[] = {NAME("value"), NO_MORE_NAMES};
     Fields fields = {names, 1, 0};
     int which, result;
@@ -518,7 +538,7 @@ typedef int (*LanguageReader)(Scan *s, void *out);
 
 /* A map of languages (labels, descriptions, aliases), null, or the empty list Wikibase writes
  * for an empty map: ``read`` reads the value of ``config->lang`` where there is one. */
-static int language_map(Scan *s, const Config *config, LanguageReader read, void *out) {
+static CHECKED int language_map(Scan *s, const Config *config, LanguageReader read, void *out) {
     const Name names[] = {{config->lang, (Py_ssize_t)strlen(config->lang)}, NO_MORE_NAMES};
     Fields fields = {names, 1, 0};
     int which, result, was_list;
@@ -534,12 +554,12 @@ static int language_map(Scan *s, const Config *config, LanguageReader read, void
 }
 
 /* A label or a description: {"value": ...} as a str into *out, or null. */
-static int one_text(Scan *s, void *out) {
+static CHECKED int one_text(Scan *s, void *out) {
     return is_null(s) ? OK : text_value(s, (PyObject **)out);
 }
 
 /* A language's aliases: a list of {"value": ...}, each appended to the list ``out``. */
-static int alias_list(Scan *s, void *out) {
+static CHECKED int alias_list(Scan *s, void *out) {
     int first = 1, result;
     TRY(enter(s, '['));
     while ((result = element(s, &first)) == OK) {
@@ -561,7 +581,7 @@ typedef struct { /* what the Python decoder's _Statement and _Snak structs hold 
     Ptr datavalue, datavalue_end, qualifiers, qualifiers_end;
 } Statement;
 
-static int snak(Scan *s, Statement *out) {
+static CHECKED int snak(Scan *s, Statement *out) {
     static const Name names[] = {
         NAME("snaktype"), NAME("datatype"), NAME("datavalue"), NO_MORE_NAMES};
     Fields fields = {names, 1, 0};
@@ -590,7 +610,7 @@ static int snak(Scan *s, Statement *out) {
     return fields.seen & 1 ? OK : ODD; /* snaktype is required */
 }
 
-static int statement(Scan *s, Statement *out) {
+static CHECKED int statement(Scan *s, Statement *out) {
     static const Name names[] = {
         NAME("mainsnak"), NAME("rank"), NAME("qualifiers"), NO_MORE_NAMES};
     Fields fields = {names, 1, 0};
@@ -630,7 +650,7 @@ static int is_item_id(Ptr id, Py_ssize_t length) {
 
 /* An item value as the dump writes it today: {"value": {"id": "Q..", "entity-type": ..,
  * "numeric-id": ..}, "type": "wikibase-entityid"}; its id as a str. Anything else, ODD. */
-static int entity_id(Scan *s, PyObject **out) {
+static CHECKED int entity_id(Scan *s, PyObject **out) {
     static const Name names[] = {
         NAME("id"), NAME("entity-type"), NAME("numeric-id"), NO_MORE_NAMES};
     Fields fields = {names, 1, 0};
@@ -658,7 +678,7 @@ static int entity_id(Scan *s, PyObject **out) {
     return *out == NULL ? ERR : OK;
 }
 
-static int item_value(Ptr start, Ptr end, PyObject **out) {
+static CHECKED int item_value(Ptr start, Ptr end, PyObject **out) {
     static const Name names[] = {NAME("type"), NAME("value"), NO_MORE_NAMES};
     Fields fields = {names, 1, 0};
     Scan s = {start, end, 0};
@@ -693,7 +713,7 @@ static int is_span_pid(const Str *pid, const Config *config) {
 }
 
 /* A list of snaks, validated. */
-static int snak_list(Scan *s) {
+static CHECKED int snak_list(Scan *s) {
     int first = 1, result;
     Statement ignored;
     TRY(enter(s, '['));
@@ -704,7 +724,7 @@ static int snak_list(Scan *s) {
 
 /* Where the snak lists of the time qualifiers (P580 start, P582 end, P585 point in time) of
  * raw qualifiers are; the other qualifiers validated only. */
-static int qualifier_lists(Ptr start, Ptr end, Ptr lists[3][2]) {
+static CHECKED int qualifier_lists(Ptr start, Ptr end, Ptr lists[3][2]) {
     static const Name names[] = {NAME("P580"), NAME("P582"), NAME("P585"), NO_MORE_NAMES};
     Fields fields = {names, 1, 0};
     Scan s = {start, end, 0};
@@ -721,31 +741,36 @@ static int qualifier_lists(Ptr start, Ptr end, Ptr lists[3][2]) {
 
 /* A validated snak list as ((snaktype, raw datavalue or b""), ...). */
 static PyObject *time_snaks(Ptr start, Ptr end) {
-    PyObject *snaks = PyList_New(0), *pair = NULL;
+    if (start == NULL) /* no such qualifier */
+        return PyTuple_New(0);
+    PyObject *snaks = PyList_New(0), *tuple = NULL;
     Scan s = {start, end, 0};
-    int first = 1;
+    int first = 1, result;
     Statement one;
     if (snaks == NULL)
         return NULL;
-    if (start == NULL) { /* no such qualifier */
-        Py_DECREF(snaks);
-        return PyTuple_New(0);
-    }
-    enter(&s, '[');
-    while (element(&s, &first) == OK) {
-        memset(&one, 0, sizeof one);
-        snak(&s, &one);
-        Ptr value = one.datavalue ? one.datavalue : s.p;
-        Py_ssize_t length = one.datavalue ? one.datavalue_end - value : 0;
-        pair = Py_BuildValue("(Ny#)", text_of(&one.snaktype), value, length);
-        if (pair == NULL || PyList_Append(snaks, pair) < 0) {
+    if ((result = enter(&s, '[')) == OK)
+        while ((result = element(&s, &first)) == OK) {
+            memset(&one, 0, sizeof one);
+            if ((result = snak(&s, &one)) != OK)
+                break;
+            Ptr value = one.datavalue ? one.datavalue : s.p;
+            Py_ssize_t length = one.datavalue ? one.datavalue_end - value : 0;
+            PyObject *type = text_of(&one.snaktype), *pair = NULL;
+            if (type != NULL)
+                pair = Py_BuildValue("(Oy#)", type, value, length);
+            int appended = pair != NULL ? PyList_Append(snaks, pair) : -1;
+            Py_XDECREF(type);
             Py_XDECREF(pair);
-            Py_DECREF(snaks);
-            return NULL;
+            if (appended < 0) {
+                result = ERR;
+                break;
+            }
         }
-        Py_DECREF(pair);
-    }
-    PyObject *tuple = PyList_AsTuple(snaks);
+    if (result == DONE)
+        tuple = PyList_AsTuple(snaks);
+    else if (result != ERR)
+        unreadable("a time qualifier's snak list");
     Py_DECREF(snaks);
     return tuple;
 }
@@ -783,7 +808,7 @@ static PyObject *times_key(const Candidate *c) {
     return key;
 }
 
-static int candidate(const Statement *st, PyObject **pid, const Str *key, Found *found) {
+static CHECKED int candidate(const Statement *st, PyObject **pid, const Str *key, Found *found) {
     Candidate c = {0};
     int result = item_value(st->datavalue, st->datavalue_end, &c.object);
     if (result == OK)
@@ -811,7 +836,7 @@ static int candidate(const Statement *st, PyObject **pid, const Str *key, Found 
 
 /* The statements of a property the load reads: those of an item property become fact
  * candidates or skip counts, the others are only validated. */
-static int statements(Scan *s, const Str *key, Found *found) {
+static CHECKED int statements(Scan *s, const Str *key, Found *found) {
     int first = 1, result, datatype = NO_DATATYPE, index = 0;
     PyObject *pid = NULL;
     Statement st;
@@ -844,7 +869,7 @@ static int statements(Scan *s, const Str *key, Found *found) {
 }
 
 /* The statements of a span property, validated, raw: the Python parser reads them. */
-static int span_statements(Scan *s, const Str *key, Found *found) {
+static CHECKED int span_statements(Scan *s, const Str *key, Found *found) {
     ws(s);
     Ptr start = s->p;
     int first = 1, result;
@@ -876,7 +901,7 @@ static uint64_t pid_code(const Str *key) {
     return code;
 }
 
-static int claims(Scan *s, const Config *config, Found *found) {
+static CHECKED int claims(Scan *s, const Config *config, Found *found) {
     int first = 1, result, was_list, count = 0;
     Str key;
     uint64_t seen[MAX_PROPERTIES];
@@ -913,14 +938,14 @@ static int claims(Scan *s, const Config *config, Found *found) {
 }
 
 /* A str field of the entity (id, type): unescaped, as a Python str. */
-static int word(Scan *s, PyObject **out) {
+static CHECKED int word(Scan *s, PyObject **out) {
     Str value;
     TRY(plain_string(s, &value));
     *out = text_of(&value);
     return *out == NULL ? ERR : OK;
 }
 
-static int entity(Scan *s, const Config *config, Found *found) {
+static CHECKED int entity(Scan *s, const Config *config, Found *found) {
     static const Name names[] = {NAME("id"),      NAME("type"),         NAME("datatype"),
                                  NAME("labels"),  NAME("descriptions"), NAME("aliases"),
                                  NAME("claims"),  NO_MORE_NAMES};
@@ -977,49 +1002,128 @@ static void clear(Found *found) {
 
 static PyObject *or_none(PyObject *value) { return value ? value : Py_None; }
 
-#define CACHE_LIMIT (1 << 16) /* bounds remembered; the cache starts afresh beyond */
+/* What one cache entry is counted as beyond its key's bytes: the key's header, the dict's
+ * slot, the bounds tuple and its ints (about 200 bytes on 64-bit CPython). */
+#define ENTRY_BYTES 200
+
+/* The bounds the scanners of a process remember, by the raw snak lists of their times: a
+ * dict that counts the bytes of what a scanner put in it, so that it is bounded by bytes
+ * however long or many the keys are. It outlives the scanners (one a block); the count
+ * lives in it rather than in them so that a new scanner need not walk it. */
+typedef struct {
+    PyDictObject dict;
+    Py_ssize_t budget, used;
+} BoundsCache;
+
+/* bounds remembered under key, the cache emptied first where it would go over its budget;
+ * a key that alone would is not remembered. 0, or -1 with an exception set. */
+static int remember(BoundsCache *cache, PyObject *key, PyObject *bounds) {
+    Py_ssize_t size = ENTRY_BYTES + PyBytes_GET_SIZE(key);
+    if (size > cache->budget)
+        return 0;
+    if (cache->used > cache->budget - size) {
+        PyDict_Clear((PyObject *)cache);
+        cache->used = 0;
+    }
+    if (PyDict_SetItem((PyObject *)cache, key, bounds) < 0)
+        return -1;
+    cache->used += size;
+    return 0;
+}
+
+static int cache_init(BoundsCache *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"budget", NULL};
+    Py_ssize_t budget;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n", names, &budget))
+        return -1;
+    if (budget < 0) {
+        PyErr_SetString(PyExc_ValueError, "BoundsCache: budget must be >= 0");
+        return -1;
+    }
+    PyDict_Clear((PyObject *)self);
+    self->budget = budget, self->used = 0;
+    return 0;
+}
+
+static PyObject *cache_clear(BoundsCache *self, PyObject *unused) {
+    (void)unused;
+    PyDict_Clear((PyObject *)self);
+    self->used = 0;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef cache_methods[] = {
+    {"clear", (PyCFunction)cache_clear, METH_NOARGS, "Forget every entry; the count starts at 0."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef cache_members[] = {
+    {"budget", T_PYSSIZET, offsetof(BoundsCache, budget), READONLY,
+     "the most bytes the entries count for"},
+    {"used", T_PYSSIZET, offsetof(BoundsCache, used), READONLY,
+     "the bytes the entries count for: each its key's bytes plus 200"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+PyDoc_STRVAR(cache_doc,
+"BoundsCache(budget)\n--\n\n"
+"A dict of the bounds scanners worked out, by the raw snak lists of the times (bytes). Each\n"
+"entry a scanner adds counts for its key's bytes plus 200; one that would take the count\n"
+"beyond budget empties the cache first, and one larger than budget alone is not kept. Only\n"
+"the scanners' entries and clear() change the count.");
+
+static PyTypeObject BoundsCacheType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "chronoprobe.kg.io._dumpscan.BoundsCache",
+    .tp_basicsize = sizeof(BoundsCache),
+    .tp_flags = Py_TPFLAGS_DEFAULT, /* with the dict's garbage collection, inherited */
+    .tp_doc = cache_doc,
+    .tp_init = (initproc)cache_init,
+    .tp_methods = cache_methods,
+    .tp_members = cache_members,
+    /* .tp_base = &PyDict_Type, set where the module is made */
+};
 
 typedef struct {
     PyObject_HEAD
     Config config;
-    PyObject *lang, *time_bounds, *cache, *entities, *facts;
+    PyObject *lang, *time_bounds, *malformed, *entities, *facts;
+    BoundsCache *cache;
     Py_ssize_t entity_width;
     long counts[3]; /* no_qualifier, deprecated, unvalued, of the lines finished here */
+    int busy; /* a scan is under way: time_bounds is Python code, which may call back */
 } Scanner;
 
 /* The bounds of a candidate's times (a new reference): from the cache, or from the Python
- * parser's time_bounds. NULL with *result ODD where that raised (a malformed time, which
- * the Python parser reports), ERR where something else went wrong. */
+ * parser's time_bounds. NULL with *result ODD where that raised one of the malformed
+ * exceptions (a malformed time, which the Python parser reports), ERR with the exception set
+ * where anything else went wrong: a bug is not taken for bad input. */
 static PyObject *bounds_of(Scanner *self, const Candidate *c, int *result) {
     PyObject *key = times_key(c), *bounds = NULL, *times = NULL;
     *result = ERR;
     if (key == NULL)
         return NULL;
-    if ((bounds = PyDict_GetItemWithError(self->cache, key)) != NULL) {
+    if ((bounds = PyDict_GetItemWithError((PyObject *)self->cache, key)) != NULL) {
         Py_DECREF(key);
         return Py_NewRef(bounds);
     }
     if (!PyErr_Occurred() && (times = times_of(c)) != NULL) {
         bounds = PyObject_CallOneArg(self->time_bounds, times);
         Py_DECREF(times);
-        if (bounds == NULL && PyErr_ExceptionMatches(PyExc_Exception)) {
+        if (bounds == NULL && PyErr_ExceptionMatches(self->malformed)) {
             PyErr_Clear();
             *result = ODD;
         }
     }
-    if (bounds != NULL) {
-        if (PyDict_GET_SIZE(self->cache) >= CACHE_LIMIT)
-            PyDict_Clear(self->cache);
-        if (PyDict_SetItem(self->cache, key, bounds) < 0)
-            Py_CLEAR(bounds);
-    }
+    if (bounds != NULL && remember(self->cache, key, bounds) < 0)
+        Py_CLEAR(bounds);
     Py_DECREF(key);
     return bounds;
 }
 
 /* The fact rows of a line, if every candidate has bounds: OK, ODD where one has none (a skip,
  * a bad value) or its times raised, ERR. */
-static int fact_rows(Scanner *self, const Found *found, PyObject *rows) {
+static CHECKED int fact_rows(Scanner *self, const Found *found, PyObject *rows) {
     for (Py_ssize_t i = 0; i < found->count; i++) {
         const Candidate *c = &found->candidates[i];
         int result;
@@ -1064,7 +1168,7 @@ static PyObject *entity_row(const Scanner *self, const Found *found) {
 
 /* The rows of an item with no span property whose candidates all have bounds, added to the
  * scanner's lists: OK; ODD for a line the Python side finishes; ERR. */
-static int add_rows(Scanner *self, const Found *found) {
+static CHECKED int add_rows(Scanner *self, const Found *found) {
     Py_ssize_t length;
     const char *id = PyUnicode_AsUTF8AndSize(found->id, &length);
     if (id == NULL)
@@ -1133,13 +1237,34 @@ static PyObject *scan_line(Scanner *self, Ptr start, Ptr stop) {
     return answer;
 }
 
-/* The buffer of a scan, once the scanner is known to be set up. */
-static int scan_arguments(Scanner *self, PyObject *buffer, Py_buffer *view) {
+/* A scan starts: the scanner set up and not already scanning, its buffer held (a bytearray
+ * cannot be resized under it), and a reference to its time_bounds held for the whole scan.
+ * A scan inside a scan (time_bounds calling scan again) is refused, as is __init__ during
+ * one: either would change what the outer scan is reading. -1 with an exception set. */
+static CHECKED int begin_scan(Scanner *self, PyObject *buffer, Py_buffer *view) {
     if (self->time_bounds == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
         return -1;
     }
-    return PyObject_GetBuffer(buffer, view, PyBUF_SIMPLE);
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Scanner: scan called during a scan of the same scanner (from its "
+                        "time_bounds?); a scanner reads one buffer at a time");
+        return -1;
+    }
+    if (PyObject_GetBuffer(buffer, view, PyBUF_SIMPLE) < 0)
+        return -1;
+    Py_INCREF(self->time_bounds);
+    self->busy = 1;
+    return 0;
+}
+
+/* A scan ends: what begin_scan held is let go; the answer passed through. */
+static PyObject *end_scan(Scanner *self, Py_buffer *view, PyObject *answer) {
+    self->busy = 0;
+    Py_DECREF(self->time_bounds); /* the same object: __init__ is refused while busy */
+    PyBuffer_Release(view); /* only now: the candidates pointed into it */
+    return answer;
 }
 
 static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -1150,15 +1275,14 @@ static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t n
     }
     Py_ssize_t start = PyLong_AsSsize_t(args[1]), stop = PyLong_AsSsize_t(args[2]);
     if (((start == -1 || stop == -1) && PyErr_Occurred()) ||
-        scan_arguments(self, args[0], &view) < 0)
+        begin_scan(self, args[0], &view) < 0)
         return NULL;
     PyObject *answer = NULL;
     if (start < 0 || stop < start || stop > view.len)
         PyErr_SetString(PyExc_ValueError, "scan: start and stop out of the buffer");
     else
         answer = scan_line(self, (Ptr)view.buf + start, (Ptr)view.buf + stop);
-    PyBuffer_Release(&view); /* only now: the candidates pointed into it */
-    return answer;
+    return end_scan(self, &view, answer);
 }
 
 /* What bytes.strip() strips. */
@@ -1171,7 +1295,7 @@ static PyObject *scanner_scan_lines(Scanner *self, PyObject *const *args, Py_ssi
         return NULL;
     }
     Py_ssize_t position = PyLong_AsSsize_t(args[1]), lines = 0;
-    if ((position == -1 && PyErr_Occurred()) || scan_arguments(self, args[0], &view) < 0)
+    if ((position == -1 && PyErr_Occurred()) || begin_scan(self, args[0], &view) < 0)
         return NULL;
     Ptr base = view.buf;
     PyObject *answer = NULL;
@@ -1204,19 +1328,32 @@ static PyObject *scanner_scan_lines(Scanner *self, PyObject *const *args, Py_ssi
     }
     answer = Py_BuildValue("(nnnnO)", position, lines, (Py_ssize_t)-1, (Py_ssize_t)-1, Py_None);
 done:
-    PyBuffer_Release(&view);
-    return answer;
+    return end_scan(self, &view, answer);
+}
+
+/* An exception class, or a tuple of them (what PyErr_ExceptionMatches takes). */
+static int are_exceptions(PyObject *classes) {
+    if (!PyTuple_Check(classes))
+        return PyExceptionClass_Check(classes);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(classes); i++)
+        if (!PyExceptionClass_Check(PyTuple_GET_ITEM(classes, i)))
+            return 0;
+    return 1;
 }
 
 static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"lang", "span_pids", "relations", "time_bounds", "cache",
-                            "entities", "facts", "entity_width", NULL};
-    PyObject *lang, *span_pids, *relations, *time_bounds, *cache, *entities, *facts;
+    static char *names[] = {"lang", "span_pids", "relations", "time_bounds", "malformed",
+                            "cache", "entities", "facts", "entity_width", NULL};
+    PyObject *lang, *span_pids, *relations, *time_bounds, *malformed, *cache, *entities, *facts;
     Py_ssize_t width;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OOO!O!O!n", names, &PyBytes_Type, &lang,
-                                     &PyTuple_Type, &span_pids, &relations, &time_bounds,
-                                     &PyDict_Type, &cache, &PyList_Type, &entities, &PyList_Type,
-                                     &facts, &width))
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ called during a scan");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OOOO!O!O!n", names, &PyBytes_Type,
+                                     &lang, &PyTuple_Type, &span_pids, &relations, &time_bounds,
+                                     &malformed, &BoundsCacheType, &cache, &PyList_Type,
+                                     &entities, &PyList_Type, &facts, &width))
         return -1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(span_pids); i++)
         if (!PyBytes_Check(PyTuple_GET_ITEM(span_pids, i))) {
@@ -1231,11 +1368,16 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_TypeError, "time_bounds must be callable, entity_width >= 4");
         return -1;
     }
+    if (!are_exceptions(malformed)) {
+        PyErr_SetString(PyExc_TypeError, "malformed must be an exception class or a tuple of them");
+        return -1;
+    }
     Py_XSETREF(self->lang, Py_NewRef(lang));
     Py_XSETREF(self->config.span_pids, Py_NewRef(span_pids));
     Py_XSETREF(self->config.relations, Py_NewRef(relations));
     Py_XSETREF(self->time_bounds, Py_NewRef(time_bounds));
-    Py_XSETREF(self->cache, Py_NewRef(cache));
+    Py_XSETREF(self->malformed, Py_NewRef(malformed));
+    Py_XSETREF(self->cache, (BoundsCache *)Py_NewRef(cache));
     Py_XSETREF(self->entities, Py_NewRef(entities));
     Py_XSETREF(self->facts, Py_NewRef(facts));
     self->config.lang = PyBytes_AS_STRING(lang);
@@ -1244,14 +1386,38 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
     return 0;
 }
 
+/* The collector's view of a scanner: what it refers to can refer back to it (time_bounds a
+ * bound method of an object holding the scanner, the scanner appended to its own lists), so
+ * the type takes part in garbage collection. */
+static int scanner_traverse(Scanner *self, visitproc visit, void *arg) {
+    Py_VISIT(self->lang);
+    Py_VISIT(self->config.span_pids);
+    Py_VISIT(self->config.relations);
+    Py_VISIT(self->time_bounds);
+    Py_VISIT(self->malformed);
+    Py_VISIT(self->cache);
+    Py_VISIT(self->entities);
+    Py_VISIT(self->facts);
+    return 0;
+}
+
+/* Breaks a cycle; the scanner is then as if __init__ had not been called (scans refuse). */
+static int scanner_clear(Scanner *self) {
+    Py_CLEAR(self->time_bounds); /* first: begin_scan tells set-up by it */
+    Py_CLEAR(self->lang);
+    Py_CLEAR(self->config.span_pids);
+    Py_CLEAR(self->config.relations);
+    Py_CLEAR(self->malformed);
+    Py_CLEAR(self->cache);
+    Py_CLEAR(self->entities);
+    Py_CLEAR(self->facts);
+    self->config.lang = NULL;
+    return 0;
+}
+
 static void scanner_dealloc(Scanner *self) {
-    Py_XDECREF(self->lang);
-    Py_XDECREF(self->config.span_pids);
-    Py_XDECREF(self->config.relations);
-    Py_XDECREF(self->time_bounds);
-    Py_XDECREF(self->cache);
-    Py_XDECREF(self->entities);
-    Py_XDECREF(self->facts);
+    PyObject_GC_UnTrack(self);
+    scanner_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1294,23 +1460,29 @@ static PyGetSetDef scanner_getset[] = {
 };
 
 PyDoc_STRVAR(scanner_doc,
-"Scanner(lang, span_pids, relations, time_bounds, cache, entities, facts, entity_width)\n--\n\n"
+"Scanner(lang, span_pids, relations, time_bounds, malformed, cache, entities, facts,\n"
+"        entity_width)\n--\n\n"
 "Reads dump lines for one parse: lang, the language code as bytes; span_pids, a tuple of\n"
 "property ids as bytes whose statements go back raw; relations, a frozenset of the property\n"
 "ids (str) whose statements are read, or None for all; time_bounds, the function giving\n"
-"a fact's bound columns from its (starts, ends, points), remembered in the dict cache by\n"
-"the raw snak lists; entities and facts, the lists rows are appended to; entity_width, the\n"
-"length of an entity row.");
+"a fact's bound columns from its (starts, ends, points); malformed, the exception class\n"
+"(or tuple of them) it raises for a malformed time, whose line then goes back to Python\n"
+"(any other exception propagates out of the scan); cache, the BoundsCache its answers are\n"
+"remembered in; entities and facts, the lists rows are appended to; entity_width, the\n"
+"length of an entity row. A scanner reads one buffer at a time: a scan called from inside\n"
+"a scan (from time_bounds) raises RuntimeError, as __init__ does.");
 
 static PyTypeObject ScannerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "chronoprobe.kg.io._dumpscan.Scanner",
     .tp_basicsize = sizeof(Scanner),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = scanner_doc,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)scanner_init,
     .tp_dealloc = (destructor)scanner_dealloc,
+    .tp_traverse = (traverseproc)scanner_traverse,
+    .tp_clear = (inquiry)scanner_clear,
     .tp_methods = scanner_methods,
     .tp_getset = scanner_getset,
 };
@@ -1323,10 +1495,14 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__dumpscan(void) {
-    if (PyType_Ready(&ScannerType) < 0)
+    BoundsCacheType.tp_base = &PyDict_Type;
+    if (PyType_Ready(&BoundsCacheType) < 0 || PyType_Ready(&ScannerType) < 0)
         return NULL;
     PyObject *created = PyModule_Create(&module);
-    if (created != NULL && PyModule_AddObjectRef(created, "Scanner", (PyObject *)&ScannerType) < 0)
+    if (created != NULL &&
+        (PyModule_AddObjectRef(created, "Scanner", (PyObject *)&ScannerType) < 0 ||
+         PyModule_AddObjectRef(created, "BoundsCache", (PyObject *)&BoundsCacheType) < 0 ||
+         PyModule_AddIntConstant(created, "STRING_RUN", RUN) < 0)) /* 16: SSE2; 8: portable */
         Py_CLEAR(created);
     return created;
 }

@@ -68,9 +68,9 @@ from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, RELATION_SCHEMA
 from chronoprobe.time import TimePoint, civil_from_day_number
 
 try:
-    from chronoprobe.kg.io._dumpscan import Scanner
+    from chronoprobe.kg.io._dumpscan import BoundsCache, Scanner
 except ImportError:  # installed where no C compiler was: the msgspec decoder reads every line
-    Scanner = None
+    BoundsCache = Scanner = None
 
 START, END, POINT = "P580", "P582", "P585"
 # An entity's own span: the first of these properties with a usable value wins.
@@ -161,7 +161,8 @@ _SPAN_PIDS = frozenset(ENTITY_START + ENTITY_END)
 _SPAN_BYTES = tuple(pid.encode() for pid in sorted(_SPAN_PIDS))  # the scanner returns them raw
 # The item statements that are no fact, as the compiled scanner counts them.
 _SCANNED_SKIPS = ("no time qualifier", "deprecated", "somevalue/novalue")
-_SCANNED_BOUNDS: dict[bytes, tuple | str] = {}  # the compiled scanner's cache of _time_bounds
+# The compiled scanner's cache of _time_bounds: 32 MiB at most (its keys' bytes + 200 each).
+_SCANNED_BOUNDS = {} if BoundsCache is None else BoundsCache(32 << 20)
 
 
 @lru_cache
@@ -249,6 +250,27 @@ class _BadValue(ValueError):
         self.kind = kind
 
 
+def _remembered(maxsize: int, most_bytes: int, key_bytes=len):
+    """An ``lru_cache`` bounded by bytes as well as entries: a call whose first argument holds
+    more than ``most_bytes`` raw bytes (``key_bytes`` counts them) is worked out each time,
+    not remembered, so the cache holds some ``maxsize * most_bytes`` bytes of keys at most
+    whatever the input; the keys of a real dump are a few hundred bytes."""
+
+    def remember(function):
+        cached = lru_cache(maxsize=maxsize)(function)
+
+        @functools.wraps(function)
+        def call(key, *args):
+            if key_bytes(key) <= most_bytes:
+                return cached(key, *args)
+            return function(key, *args)
+
+        call.cache_clear, call.cache_info = cached.cache_clear, cached.cache_info
+        return call
+
+    return remember
+
+
 def _located(err: msgspec.ValidationError, prefix: str) -> msgspec.ValidationError:
     """``err`` of a part decoded on its own, with the path it has within the enclosing JSON."""
     head, found, path = str(err).partition(" - at `$")
@@ -294,7 +316,7 @@ def _point(point: TimePoint) -> _Point:
     return order, (point.year, point.month, point.day, int(point.precision)), point
 
 
-@lru_cache(maxsize=1 << 16)
+@_remembered(1 << 16, 1 << 10)
 def _time(datavalue: bytes) -> _Point | _BadValue | None:
     """A time snak's raw datavalue as a point (None: coarser than a year), or why it is none.
 
@@ -368,6 +390,14 @@ def _snaks(snaks: list[_Snak]) -> _Snaks:
     return tuple((snak.snaktype, bytes(snak.datavalue)) for snak in snaks)
 
 
+def _snaks_bytes(snaks: _Snaks) -> int:
+    return sum(len(datavalue) for _, datavalue in snaks)
+
+
+def _times_bytes(times: tuple[_Snaks, _Snaks, _Snaks]) -> int:
+    return sum(map(_snaks_bytes, times))
+
+
 def _times(snaks: _Snaks, pid: str) -> tuple[list[_Point], bool]:
     """The usable times of some qualifier snaks, and whether one was given but is unknown.
 
@@ -391,7 +421,7 @@ def _times(snaks: _Snaks, pid: str) -> tuple[list[_Point], bool]:
     return times, unknown
 
 
-@lru_cache(maxsize=1 << 16)
+@_remembered(1 << 16, 1 << 10, _snaks_bytes)
 def _extreme(snaks: _Snaks, pid: str, latest: bool) -> tuple[_Point | None, bool]:
     """The latest (or earliest) usable time of one time qualifier's snaks, or None, and whether
     one was given but is unknown (see ``_times``). Cached: a statement's start (or end) recurs
@@ -432,7 +462,7 @@ def _bound_columns(point: _Point | None) -> tuple:
     return _NO_BOUND if point is None else point[1]
 
 
-@lru_cache(maxsize=1 << 14)
+@_remembered(1 << 14, 1 << 12)  # all of a statement's qualifiers, not only its times
 def _qualifier_bounds(qualifiers: bytes) -> tuple | str | _BadValue:
     """A statement's start and end columns from its raw qualifiers (see ``_time_bounds``).
     Cached for the msgspec parser, which reads qualifiers as raw bytes."""
@@ -449,7 +479,9 @@ def _time_bounds(times: tuple[_Snaks, _Snaks, _Snaks]) -> tuple | str | _BadValu
 
     Remembered by ``_remembered_bounds``, and by the compiled scanner in a cache of its own:
     the same dates (a term's start and end) recur all over a dump, whatever other qualifiers
-    the statements have.
+    the statements have. Raises msgspec.ValidationError for a time value of the wrong shape
+    (the line's problem, which the msgspec parser reports); the scanner gives such a line
+    back to Python, and lets any other exception through.
     """
     try:
         bounds = _bounds(*times)
@@ -463,7 +495,7 @@ def _time_bounds(times: tuple[_Snaks, _Snaks, _Snaks]) -> tuple | str | _BadValu
     return _bound_columns(bounds[0]) + _bound_columns(bounds[1])
 
 
-_remembered_bounds = lru_cache(maxsize=1 << 14)(_time_bounds)
+_remembered_bounds = _remembered(1 << 14, 1 << 11, _times_bytes)(_time_bounds)
 
 
 def _problem(number: int, subject: str, pid: str, err: _BadValue) -> tuple[int, str, str]:
@@ -631,7 +663,7 @@ def _add_scanned(scanned: tuple | None, number: int, relations, out: _Rows) -> b
                     rows.append((entity_id, pid, obj, *bounds))
                 else:
                     _add_bounded(entity_id, pid, obj, bounds, number, out)
-        except Exception:
+        except msgspec.DecodeError:  # a malformed statement: the msgspec parser reports it
             out.undo(mark)
             return False
     _add_counts(counts, out)
@@ -705,8 +737,8 @@ def parse_block(
             number, start = number + 1, stop + 1
         return out.parsed(number - first_line)
     scanner = Scanner(
-        lang.encode(), _SPAN_BYTES, relations, _time_bounds, _SCANNED_BOUNDS,
-        out.entities, out.facts, len(ENTITY_SCHEMA),
+        lang.encode(), _SPAN_BYTES, relations, _time_bounds, msgspec.ValidationError,
+        _SCANNED_BOUNDS, out.entities, out.facts, len(ENTITY_SCHEMA),
     )  # fmt: skip
     position, lines = 0, 0
     while True:  # the scanner goes on until a line it leaves to Python
