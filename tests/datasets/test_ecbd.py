@@ -211,6 +211,13 @@ def test_new_entities_of_a_dump_slice_convert_and_build_without_any_fact(tmp_pat
     args = ["build", "ecbd", str(kg_dir), "--articles", str(articles), "-o", str(out)]
     result = CliRunner().invoke(app, [*args, "--min-article-words", "50"])
     assert result.exit_code == 0, result.output
+    drift = ["build", "drift", str(kg_dir), "--first", "2020", "--last", "2021"]
+    refused = CliRunner().invoke(app, [*drift, "-o", str(tmp_path / "drift")])
+    assert refused.exit_code == 2  # a builder of facts says why rather than write nothing
+    assert (
+        f"error: {kg_dir}: the KG holds no facts, only entities (1; `build ecbd` reads such a "
+        "KG); this builder needs time-scoped facts"
+    ) in " ".join(refused.output.split())
     rows = list(read_jsonl(out / "examples.jsonl"))
     assert rows and {(r["entity"], r["year"]) for r in rows} == {("Q1", "2020")}
     assert {r["sentence"] for r in rows} <= {

@@ -24,10 +24,18 @@ BUILDERS: Registry[Variant] = Registry("builder")
 SEED_HELP = "Seed of the builder's draws (default: the run's seed; 0 on the command line)."
 
 
-def _kg(inputs: dict[str, Path]):
+def _kg(inputs: dict[str, Path], facts: bool = True):
+    """The input KG; one without facts (dated entities alone, which ECBD reads) is refused
+    where the builder reads facts (``facts``), saying so rather than writing an empty set."""
     from chronoprobe.kg.graph import TemporalKG
 
-    return TemporalKG.load(inputs["kg"])
+    kg = TemporalKG.load(inputs["kg"])
+    if facts and not len(kg):
+        raise ValueError(
+            f"{inputs['kg']}: the KG holds no facts, only entities ({kg.entities.num_rows:,}; "
+            "`build ecbd` reads such a KG); this builder needs time-scoped facts"
+        )
+    return kg
 
 
 def _finish(ctx: StepContext, family: str, headline: dict) -> None:
@@ -295,7 +303,8 @@ def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) ->
         seed=_seed(ctx, params),
     )
     articles = params.articles or inputs["kg"] / "articles.parquet"
-    stats = write_ecbd(_kg(inputs), ctx.out_dir, articles, config, params.spacy_model)
+    kg = _kg(inputs, facts=False)  # ECBD reads entities and their dates only
+    stats = write_ecbd(kg, ctx.out_dir, articles, config, params.spacy_model)
     _finish(ctx, "ecbd", {"examples": stats["examples"], "groups": len(stats["groups"])})
 
 
