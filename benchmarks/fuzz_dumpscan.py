@@ -338,7 +338,7 @@ def load_scanner(path: Path | str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     wikidata_dump.Scanner, wikidata_dump.BoundsCache = module.Scanner, module.BoundsCache
-    wikidata_dump._SCANNED_BOUNDS = module.BoundsCache(wikidata_dump._SCANNED_BOUNDS.budget)
+    wikidata_dump._SCANNED_BOUNDS = module.BoundsCache(wikidata_dump._SCANNED_BOUNDS_BYTES)
     return module
 
 

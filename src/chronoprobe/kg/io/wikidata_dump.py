@@ -162,7 +162,8 @@ _SPAN_BYTES = tuple(pid.encode() for pid in sorted(_SPAN_PIDS))  # the scanner r
 # The item statements that are no fact, as the compiled scanner counts them.
 _SCANNED_SKIPS = ("no time qualifier", "deprecated", "somevalue/novalue")
 # The compiled scanner's cache of _time_bounds: 32 MiB at most (its keys' bytes + 200 each).
-_SCANNED_BOUNDS = {} if BoundsCache is None else BoundsCache(32 << 20)
+_SCANNED_BOUNDS_BYTES = 32 << 20
+_SCANNED_BOUNDS = {} if BoundsCache is None else BoundsCache(_SCANNED_BOUNDS_BYTES)
 
 
 @lru_cache
