@@ -45,9 +45,7 @@ def test_proportion_estimate_and_fields():
 
 
 def test_summary_writes_n_and_each_metric_once():
-    out = u.summary(
-        3, {"P@1": u.proportion([1, 0, 1]), "MRR": u.mean([1.0, 0.5, 1.0])}, labels=5
-    )
+    out = u.summary(3, {"P@1": u.proportion([1, 0, 1]), "MRR": u.mean([1.0, 0.5, 1.0])}, labels=5)
     assert list(out) == ["n", "labels", "P@1", "P@1_ci95", "MRR", "MRR_ci95"]
     assert out["MRR"] == pytest.approx(2.5 / 3)
 
@@ -89,9 +87,7 @@ def test_bootstrap_coverage_on_a_known_distribution():
 
 def test_wilson_coverage_on_a_known_rate():
     rng = np.random.default_rng(4)
-    held = sum(
-        (e := u.proportion(rng.random(80) < 0.1)).low <= 0.1 <= e.high for _ in range(400)
-    )
+    held = sum((e := u.proportion(rng.random(80) < 0.1)).low <= 0.1 <= e.high for _ in range(400))
     assert 0.92 <= held / 400 <= 0.98
 
 

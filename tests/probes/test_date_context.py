@@ -53,11 +53,21 @@ def test_pairs_compare_the_right_date_with_each_wrong_one():
     assert metrics["win_rate"] == pytest.approx(3 / 5)
     assert metrics["overall"]["robust"] == pytest.approx(1 / 3)  # only f1 at month precision
     assert metrics["by_precision"]["year"]["win_rate"] == pytest.approx(2 / 4)
-    assert metrics["by_distance"] == {
+
+    def figures(group: dict) -> dict:
+        return {k: v for k, v in group.items() if k in ("pairs", "win_rate")}
+
+    assert {d: figures(g) for d, g in metrics["by_distance"].items()} == {
         "1": {"pairs": 4, "win_rate": 0.5},
         "10": {"pairs": 1, "win_rate": 1.0},
     }
-    assert metrics["by_side"]["after"] == {"pairs": 2, "win_rate": 0.5}
+    assert figures(metrics["by_side"]["after"]) == {"pairs": 2, "win_rate": 0.5}
+    # intervals resample whole (fact, precision) groups: one pair can only give itself
+    assert metrics["by_distance"]["10"]["win_rate_ci95"] == [1.0, 1.0]
+    assert metrics["by_distance"]["1"]["win_rate_n"] == 4
+    low, high = metrics["overall"]["win_rate_ci95"]
+    assert 0.0 <= low < 3 / 5 < high <= 1.0
+    assert metrics["overall"]["robust_n"] == 3  # (fact, precision) groups, not statements
     assert list(metrics["by_precision_distance"]) == ["year/1", "year/10", "month/1"]
 
 

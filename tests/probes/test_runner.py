@@ -31,6 +31,36 @@ def test_single_token_metrics_by_period_and_split():
     assert set(metrics["by_split"]) == {"new", "updated"}  # the first period has no split
     assert metrics["by_split"]["updated"]["MRR"] == pytest.approx((1 / 2 + 1 / 200) / 2)
     assert metrics["by_period_split"]["2020"]["new"]["P@50"] == 0.0
+    # every figure carries a 95% interval: Wilson for P@k (1 of 5), the bootstrap for MRR
+    assert metrics["overall"]["P@1_ci95"] == pytest.approx([0.03622, 0.62450], abs=5e-5)
+    low, high = metrics["overall"]["MRR_ci95"]
+    assert min(1 / 200, 1 / 60) <= low < metrics["overall"]["MRR"] < high <= 1.0
+    assert metrics["by_period_split"]["2020"]["new"]["P@50_ci95"] == pytest.approx(
+        [0.0, 0.79345], abs=5e-5
+    )
+
+
+def test_multi_token_and_pll_intervals():
+    rows = [{"exact_match": e, "f1": f, "rouge_l": f} for e, f in ((1.0, 1.0), (0.0, 0.5))]
+    rows += [{"exact_match": 0.0, "f1": 0.0, "rouge_l": 0.0}] * 2
+    summary = VIEWS["multi-token"].summarize(rows)
+    assert summary["exact_match_ci95"] == pytest.approx([0.04558, 0.69936], abs=5e-5)  # 1 of 4
+    low, high = summary["f1_ci95"]
+    assert summary["f1"] == 0.375 and 0.0 <= low < 0.375 < high <= 1.0
+    # pll: a row's labels are resampled together, so two rows give three possible means
+    pll = [
+        {"label_scores": {"A": -2.0, "B": -4.0}, "label_tokens": {"A": 1, "B": 2}},
+        {"label_scores": {"C": -1.0}, "label_tokens": {"C": 1}},
+    ]
+    summary = VIEWS["pll"].summarize(pll)
+    assert (summary["n"], summary["labels"], summary["mean_label_logprob_n"]) == (2, 3, 3)
+    assert summary["mean_label_logprob"] == pytest.approx(-7 / 3)
+    assert summary["mean_label_logprob_ci95"] == pytest.approx([-3.0, -1.0])
+    assert summary["token_perplexity"] == pytest.approx(2.718281828 ** (7 / 4))
+    assert summary["token_perplexity_ci95"] == pytest.approx([2.718281828, 2.718281828**2])
+    bare = VIEWS["pll"].summarize(pll, resamples=0)
+    assert bare["token_perplexity"] == summary["token_perplexity"]
+    assert bare["token_perplexity_ci95"] is None
 
 
 def test_deleted_rows_count_in_their_split_only():

@@ -223,6 +223,8 @@ def test_perplexity_is_averaged_per_entity_first():
         "entities": 2,
         "tokens": 4,
         "perplexity": pytest.approx(math.e**1.25),
+        # entities are resampled whole: all-A e^2, all-B e^0.5, each a quarter of resamples
+        "perplexity_ci95": pytest.approx([math.e**0.5, math.e**2]),
     }
     assert metrics["overall"]["no-ent"]["perplexity"] == pytest.approx(math.exp((3.0 + 1.0) / 2))
     assert list(metrics["by_year"]) == ["2018", "2021"]
@@ -236,6 +238,9 @@ def test_perplexity_is_averaged_per_entity_first():
     )
     check = metrics["sensitivity"]["all"]
     assert check["gap"] == pytest.approx(math.e**2 - math.e**1.25)
+    # paired over entities: all-B gives e^1 - e^0.5, all-A e^3 - e^2
+    assert check["gap_ci95"] == pytest.approx([math.e - math.e**0.5, math.e**3 - math.e**2])
+    assert check["share_increased_ci95"] == pytest.approx([0.43849, 1.0], abs=5e-5)  # 3 of 3
     # per-span ratios e^1, e^1, e^0.5: the median increase is e - 1
     assert check["median_increase"] == pytest.approx(math.e - 1)
     assert check["share_increased"] == 1.0

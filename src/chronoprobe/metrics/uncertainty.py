@@ -97,9 +97,10 @@ def bootstrap_interval(
     statistic: Statistic, units: int, *, resamples: int = RESAMPLES, seed: int = SEED
 ) -> tuple[float, float] | None:
     """The percentile bootstrap's 95% interval of ``statistic`` over ``units`` units (None
-    with no units). ``statistic(counts)`` takes a (resamples, units) count matrix and returns
-    the figure of each resample; resamples where it is undefined (NaN) are left out."""
-    if units <= 0:
+    with no units, or with ``resamples`` 0: where only the figure is wanted). ``statistic``
+    takes a (resamples, units) count matrix and returns the figure of each resample;
+    resamples where it is undefined (NaN) are left out."""
+    if units <= 0 or resamples <= 0:
         return None
     values = np.concatenate([statistic(c) for c in resample_counts(units, resamples, seed)])
     values = values[~np.isnan(values)]
@@ -160,7 +161,8 @@ def proportion(
     seed: int = SEED,
 ) -> Estimate:
     """The share of true ``outcomes``: Wilson's interval for independent outcomes, the
-    bootstrap over ``clusters`` when outcomes come in dependent groups."""
+    bootstrap over ``clusters`` when outcomes come in dependent groups (``resamples`` applies
+    to that bootstrap only: Wilson's interval costs nothing)."""
     if clusters is not None:
         return mean([float(o) for o in outcomes], clusters, resamples=resamples, seed=seed)
     n = len(outcomes)

@@ -9,7 +9,9 @@
 - ``pll`` scores every gold label in its sentence (masked LMs: pseudo-log-likelihood, Salazar et
   al., 2020; causal: the label and the right context after it; seq2seq: decoder scoring).
 
-Their metrics are given overall, per period, per split and per period and split; deleted rows
+Their metrics are given overall, per period, per split and per period and split, each with its
+``n`` and 95% interval (``<metric>_ci95``: Wilson for P@k and exact match, a bootstrap over rows
+for MRR, F1, ROUGE-L and the PLL figures; :mod:`chronoprobe.metrics.uncertainty`); deleted rows
 (the previous period's answers) count in their own split only unless ``include_deleted``. A row
 longer than the model's positions is read with its context cut (see ``models.base``); a row
 whose gap or label does not fit even so is skipped with that reason.
@@ -27,10 +29,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
-from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
+from chronoprobe.metrics.uncertainty import RESAMPLES, estimate, proportion, summary
+from chronoprobe.metrics.uncertainty import mean as mean_estimate
 from chronoprobe.models.requests import (
     Candidate,
     Cloze,
@@ -219,12 +223,14 @@ def single_token(model, rows: Sequence[ProbeRow], params: SingleTokenParams, pro
     return _answer_or_skip(rows, reasons, answer)
 
 
-def summarize_single_token(predictions: Sequence[dict]) -> dict[str, float | None]:
+def summarize_single_token(predictions: Sequence[dict], resamples: int = RESAMPLES) -> dict:
+    """P@k (Wilson intervals) and MRR (bootstrap over rows; ``resamples`` 0: no interval) of
+    the best gold label's rank."""
     ranks = [p["gold_rank"] for p in predictions]
-    out: dict[str, float | None] = {"n": len(ranks)}
-    out.update({f"P@{k}": precision_at_k(ranks, k) for k in P_AT})
-    out["MRR"] = mean_reciprocal_rank(ranks)
-    return out
+    estimates = {f"P@{k}": proportion([r is not None and r <= k for r in ranks]) for k in P_AT}
+    reciprocal = [1.0 / r if r else 0.0 for r in ranks]
+    estimates["MRR"] = mean_estimate(reciprocal, resamples=resamples)
+    return summary(len(ranks), estimates)
 
 
 def select(candidates: Sequence[dict], rule: str) -> dict:
@@ -291,11 +297,13 @@ def multi_token(model, rows: Sequence[ProbeRow], params: MultiTokenParams, progr
     return _answer_or_skip(rows, reasons, answer)
 
 
-def summarize_multi_token(predictions: Sequence[dict]) -> dict[str, float | None]:
-    out: dict[str, float | None] = {"n": len(predictions)}
-    for metric in ("exact_match", "f1", "rouge_l"):
-        out[metric] = mean([p[metric] for p in predictions])
-    return out
+def summarize_multi_token(predictions: Sequence[dict], resamples: int = RESAMPLES) -> dict:
+    """Exact match (Wilson interval), token F1 and ROUGE-L (bootstrap over rows)."""
+    estimates = {"exact_match": proportion([p["exact_match"] == 1.0 for p in predictions])}
+    for metric in ("f1", "rouge_l"):
+        values = [p[metric] for p in predictions]
+        estimates[metric] = mean_estimate(values, resamples=resamples)
+    return summary(len(predictions), estimates)
 
 
 def selections(predictions: Sequence[dict]) -> dict[str, dict]:
@@ -343,16 +351,26 @@ def pll(model, rows: Sequence[ProbeRow], params: PllParams, progress: Progress):
     return out
 
 
-def summarize_pll(predictions: Sequence[dict]) -> dict[str, float | None]:
-    """Mean summed log-probability per label, and the per-token perplexity over all labels."""
+def summarize_pll(predictions: Sequence[dict], resamples: int = RESAMPLES) -> dict:
+    """Mean summed log-probability per label, and the per-token perplexity over all labels;
+    their intervals resample rows (a row's labels together)."""
     logprobs = [v for p in predictions for v in p["label_scores"].values()]
-    tokens = sum(n for p in predictions for n in p["label_tokens"].values())
-    return {
-        "n": len(predictions),
-        "labels": len(logprobs),
-        "mean_label_logprob": mean(logprobs),
-        "token_perplexity": math.exp(-sum(logprobs) / tokens) if tokens else None,
+    rows = [i for i, p in enumerate(predictions) for _ in p["label_scores"]]
+    row_logprob = np.array([sum(p["label_scores"].values()) for p in predictions], dtype=float)
+    row_tokens = np.array([sum(p["label_tokens"].values()) for p in predictions], dtype=float)
+    tokens = row_tokens.sum()
+    perplexity = estimate(
+        math.exp(-row_logprob.sum() / tokens) if tokens else None,
+        lambda c: np.exp(-(c @ row_logprob) / (c @ row_tokens)),
+        len(predictions),
+        len(predictions),
+        resamples=resamples,
+    )
+    estimates = {
+        "mean_label_logprob": mean_estimate(logprobs, rows, resamples=resamples),
+        "token_perplexity": perplexity,
     }
+    return summary(len(predictions), estimates, labels=len(logprobs))
 
 
 def _columns(view: str) -> Callable[[], list[tuple]]:
@@ -402,13 +420,13 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
 
     def metrics(predictions: Sequence[dict], params: ClozeParams) -> dict:
         from chronoprobe.probes.runner import metrics_by_group, outside_all
-        from chronoprobe.probes.series_matrix import METRICS, metric_value, with_temporal_ranks
+        from chronoprobe.probes.series_matrix import METRICS, metric_estimate, with_temporal_ranks
 
         rows = with_temporal_ranks(predictions) if view == "pll" else list(predictions)
         headline = METRICS[view][0]
         kept = [p for p in rows if p.get("split") not in outside_all(params.include_deleted)]
         grouped = metrics_by_group(VIEW_OBJECTS[view], rows, include_deleted=params.include_deleted)
-        out = {headline: metric_value(view, headline, kept), **grouped}
+        out = {**metric_estimate(view, headline, kept).fields(headline), **grouped}
         if view != "pll":  # the views that ask gap-first rows of a causal model as questions
             summarize = VIEW_OBJECTS[view].summarize
             forms = {f: [p for p in kept if p.get("form") == f] for f in ("cloze", "question")}

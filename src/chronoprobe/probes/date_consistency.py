@@ -7,7 +7,8 @@ models read the context before the answer, masked and seq2seq models the whole s
 fact and precision, each (right, wrong) pair is ordered correctly when the right date's score
 is higher. Metrics: the share of pairs ordered correctly (``win_rate``) overall, by precision,
 by distance, by side (before the start or after the end) and by precision and distance; and
-the share of (fact, precision) groups whose every pair is ordered correctly (``robust``).
+the share of (fact, precision) groups whose every pair is ordered correctly (``robust``); each
+with its 95% interval (the win rate's resamples whole groups: their pairs share a right date).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import msgspec
 
 from chronoprobe.jsonl import numbered_lines
+from chronoprobe.metrics.uncertainty import proportion
 from chronoprobe.models.requests import Cloze, ScoreRequest
 from chronoprobe.probes.view import ProbeParams, Progress, View, mean
 
@@ -85,7 +87,11 @@ def pairs(predictions: Sequence[dict]) -> list[dict]:
 
 
 def _win(pair_rows: Sequence[dict]) -> dict:
-    return {"pairs": len(pair_rows), "win_rate": mean([p["won"] for p in pair_rows])}
+    """Pairs and win rate; the interval resamples (fact, precision) groups, whose pairs share
+    the right date's score and are not independent of each other."""
+    groups = [(p["fact"], p["precision"]) for p in pair_rows]
+    won = proportion([p["won"] for p in pair_rows], clusters=groups)
+    return {"pairs": len(pair_rows), **won.fields("win_rate")}
 
 
 def summarize_date_context(predictions: Sequence[dict]) -> dict:
@@ -97,7 +103,7 @@ def summarize_date_context(predictions: Sequence[dict]) -> dict:
     return {
         "n": len(predictions),
         **_win(found),
-        "robust": mean([all(w) for w in by_group.values()]),
+        **proportion([all(w) for w in by_group.values()]).fields("robust", len(predictions)),
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import Field
 
 from chronoprobe.metrics.ranking import acc_at_k, hit_at_k
+from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, RankRequest
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View
 
@@ -96,14 +97,19 @@ def predict_recite(model, rows: Sequence[dict], params: ReciteParams, progress: 
 
 def summarize_recite(predictions: Sequence[dict]) -> dict[str, Any]:
     """Statements, queries (distinct masked texts) and each metric: Acc@K over the queries
-    (rows that share a text share their predictions), Hit@K over the statements."""
+    (rows that share a text share their predictions), Hit@K over the statements; each with
+    its Wilson 95% interval (``n`` counts statements, ``acc@K_n`` the queries)."""
     queries = list({p["text"]: p for p in predictions}.values())
-    out: dict[str, Any] = {"statements": len(predictions), "queries": len(queries)}
-    for metric in METRICS:
-        chosen = queries if metric.startswith("acc") else predictions
-        values = [p[_column(metric)] for p in chosen]
-        out[metric] = sum(values) / len(values) if values else None
-    return out
+    estimates = {
+        metric: proportion(
+            [
+                bool(p[_column(metric)])
+                for p in (queries if metric.startswith("acc") else predictions)
+            ]
+        )
+        for metric in METRICS
+    }
+    return summary(len(predictions), estimates, statements=len(predictions), queries=len(queries))
 
 
 def recite_metrics(predictions: Sequence[dict], params: ReciteParams | None = None) -> dict:

@@ -30,7 +30,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from chronoprobe.datasets.drift import SPLITS
-from chronoprobe.metrics.ranking import mean_reciprocal_rank, precision_at_k
+from chronoprobe.metrics.uncertainty import EMPTY, RESAMPLES, Estimate, mean, proportion
 from chronoprobe.probes.runner import outside_all
 from chronoprobe.probes.view import VIEWS
 from chronoprobe.time import Period
@@ -85,40 +85,52 @@ def with_temporal_ranks(predictions: Sequence[dict]) -> list[dict]:
     return out
 
 
-def _nll_median(rows: Sequence[dict]) -> float | None:
+def _nll_median(rows: Sequence[dict], resamples: int) -> Estimate:
     values = [-v for row in rows for v in row["label_scores"].values()]
-    return float(statistics.median(values)) if values else None
+    if not values:
+        return EMPTY
+    return Estimate(float(statistics.median(values)), None, None, len(values))
 
 
-def _temporal(metric: Callable[[list[int | None]], float]) -> Callable:
-    def compute(rows: Sequence[dict]) -> float | None:
-        ranks = [r["temporal_rank"] for r in rows if r.get("temporal_rank") is not None]
-        return metric(ranks) if ranks else None
+def _temporal(rows: Sequence[dict], resamples: int, accuracy: bool) -> Estimate:
+    ranks = [r["temporal_rank"] for r in rows if r.get("temporal_rank") is not None]
+    if accuracy:
+        return proportion([r == 1 for r in ranks])
+    return mean([1.0 / r for r in ranks], resamples=resamples)
 
-    return compute
 
-
-_EXTRA: dict[str, Callable[[Sequence[dict]], float | None]] = {
+# metrics besides the views' own, with their intervals (the median has none: it is no mean)
+_EXTRA: dict[str, Callable[[Sequence[dict], int], Estimate]] = {
     "median_nll": _nll_median,
-    "temporal_acc": _temporal(lambda ranks: precision_at_k(ranks, 1)),
-    "temporal_mrr": _temporal(mean_reciprocal_rank),
+    "temporal_acc": lambda rows, resamples: _temporal(rows, resamples, accuracy=True),
+    "temporal_mrr": lambda rows, resamples: _temporal(rows, resamples, accuracy=False),
 }
+
+
+def metric_estimate(
+    view: str, metric: str, rows: Sequence[dict], resamples: int = RESAMPLES
+) -> Estimate:
+    """One metric of ``view`` over a group of its prediction rows, with its n and 95%
+    interval (``resamples`` 0: the figure alone); no value for an empty group."""
+    if not rows:
+        return EMPTY
+    if metric in _EXTRA:
+        if metric.startswith("temporal") and "temporal_rank" not in rows[0]:
+            raise ValueError(f"{metric} needs rows from with_temporal_ranks()")
+        return _EXTRA[metric](rows, resamples)
+    summary = VIEWS[view].summarize(rows, resamples=resamples)
+    if metric not in summary:
+        known = ", ".join(METRICS.get(view, ())) or ", ".join(summary)
+        raise ValueError(f"view {view!r} has no metric {metric!r}; choose one of {known}")
+    value, interval = summary[metric], summary.get(f"{metric}_ci95")
+    low, high = interval if interval else (None, None)
+    n = summary.get(f"{metric}_n", summary["n"])
+    return Estimate(None if value is None else float(value), low, high, n)
 
 
 def metric_value(view: str, metric: str, rows: Sequence[dict]) -> float | None:
     """One metric of ``view`` over a group of its prediction rows (None for an empty group)."""
-    if not rows:
-        return None
-    if metric in _EXTRA:
-        if metric.startswith("temporal") and "temporal_rank" not in rows[0]:
-            raise ValueError(f"{metric} needs rows from with_temporal_ranks()")
-        return _EXTRA[metric](rows)
-    summary = VIEWS[view].summarize(rows)
-    if metric not in summary:
-        known = ", ".join(METRICS.get(view, ())) or ", ".join(summary)
-        raise ValueError(f"view {view!r} has no metric {metric!r}; choose one of {known}")
-    value = summary[metric]
-    return None if value is None else float(value)
+    return metric_estimate(view, metric, rows, resamples=0).value
 
 
 def period_order(periods: Sequence[str]) -> list[str]:

@@ -12,7 +12,8 @@ example whose span does not fit even so is skipped, all its conditions together.
 
 Perplexity is token-normalised and averaged per entity first, then over entities (ECBD's
 aggregation, in :mod:`chronoprobe.metrics.perplexity`), so entities with many sentences do not
-dominate a subset.
+dominate a subset. Its 95% interval (``perplexity_ci95``) resamples entities for the same
+reason, each with all its sentences.
 """
 
 from __future__ import annotations
@@ -27,11 +28,20 @@ from pathlib import Path
 from typing import Literal
 
 import msgspec
+import numpy as np
 from pydantic import Field
 
 from chronoprobe.datasets.row_checks import offsets_problem
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
+from chronoprobe.metrics.uncertainty import (
+    Estimate,
+    cluster_sums,
+    estimate,
+    proportion,
+    summary,
+    weighted_mean,
+)
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 from chronoprobe.probes.view import SKIPPED, ProbeParams, View
 
@@ -271,23 +281,39 @@ def predict_span_ppl(
     return out
 
 
+def _entity_means(predictions: Sequence[dict], field: str = "nll") -> np.ndarray:
+    """Each entity's mean token-normalised NLL over its examples (entities in first order)."""
+    sums, sizes = cluster_sums([p[field] for p in predictions], [p["entity"] for p in predictions])
+    return sums / sizes
+
+
+def _perplexity(counts: np.ndarray, entity_means: np.ndarray) -> np.ndarray:
+    """Entity-averaged perplexity of each resample of entities."""
+    return np.exp(weighted_mean(counts, entity_means))
+
+
 def summarize_span_ppl(predictions: Sequence[dict]) -> dict[str, float | None]:
-    """Entity-averaged perplexity of one group of one condition's predictions."""
+    """Entity-averaged perplexity of one group of one condition's predictions; its interval
+    resamples entities (each with all its examples), the unit the average is taken over.
+    Recall@10 gets Wilson's interval."""
     if not predictions:
-        return {"n": 0, "entities": 0, "tokens": 0, "perplexity": None}
+        return {"n": 0, "entities": 0, "tokens": 0, "perplexity": None, "perplexity_ci95": None}
     ppl = entity_averaged_perplexity(
         (p["entity"], p["logprob"], p["n_tokens"]) for p in predictions
     )
-    summary = {
-        "n": len(predictions),
-        "entities": len({p["entity"] for p in predictions}),
-        "tokens": sum(p["n_tokens"] for p in predictions),
-        "perplexity": ppl,
+    means = _entity_means(predictions)
+    estimates = {
+        "perplexity": estimate(ppl, lambda c: _perplexity(c, means), len(means), len(predictions))
     }
     hits = [p["recall_at_10"] for p in predictions if p.get("recall_at_10") is not None]
     if hits:
-        summary[f"recall@{RECALL_K}"] = sum(hits) / len(hits)
-    return summary
+        estimates[f"recall@{RECALL_K}"] = proportion(hits)
+    return summary(
+        len(predictions),
+        estimates,
+        entities=len(means),
+        tokens=sum(p["n_tokens"] for p in predictions),
+    )
 
 
 def year_group(year: str, cutoff_year: int | None) -> str | None:
@@ -331,15 +357,29 @@ def sensitivity(predictions: Sequence[dict]) -> dict[str, float | int | None]:
     original = summarize_span_ppl([v["original"] for v in both])["perplexity"]
     no_ent = summarize_span_ppl([v["no-ent"] for v in both])["perplexity"]
     ratios = [math.exp(v["no-ent"]["nll"] - v["original"]["nll"]) for v in both]
-    return {
-        "n": len(both),
-        "original": original,
-        "no-ent": no_ent,
-        "gap": no_ent - original if both else None,
-        "relative_gap": no_ent / original - 1 if both else None,
-        "median_increase": statistics.median(ratios) - 1 if ratios else None,
-        "share_increased": sum(r > 1 for r in ratios) / len(ratios) if ratios else None,
+    # intervals resample entities, both conditions of an entity's spans together (paired)
+    before = _entity_means([v["original"] for v in both])
+    after = _entity_means([v["no-ent"] for v in both])
+
+    def paired(value: float | None, statistic) -> Estimate:
+        return estimate(value, statistic, len(before), len(both))
+
+    estimates = {
+        "original": paired(original, lambda c: _perplexity(c, before)),
+        "no-ent": paired(no_ent, lambda c: _perplexity(c, after)),
+        "gap": paired(
+            no_ent - original if both else None,
+            lambda c: _perplexity(c, after) - _perplexity(c, before),
+        ),
+        "relative_gap": paired(
+            no_ent / original - 1 if both else None,
+            lambda c: _perplexity(c, after) / _perplexity(c, before) - 1,
+        ),
     }
+    out = summary(len(both), estimates)
+    out["median_increase"] = statistics.median(ratios) - 1 if ratios else None
+    out.update(proportion([r > 1 for r in ratios]).fields("share_increased", len(both)))
+    return out
 
 
 def span_ppl_metrics(predictions: Sequence[dict], params: SpanPplParams) -> dict:

@@ -97,14 +97,17 @@ def test_acc_and_hit_on_a_hand_computed_case():
     multi = metrics["by_answers"]["multi"]
     assert (multi["queries"], multi["acc@1"], multi["hit@5"]) == (1, 1.0, 0.5)
     assert metrics["by_answers"]["single"]["acc@5"] == pytest.approx(0.5)
+    none_of_one = [0.0, pytest.approx(0.79345, abs=5e-5)]  # Wilson, 0 of 1
     assert metrics["by_relation"]["P166"] == {
+        "n": 1,
         "statements": 1,
         "queries": 1,
-        "acc@1": 0.0,
-        "acc@5": 0.0,
-        "hit@5": 0.0,
-        "hit@10": 0.0,
+        **{m: 0.0 for m in ("acc@1", "acc@5", "hit@5", "hit@10")},
+        **{f"{m}_ci95": none_of_one for m in ("acc@1", "acc@5", "hit@5", "hit@10")},
     }
+    # Acc@K counts queries, Hit@K statements: each interval is over its own n
+    assert (metrics["acc@1_n"], "hit@5_n" in metrics) == (3, False)
+    assert metrics["acc@1_ci95"] == pytest.approx([0.06149, 0.79230], abs=5e-5)  # 1 of 3
     assert set(metrics["by_slot"]) == {"object", "start", "time"}
     assert "by_template" not in metrics
 
