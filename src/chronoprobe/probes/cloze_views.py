@@ -78,7 +78,7 @@ class AskedParams(ClozeParams):
         "causal model, which reads only the text before the gap: question (ask 'Fill in the "
         "blank: ___ is the head coach of X.' then 'Answer:'; counted as asked_as_question) or "
         "skip (leave them out, counted in skipped). Masked and seq2seq models read the whole "
-        "statement either way.",
+        "statement either way (Margatina et al., 2023, probe masked LMs only).",
     )
 
 
@@ -92,9 +92,9 @@ class MultiTokenParams(AskedParams):
     max_tokens: int = Field(5, ge=1, description="M: the longest filling tried, in tokens.")
     selection: Literal["mean", "sum"] = Field(
         "mean",
-        description="Which of the 1..M fillings is the prediction (the paper does not say): "
-        "mean (the highest log-probability per scored token) or sum (the highest summed "
-        "log-probability, which favours short fillings). metrics.json gives both.",
+        description="Which of the 1..M fillings is the prediction (Margatina et al., 2023, do "
+        "not say): mean (the highest log-probability per scored token) or sum (the highest "
+        "summed log-probability, which favours short fillings). metrics.json gives both.",
     )
 
 
