@@ -136,3 +136,38 @@ def test_spread_over_seeds():
     assert s["runs"] == 3
     assert u.spread([0.3]) == {"mean": 0.3, "sd": None, "runs": 1}
     assert u.spread([None]) is None
+
+
+def test_mean_over_seeds_merges_metrics_files():
+    runs = [
+        {
+            "model": "tcomplex",
+            "n": 10,
+            "hits@1": 0.4,
+            "hits@1_ci95": [0.1, 0.7],
+            "types": {"a": {"n": 5, "mrr": 0.2, "mrr_ci95": [0.1, 0.3]}},
+            "history": [1, 2],
+        },
+        {
+            "model": "tcomplex",
+            "n": 10,
+            "hits@1": 0.6,
+            "hits@1_ci95": [0.3, 0.9],
+            "types": {"a": {"n": 5, "mrr": 0.4, "mrr_ci95": [0.3, 0.5]}},
+            "history": [3],
+        },
+    ]
+    merged = u.mean_over_seeds(runs)
+    assert merged == {
+        "model": "tcomplex",
+        "n": 10,
+        "hits@1": pytest.approx(0.5),
+        "hits@1_sd": pytest.approx(0.02**0.5),
+        "types": {"a": {"n": 5, "mrr": pytest.approx(0.3), "mrr_sd": pytest.approx(0.02**0.5)}},
+        "history": [1, 2],
+        "seeds": 2,
+    }
+    one = u.mean_over_seeds(runs[:1])
+    assert one["hits@1"] == 0.4 and one["hits@1_sd"] is None and one["seeds"] == 1
+    with pytest.raises(ValueError, match="no runs"):
+        u.mean_over_seeds([])

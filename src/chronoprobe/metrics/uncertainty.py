@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -214,3 +215,34 @@ def with_interval(group: dict, name: str, digits: int = 3) -> str:
     if not interval or None in interval:
         return f"{value:.{digits}f}"
     return f"{value:.{digits}f} [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def mean_over_seeds(runs: Sequence[dict]) -> dict:
+    """One metrics.json for a step run with several seeds: each figure (a key with a
+    ``_ci95`` beside it) is the mean over the runs, with ``<figure>_sd``, their sample
+    standard deviation, in place of one run's interval; anything else is the first run's.
+    ``seeds`` says how many runs there were."""
+
+    def merge(values: list) -> Any:
+        first = values[0]
+        if not all(isinstance(v, dict) for v in values):
+            return first
+        out: dict = {}
+        for key, item in first.items():
+            if key.endswith("_ci95") and key.removesuffix("_ci95") in first:
+                continue
+            column = [v.get(key) for v in values]
+            if f"{key}_ci95" in first and all(_is_number(v) for v in column):
+                out[key] = float(np.mean(column))
+                out[f"{key}_sd"] = float(np.std(column, ddof=1)) if len(column) > 1 else None
+            else:
+                out[key] = merge(column) if isinstance(item, dict) else item
+        return out
+
+    if not runs:
+        raise ValueError("no runs to merge")
+    return {**merge(list(runs)), "seeds": len(runs)}

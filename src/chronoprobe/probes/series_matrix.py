@@ -249,8 +249,9 @@ def series_tables(
     include_deleted: bool = False,
 ) -> dict:
     """Every metric of the view, over all rows and per split, as JSON: the matrix, its window,
-    and ``overall`` (each model's value over all periods' rows of the split). ``all`` leaves the
-    deleted rows out unless ``include_deleted``."""
+    and ``overall`` (each model's value over all periods' rows of the split) with
+    ``overall_ci95`` (its 95% interval). ``all`` leaves the deleted rows out unless
+    ``include_deleted``."""
     rows = list(predictions)
     if view == "pll":
         rows = with_temporal_ranks(rows)
@@ -270,8 +271,13 @@ def series_tables(
             matrix = series_matrix(
                 rows, view, metric, split=split, models=models, include_deleted=include_deleted
             )
-            overall = [metric_value(view, metric, groups[m, split]) for m in models]
-            out[metric][split] = {**matrix.to_dict(), "window": matrix.window(), "overall": overall}
+            overall = [metric_estimate(view, metric, groups[m, split]) for m in models]
+            out[metric][split] = {
+                **matrix.to_dict(),
+                "window": matrix.window(),
+                "overall": [e.value for e in overall],
+                "overall_ci95": [None if e.low is None else [e.low, e.high] for e in overall],
+            }
     return {
         "view": view,
         "default_metric": METRICS[view][0],

@@ -110,6 +110,19 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+def with_uncertainty(group: Mapping[str, Any], key: str, digits: int = 3) -> str:
+    """A figure of a metrics.json dict as a table cell: "0.433 ± 0.012" (mean ± sd over seeds),
+    "0.433 [0.401, 0.465]" (its 95% interval), else the figure alone."""
+    from chronoprobe.metrics.uncertainty import with_interval
+
+    value, sd = group.get(key), group.get(f"{key}_sd")
+    if isinstance(value, int | float) and isinstance(sd, int | float):
+        return f"{value:.{digits}f} ± {sd:.{digits}f}"
+    if f"{key}_ci95" in group:
+        return with_interval(dict(group), key, digits)
+    return format_value(value)
+
+
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     """Nested dicts (metrics, params) to dotted keys; lists of scalars stay one value."""
     if not isinstance(data, Mapping):

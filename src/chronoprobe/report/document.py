@@ -28,6 +28,7 @@ from chronoprobe.report.blocks import (
     flatten,
     format_value,
     key_value_table,
+    with_uncertainty,
 )
 from chronoprobe.report.html import StepView, anchor, render_page
 from chronoprobe.report.rundir import STEP_RECORD, RunInfo, StepInfo, load_run
@@ -54,9 +55,10 @@ def headline(step: StepInfo) -> str:
     if not step.done:
         return ""
     try:
-        metrics = flatten(read_metrics(step.dir))
+        raw = read_metrics(step.dir)
     except ValueError as err:
         return f"unreadable metrics: {err}"
+    metrics = flatten(raw)
     keys = section_kind(step.kind, step.record).headline
     if keys is None:
         keys = tuple(
@@ -64,7 +66,18 @@ def headline(step: StepInfo) -> str:
             for k, v in metrics.items()
             if "." not in k and isinstance(v, int | float) and not isinstance(v, bool)
         )[:HEADLINE_ITEMS]
-    return " · ".join(f"{k} {format_value(metrics[k])}" for k in keys if k in metrics)
+    return " · ".join(f"{k} {_figure(raw, k)}" for k in keys if k in metrics)
+
+
+def _figure(metrics: dict[str, Any], path: str) -> str:
+    """The figure at dotted ``path`` of a metrics.json, with its 95% interval when it has one."""
+    *parents, key = path.split(".")
+    group: Any = metrics
+    for part in parents:
+        group = group.get(part) if isinstance(group, dict) else None
+    if not isinstance(group, dict):
+        return format_value(flatten(metrics).get(path))
+    return with_uncertainty(group, key) if f"{key}_ci95" in group else format_value(group[key])
 
 
 def _summary(run: RunInfo, shown: set[str]) -> Table:

@@ -16,8 +16,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
-from chronoprobe.report.plots import FEW_ROWS, embed, grouped_bars, heatmap, line_plot
+from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
+from chronoprobe.report.plots import FEW_ROWS, embed, error_rows, grouped_bars, heatmap, line_plot
 from chronoprobe.report.sections import answered_nothing, read_metrics, section
 
 # what each metric means, for captions and axis labels
@@ -111,6 +111,13 @@ def _is_series(matrix: dict) -> bool:
     return bool(set(matrix["models"]) & set(matrix["periods"]))
 
 
+def _overall(matrix: dict, i: int, metric: str) -> dict:
+    """Model ``i``'s figure over every period of a split's matrix, with its 95% interval
+    (matrices written before intervals have none)."""
+    intervals = matrix.get("overall_ci95") or [None] * len(matrix["overall"])
+    return {metric: matrix["overall"][i], f"{metric}_ci95": intervals[i]}
+
+
 def _split_bars(by_split: dict[str, dict], metric: str) -> Block | None:
     splits = [s for s in by_split if s != "all"]
     if not splits:
@@ -123,12 +130,25 @@ def _split_bars(by_split: dict[str, dict], metric: str) -> Block | None:
         ]
         for i, model in enumerate(models)
     }
+    errors = {
+        model: error_rows([(_overall(by_split[s], i, metric), metric) for s in splits])
+        for i, model in enumerate(models)
+    }
     figure = grouped_bars(
-        splits, series, title=f"{metric} per split", xlabel="split", ylabel=metric
+        splits,
+        series,
+        title=f"{metric} per split",
+        xlabel="split",
+        ylabel=metric,
+        errors=errors,
     )
     data = Table(
         ["model", *splits],
-        [[m, *(_cell(v) if not math.isnan(v) else None for v in vs)] for m, vs in series.items()],
+        [
+            [model, *(with_uncertainty(_overall(by_split[s], i, metric), metric) for s in splits)]
+            for i, model in enumerate(models)
+        ],
+        caption="In brackets and as error bars: 95% intervals.",
     )
     alt = f"Bars of {metric} per fine-grained split for {len(models)} models"
     return embed(figure, alt=alt, data=data)

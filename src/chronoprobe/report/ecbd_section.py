@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, grouped_bars
+from chronoprobe.report.plots import embed, error_rows, grouped_bars
 from chronoprobe.report.sections import answered_nothing, read_metrics, section
 
 RECALL = "recall@10"
@@ -55,6 +55,10 @@ def group_bars(metrics: dict[str, Any], model: str) -> Block:
     conditions = metrics["conditions"]
     subsets = {"all": metrics["overall"], **(metrics.get("by_group") or metrics["by_year"])}
     series = {c: [_ppl(s, c) for s in subsets.values()] for c in conditions}
+    errors = {
+        c: error_rows([(s.get(c) or {}, "perplexity") for s in subsets.values()])
+        for c in conditions
+    }
     cutoff = metrics.get("cutoff_year")
     figure = grouped_bars(
         list(subsets),
@@ -62,6 +66,7 @@ def group_bars(metrics: dict[str, Any], model: str) -> Block:
         title=f"Span perplexity by group and condition: {model}",
         xlabel="entities" + (f" (seen: originated by {cutoff})" if cutoff is not None else ""),
         ylabel="perplexity (lower is better)",
+        errors=errors,
     )
     alt = f"Bar chart of span perplexity of {model} per group and condition: " + "; ".join(
         f"{c} overall {series[c][0]:.2f}" for c in conditions

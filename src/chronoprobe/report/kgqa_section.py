@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES
-from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, grouped_bars
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text, with_uncertainty
+from chronoprobe.report.plots import embed, error_rows, grouped_bars
 from chronoprobe.report.sections import read_metrics, section, side_by_side
 from chronoprobe.report.tkg_section import loss_curve
 
@@ -92,6 +92,10 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         label: [float(lookup(m, g).get("hits@1", math.nan)) for g in GROUPS]
         for label, m, lookup in labelled
     }
+    errors = {
+        label: error_rows([(lookup(m, g), "hits@1") for g in GROUPS])
+        for label, m, lookup in labelled
+    }
     figure = grouped_bars(
         list(GROUPS),
         series,
@@ -100,6 +104,7 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         ylabel="questions",
         horizontal=True,
         value_format="{:.0%}",
+        errors=errors,
     )
     figure.axes[0].set_xlim(0, 1.1)
     alt = "Bar chart of Hits@1 per question group: " + "; ".join(
@@ -114,7 +119,7 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         for g in GROUPS:
             values = lookup(m, g)
             if values:
-                hits = [Percent(values[f"hits@{k}"]) for k in (1, 10)]
+                hits = [with_uncertainty(values, f"hits@{k}") for k in (1, 10)]
                 rows.append([label, g, values["questions"], *hits])
     data = Table(["model", "group", "questions", "Hits@1", "Hits@10"], rows)
     caption = (
@@ -123,7 +128,9 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         "entities and years ranked together, as in the paper, unless the label says the answer "
         "type was given. The oracle relation scores the simple questions with the TKG's own "
         "tables and the true relation in the question's place, among the candidates of the "
-        "answer type: the embeddings' ceiling. Missing bars: no test question of that group."
+        "answer type: the embeddings' ceiling. Missing bars: no test question of that group. "
+        "Error bars: Wilson 95% intervals, or ± one sd over seeds for a step repeated over "
+        "them (the table gives both)."
     )
     return embed(figure, alt=alt, caption=caption, data=data)
 

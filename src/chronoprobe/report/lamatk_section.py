@@ -19,8 +19,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, grouped_bars, line_plot
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text, with_uncertainty
+from chronoprobe.report.plots import embed, error_rows, grouped_bars, line_plot
 from chronoprobe.report.rundir import RunInfo, StepInfo
 from chronoprobe.report.sections import read_metrics, section
 
@@ -30,6 +30,7 @@ METRICS = ("acc@1", "acc@5", "hit@5", "hit@10")
 def _bars(groups: dict[str, dict], title: str, what: str) -> Block:
     names = list(groups)
     series = {m: [groups[g][m] or 0.0 for g in names] for m in METRICS}
+    errors = {m: error_rows([(groups[g], m) for g in names]) for m in METRICS}
     figure = grouped_bars(
         names,
         series,
@@ -38,6 +39,7 @@ def _bars(groups: dict[str, dict], title: str, what: str) -> Block:
         ylabel=what,
         horizontal=True,
         value_format="{:.0%}",
+        errors=errors,
     )
     alt = f"{title}: " + "; ".join(
         f"{g} Acc@1 {groups[g]['acc@1'] or 0:.0%}, Hit@10 {groups[g]['hit@10'] or 0:.0%}"
@@ -50,10 +52,11 @@ def _bars(groups: dict[str, dict], title: str, what: str) -> Block:
                 g,
                 groups[g]["statements"],
                 groups[g]["queries"],
-                *(_share(groups[g][m]) for m in METRICS),
+                *(with_uncertainty(groups[g], m) for m in METRICS),
             ]
             for g in names
         ],
+        caption="In brackets and as error bars: 95% intervals (Wilson).",
     )
     return embed(figure, alt=alt, data=data)
 
@@ -240,6 +243,12 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
         ]
         for flag in (True, False)  # the order (and colours) of the memorisation curve
     }
+    errors = {
+        f"1-1 statements, trained {CONFLICTS[flag]}": error_rows(
+            [(both[flag].metrics["by_answers"]["single"], "acc@1") for both in pairs.values()]
+        )
+        for flag in (True, False)
+    }
     figure = grouped_bars(
         names,
         series,
@@ -247,6 +256,7 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
         xlabel="single-answer statements fed",
         ylabel="Acc@1 (single-answer)",
         value_format="{:.0%}",
+        errors=errors,
     )
     figure.axes[0].set_ylim(0, 1.1)
     alt = "Bar chart of single-answer Acc@1: " + "; ".join(
@@ -305,12 +315,18 @@ def _query_bars(
     """Bars of query metrics per step; ``categories`` are (name, metric, template or None)."""
 
     def value(step: _Step, metric: str, template: str | None) -> float:
+        return group(step, template).get(metric) or 0.0
+
+    def group(step: _Step, template: str | None) -> dict:
         queries = step.metrics
-        group = queries if template is None else queries["by_template"].get(template) or {}
-        return group.get(metric) or 0.0
+        return queries if template is None else queries["by_template"].get(template) or {}
 
     series = {
         label: [value(step, metric, template) for _, metric, template in categories]
+        for label, step in chosen.items()
+    }
+    errors = {
+        label: error_rows([(group(step, template), metric) for _, metric, template in categories])
         for label, step in chosen.items()
     }
     names = [name for name, _, _ in categories]
@@ -321,6 +337,7 @@ def _query_bars(
         xlabel="metric",
         ylabel="share of queries",
         value_format="{:.0%}",
+        errors=errors,
     )
     figure.axes[0].set_ylim(0, 1.1)
     alt = f"Bar chart, {title}: " + "; ".join(

@@ -104,13 +104,15 @@ def line_plot(
     height: float = 3.6,
     categories: Sequence[str] | None = None,
     faded: Mapping[str, Sequence[bool]] | None = None,
+    errors: Mapping[str, Sequence[Sequence[float]]] | None = None,
 ) -> Figure:
     """One line per series (``name -> (x, y)``), e.g. accuracy over training epochs per model.
 
     ``stacked`` draws stacked areas instead (the series must share their x values), for parts
     of a whole such as facts per year by relation. ``categories`` names the x positions 0, 1,
     ... (periods such as "2019-H1"); ``faded[name]`` marks points drawn hollow and faint (a
-    value from few rows).
+    value from few rows); ``errors[name]`` (rows below, above; see :func:`error_rows`) draws
+    each point's error bar.
     """
     if not series:
         raise ValueError("line_plot needs at least one series")
@@ -137,6 +139,16 @@ def line_plot(
                 ax.plot(
                     x, y, label=name, color=colour, linewidth=2, marker="o" if markers else None
                 )
+                if errors is not None and name in errors:
+                    ax.errorbar(
+                        x,
+                        np.asarray(y, dtype=float),
+                        yerr=np.asarray(errors[name], dtype=float),
+                        fmt="none",
+                        ecolor=colour,
+                        elinewidth=1,
+                        capsize=3,
+                    )
                 weak = np.asarray((faded or {}).get(name, ()), dtype=bool)
                 if weak.any():
                     ax.plot(
@@ -298,6 +310,27 @@ def grouped_bars(
                 for label in ax.get_xticklabels():
                     label.set_horizontalalignment("right")
     return _finish(fig, ax, title, xlabel, ylabel, legend=len(names) > 1)
+
+
+def error_bar(group: Mapping[str, Any], key: str) -> tuple[float, float]:
+    """The error bar (below, above) of figure ``key`` of ``group`` (a metrics.json dict): ±
+    its sd over seeds where it has one (``<key>_sd``), else its 95% interval
+    (``<key>_ci95``), else none (0, 0)."""
+    value, sd, interval = group.get(key), group.get(f"{key}_sd"), group.get(f"{key}_ci95")
+    if not isinstance(value, int | float):
+        return 0.0, 0.0
+    if isinstance(sd, int | float):
+        return float(sd), float(sd)
+    if isinstance(interval, list) and len(interval) == 2 and None not in interval:
+        return max(value - interval[0], 0.0), max(interval[1] - value, 0.0)
+    return 0.0, 0.0
+
+
+def error_rows(figures: Sequence[tuple[Mapping[str, Any], str]]) -> list[list[float]]:
+    """Error bars of several (group, key) figures, as the two rows (below, above) that
+    :func:`grouped_bars` and :func:`line_plot` take for one series."""
+    bars = [error_bar(group, key) for group, key in figures]
+    return [[b for b, _ in bars], [a for _, a in bars]]
 
 
 def figure_png(fig: Figure) -> bytes:

@@ -107,17 +107,41 @@ def read_metrics(step_dir: Path) -> dict[str, Any]:
     return read_json_object(path, "metrics")
 
 
+def over_seeds(steps: list[StepInfo]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, metrics) per config step: a step run once as it is, a step repeated over seeds
+    as one entry, "<step> (N seeds)", whose figures are the means over its copies with their
+    standard deviations (``<figure>_sd``, which error bars then show)."""
+    from chronoprobe.metrics.uncertainty import mean_over_seeds
+
+    groups: dict[str, list[StepInfo]] = {}
+    for step in steps:
+        groups.setdefault(str(step.record.get("step", step.id)), []).append(step)
+    out = []
+    for name, copies in groups.items():
+        if len(copies) == 1 and "seed" not in copies[0].record:
+            out.append((copies[0].id, read_metrics(copies[0].dir)))
+        else:
+            merged = mean_over_seeds([read_metrics(s.dir) for s in copies])
+            out.append((f"{name} ({len(copies)} seeds)", merged))
+    return out
+
+
 def side_by_side(
     noun: str, plot: Callable[[list[tuple[str, dict[str, Any]]]], Block]
 ) -> CompareFunction:
     """A comparison that plots the metrics of every step of the kind (two or more) in one
-    figure, under a line that counts them ("The run's 3 QA models, side by side:")."""
+    figure, under a line that counts them ("The run's 3 QA models, side by side:"); a step
+    repeated over seeds is one entry, its mean ± sd over them (:func:`over_seeds`)."""
 
     def compare(run: RunInfo, steps: list[StepInfo]) -> list[Block]:
-        if len(steps) < 2:
+        entries = over_seeds(steps)
+        if len(entries) < 2:
             return []
-        note = Text(f"The run's {len(steps)} {noun}, side by side:")
-        return [note, plot([(s.id, read_metrics(s.dir)) for s in steps])]
+        seeds = max((m.get("seeds", 1) for _, m in entries), default=1)
+        note = f"The run's {len(entries)} {noun}, side by side"
+        if seeds > 1:
+            note += " (a step repeated over seeds: the mean, its error bar ± one sd)"
+        return [Text(note + ":"), plot(entries)]
 
     return compare
 

@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.report.blocks import Block, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, grouped_bars, line_plot
+from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
+from chronoprobe.report.plots import embed, error_rows, grouped_bars, line_plot
 from chronoprobe.report.sections import read_metrics, section, side_by_side
 
 METRICS = {
@@ -34,12 +34,14 @@ def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     series = {
         _label(step_id, m): [float(m.get(key, math.nan)) for key in METRICS] for step_id, m in steps
     }
+    errors = {_label(step_id, m): error_rows([(m, key) for key in METRICS]) for step_id, m in steps}
     figure = grouped_bars(
         names,
         series,
         title="Filtered ranking of held-out facts",
         xlabel="metric",
         ylabel="score (higher is better)",
+        errors=errors,
     )
     figure.axes[0].set_ylim(0, 1)
     alt = "Bar chart of filtered MRR, Hits@1/3/10 and time accuracy: " + "; ".join(
@@ -48,14 +50,16 @@ def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     data = Table(
         ["model", *names],
         [
-            [name, *("—" if math.isnan(v) else round(v, 4) for v in values)]
-            for name, values in series.items()
+            [_label(step_id, m), *(with_uncertainty(m, key, 4) for key in METRICS)]
+            for step_id, m in steps
         ],
     )
     caption = (
         "Each test fact is asked in both directions at its start year; answers true in that "
         "year are filtered. Time accuracy: the fact's year ranked first among all years "
-        "(ComplEx has no time embeddings, so no bar)."
+        "(ComplEx has no time embeddings, so no bar). Error bars: 95% intervals (a bootstrap "
+        "over test facts; Wilson for time accuracy), or ± one sd over seeds for a step "
+        "repeated over them."
     )
     return embed(figure, alt=alt, caption=caption, data=data)
 
@@ -97,7 +101,11 @@ def tkg_section(step_dir: Path, record: dict) -> Section:
         "model": metrics.get("model", params.get("model", "?")),
         "rank": params.get("rank", "?"),
         "test queries": metrics.get("queries", 0),
-        **{label: round(metrics[key], 4) for key, label in METRICS.items() if key in metrics},
+        **{
+            label: with_uncertainty(metrics, key, 4)
+            for key, label in METRICS.items()
+            if key in metrics
+        },
     }
     blocks: list[Block] = [Stats(tiles), metric_bars([(step_id, metrics)])]
     return Section(title, [*blocks, *loss_curve(step_dir)])
