@@ -224,7 +224,7 @@ def test_inputs_and_models_are_checked(data_dir, model_dirs, tmp_path):
         run_step(tmp_path / "c", {"data": tmp_path}, models=[str(model_dirs[0])])
     bad = tmp_path / "bad"
     write_jsonl(bad / "examples.jsonl", [{"id": "x", "query": "[MASK] works."}])
-    with pytest.raises(ValueError, match=r"bad/examples.jsonl:1: .*needs id, query and answer"):
+    with pytest.raises(ValueError, match=r"bad/examples.jsonl:1: not a probe row: .*`answer_"):
         run_step(tmp_path / "e", {"data": bad}, models=[str(model_dirs[0])])
     rows = as_dicts()
     write_jsonl(bad / "examples.jsonl", [rows[0], rows[1], rows[0]])

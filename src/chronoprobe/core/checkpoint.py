@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from chronoprobe.atomic import atomic_path
@@ -60,9 +60,26 @@ def save_tensors(
         save_file(contiguous, str(tmp), metadata={"format": fmt, "epoch": str(epoch), **metadata})
 
 
+def damaged(path: Path, err: Exception) -> ValueError:
+    """The error for a tensor file safetensors cannot read (cut short, overwritten)."""
+    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return ValueError(f"{path}: damaged tensor file, not read ({reason}); restore or retrain it")
+
+
 def metadata_of(path: Path) -> dict[str, str]:
-    with safe_open(str(path), framework="pt") as handle:
-        return handle.metadata() or {}
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            return handle.metadata() or {}
+    except SafetensorError as err:
+        raise damaged(path, err) from None
+
+
+def read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file; a damaged file is a ValueError naming it."""
+    try:
+        return load_file(str(path))
+    except SafetensorError as err:
+        raise damaged(path, err) from None
 
 
 def check_epoch(path: Path, epoch: int, source: Path, remedy: str) -> None:
@@ -101,7 +118,7 @@ def load_optimizer(path: Path) -> dict:
             "version; train again from scratch"
         )
     state: dict = {"state": {}, GROUPS: json.loads(metadata[GROUPS])}
-    for key, value in load_file(str(path)).items():
+    for key, value in read_tensors(path).items():
         index, name = key.split("/", 1)
         state["state"].setdefault(int(index), {})[name] = value
     return state

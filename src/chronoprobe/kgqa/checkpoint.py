@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core import checkpoint as files
@@ -88,7 +87,7 @@ def load_best(directory: Path, model: QAModel, epoch: int) -> None:
     saved = files.metadata_of(path).get("epoch")
     if saved != str(epoch):
         raise ValueError(f"{path}: holds epoch {saved}, config.json names best epoch {epoch}")
-    model.load_state_dict(load_file(str(path)))
+    model.load_state_dict(files.read_tensors(path))
 
 
 def selected_epoch(config: dict) -> int:
@@ -124,7 +123,7 @@ def load(directory: Path, device: torch.device | str = "cpu", selected: bool = F
     remedy = "train again with --no-resume or restore the directory"
     for name in (MODEL, OPTIMIZER):
         files.check_epoch(directory / name, config.get("epoch"), directory / CONFIG, remedy)
-    model.load_state_dict(load_file(str(directory / MODEL)))
+    model.load_state_dict(files.read_tensors(directory / MODEL))
     if selected and selected_epoch(config) != int(config["epoch"]):
         load_best(directory, model, selected_epoch(config))
     model.to(device)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import pickle
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 
 from chronoprobe.models.base import LanguageModel
 from chronoprobe.models.registry import ADAPTERS
@@ -134,6 +136,46 @@ def detect_family(config) -> str:
     )
 
 
+def weights_problem(err: Exception) -> str | None:
+    """Why weights did not load, for the errors that say the files are bad; None for others.
+
+    Weights load from safetensors, which holds tensors only, or from ``pytorch_model.bin``
+    through torch's weights-only unpickler, which builds tensors and plain containers and
+    refuses anything else (a pickle that would run code) before it runs.
+    """
+    first = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if isinstance(err, SafetensorError):
+        return f"its safetensors weights are damaged or cut short ({first})"
+    if isinstance(err, pickle.UnpicklingError):
+        return (
+            "its pytorch_model.bin holds more than tensors (a pickle that would run code or "
+            "build other objects), and torch's weights-only unpickler refused it; nothing in it "
+            "ran. Load weights you trust, preferably as safetensors"
+        )
+    if isinstance(err, EOFError) or "PytorchStreamReader" in first:
+        return f"its pytorch_model.bin is damaged or cut short ({first})"
+    return None
+
+
+def checked_family(spec: str, config, family: str | None) -> str:
+    """The family to load ``spec`` as: the one asked for, unless the config says it is another
+    (a masked model read left to right, as a causal one, answers what it was never trained to,
+    without a word of warning), or the one the config tells."""
+    try:
+        told = detect_family(config)
+    except ValueError:
+        if family is None:
+            raise
+        return family  # the config does not tell: the user does
+    if family not in (None, told):
+        kind = ", ".join(config.architectures or [config.model_type])
+        raise ValueError(
+            f"model {spec!r} is a {told} model ({kind}), not {family}: read as a {family} model "
+            f"its answers would mean nothing; leave out --family, or pass --family {told}"
+        )
+    return told
+
+
 def adapter_class(family: str) -> type[LanguageModel]:
     try:
         return ADAPTERS.get(family)
@@ -170,7 +212,7 @@ def load_model(
     hub = load_options(source.location)
     try:
         config = AutoConfig.from_pretrained(source.location, trust_remote_code=False, **hub)
-        family = family or detect_family(config)
+        family = checked_family(spec, config, family)
         cls = adapter_class(family)
         auto = getattr(importlib.import_module("transformers"), cls.auto_class)
         model = auto.from_pretrained(
@@ -181,7 +223,15 @@ def load_model(
             **hub,
         )
         tokenizer = AutoTokenizer.from_pretrained(source.location, trust_remote_code=False, **hub)
+    except (SafetensorError, pickle.UnpicklingError, EOFError, RuntimeError) as err:
+        problem = weights_problem(err)
+        if problem is None:
+            raise
+        raise ValueError(f"cannot load model {spec!r}: {problem}") from None
     except OSError as err:
+        if Path(source.location).is_dir():  # local files: the hub has nothing to do with it
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise ValueError(f"cannot load model {spec!r}: {first}") from None
         hint = unreachable_hint(source.location)
         detail = hint or f"{err}; "
         raise ValueError(

@@ -132,27 +132,27 @@ def _distinct_queries(data: Path, target: Path, limit: int | None) -> dict[str, 
     output depends on the query and the labels only, so a 25-year probe set is answered in a
     fraction of the forward passes. Returns row id -> (distinct id, the row's own fields).
     """
-    from chronoprobe.jsonl import read_jsonl, write_jsonl
+    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.probes.rows import numbered_probe_lines
 
     distinct: dict[tuple, dict] = {}
     rows: dict[str, tuple[str, dict]] = {}
-    for number, row in enumerate(read_jsonl(data), start=1):
+    # every row is checked here, in the user's file, so a problem names its line there and
+    # not the line of the distinct query it would have become
+    for number, row, _ in numbered_probe_lines(data):
         if limit is not None and len(rows) >= limit:
             break
-        try:
-            row_id, query, labels = str(row["id"]), row["query"], row["answer_labels"]
-            key = (query, tuple(sorted(labels)))
-        except (KeyError, TypeError) as err:
-            raise ValueError(
-                f"{data}:{number}: a probe row needs id, query and answer_labels ({err!r})"
-            ) from None
+        row_id, query, labels = row.id, row.query, row.answer_labels
         if row_id in rows:
             raise ValueError(f"{data}:{number}: duplicate id {row_id!r}")
+        key = (query, tuple(sorted(labels)))
         first = distinct.setdefault(
             key, {"id": f"q{len(distinct)}", "query": query, "answer_labels": labels}
         )
-        own = {k: row.get(k) for k in ("period", "split", "relation", "subject")}
+        own = {k: getattr(row, k) for k in ("period", "split", "relation", "subject")}
         rows[row_id] = (first["id"], {**own, "id": row_id, "query": query, "answer_labels": labels})
+    if not rows:
+        raise ValueError(f"{data}: no probe rows in it; nothing to probe")
     if not target.is_file():  # a resumed run keeps the file the runner's shards were made from
         write_jsonl(target, list(distinct.values()))
     return rows

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import msgspec
 
+from chronoprobe.datasets.row_checks import period
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.models.requests import Cloze, split_query
 
@@ -45,13 +46,28 @@ def probe_lines(
     path: str | Path, kind: type[ProbeLine] = ProbeLine
 ) -> Iterator[tuple[ProbeLine, Cloze]]:
     """Each line of a probe-set JSONL file (decoded as ``kind``, a view's own fields added)
-    and its query as a cloze; a bad line raises ValueError naming file and line."""
+    and its query as a cloze; a bad line raises ValueError naming file and line (see
+    :func:`numbered_probe_lines`)."""
+    for _, item, cloze in numbered_probe_lines(path, kind):
+        yield item, cloze
+
+
+def numbered_probe_lines(
+    path: str | Path, kind: type[ProbeLine] = ProbeLine
+) -> Iterator[tuple[int, ProbeLine, Cloze]]:
+    """(line number, row, cloze) of each row of a probe-set file; ValueError ``FILE:LINE`` for
+    a line that is no probe row, a query without its one [MASK], no answer label (nothing to
+    score against) or a period that is none."""
     for number, item in numbered_lines(path, kind, "not a probe row"):
         try:
             cloze = Cloze(*split_query(item.query))
+            if not item.answer_labels or not all(label.strip() for label in item.answer_labels):
+                raise ValueError("answer_labels holds no answer, or an empty one: nothing to score")
+            if item.period is not None:
+                period(item.period)
         except ValueError as err:
             raise ValueError(f"{path}:{number}: {err}") from err
-        yield item, cloze
+        yield number, item, cloze
 
 
 def read_rows(path: str | Path) -> list[ProbeRow]:

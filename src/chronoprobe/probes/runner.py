@@ -108,7 +108,10 @@ class ShardedProbe:
         view = VIEWS.get(view_name)
         params = params if params is not None else view.params()
         data, out_dir = Path(data), Path(out_dir)
-        probe = cls(view, params, data, out_dir, list(view.read(data))[:limit], shard_rows)
+        rows = list(view.read(data))[:limit]
+        if not rows:
+            raise ValueError(f"{data}: no rows in it; nothing to probe")
+        probe = cls(view, params, data, out_dir, rows, shard_rows)
         fingerprint = _fingerprint(data, model_name, view_name, params, limit, shard_rows)
         stamp = probe.shard_dir / "fingerprint"
         if not stamp.is_file() or stamp.read_text() != fingerprint:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.checkpoint import (
@@ -29,6 +28,7 @@ from chronoprobe.core.checkpoint import (
     load_optimizer,
     metadata_of,
     read_config,
+    read_tensors,
     save_tensors,
     save_weights,
 )
@@ -109,11 +109,11 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
     remedy = "train again from scratch or restore the directory"
     for name in TENSOR_FILES:
         check_epoch(directory / name, config.get("epoch"), directory / FILES[4], remedy)
-    model.load_state_dict(load_file(str(directory / FILES[0])))
+    model.load_state_dict(read_tensors(directory / FILES[0]))
     model.to(device)
     optimizer = directory / FILES[1]
     optimizer_state = load_optimizer(optimizer) if GROUPS in metadata_of(optimizer) else None
-    splits = load_file(str(directory / FILES[2]))
+    splits = read_tensors(directory / FILES[2])
     data = TKGData(
         vocab,
         mode,
