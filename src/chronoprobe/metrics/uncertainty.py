@@ -79,19 +79,33 @@ def wilson_interval(successes: int, n: int) -> tuple[float, float] | None:
     return (0.0 if successes == 0 else centre - half, 1.0 if successes == n else centre + half)
 
 
+def _draws(units: int, resamples: int, seed: int):
+    """Bootstrap resamples of ``units`` units, in blocks: (block, units) arrays of the drawn
+    units' indices, a row per resample."""
+    rng = np.random.default_rng(seed)
+    per_block = max(1, _BLOCK_CELLS // max(units, 1))
+    for start in range(0, resamples, per_block):
+        yield rng.integers(0, units, size=(min(per_block, resamples - start), units))
+
+
 def resample_counts(units: int, resamples: int = RESAMPLES, seed: int = SEED) -> list[np.ndarray]:
     """Bootstrap resamples of ``units`` units as blocks of counts, (block, units) each: how
     often each unit was drawn in each resample (every row sums to ``units``)."""
-    rng = np.random.default_rng(seed)
-    per_block = max(1, _BLOCK_CELLS // max(units, 1))
     blocks = []
-    for start in range(0, resamples, per_block):
-        size = min(per_block, resamples - start)
-        drawn = rng.integers(0, units, size=(size, units))
-        offsets = (np.arange(size) * units)[:, None]
-        counts = np.bincount((drawn + offsets).ravel(), minlength=size * units)
+    for drawn in _draws(units, resamples, seed):
+        size = len(drawn)
+        flat = (drawn + (np.arange(size) * units)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=size * units)
         blocks.append(counts.reshape(size, units).astype(np.float64))
     return blocks
+
+
+def _percentiles(values: np.ndarray) -> tuple[float, float] | None:
+    values = values[~np.isnan(values)]
+    if not len(values):
+        return None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def bootstrap_interval(
@@ -103,12 +117,27 @@ def bootstrap_interval(
     resamples where it is undefined (NaN) are left out."""
     if units <= 0 or resamples <= 0:
         return None
-    values = np.concatenate([statistic(c) for c in resample_counts(units, resamples, seed)])
-    values = values[~np.isnan(values)]
-    if not len(values):
+    return _percentiles(
+        np.concatenate([statistic(c) for c in resample_counts(units, resamples, seed)])
+    )
+
+
+def _ratio_interval(
+    numerator: np.ndarray, denominator: np.ndarray | None, resamples: int, seed: int
+) -> tuple[float, float] | None:
+    """The bootstrap interval of sum(numerator) / sum(denominator) over resampled units (of
+    the mean of ``numerator`` without a denominator): the same resamples as
+    :func:`bootstrap_interval`'s, summed by indexing rather than through a count matrix, which
+    is two to three times faster: the path of every mean."""
+    if len(numerator) == 0 or resamples <= 0:
         return None
-    low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
+    blocks = [
+        numerator[drawn].mean(axis=1)
+        if denominator is None
+        else numerator[drawn].sum(axis=1) / denominator[drawn].sum(axis=1)
+        for drawn in _draws(len(numerator), resamples, seed)
+    ]
+    return _percentiles(np.concatenate(blocks))
 
 
 def weighted_mean(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -139,17 +168,12 @@ def mean(
     if n == 0:
         return EMPTY
     if clusters is None:
-        x = np.asarray(values, dtype=np.float64)
-        interval = bootstrap_interval(
-            lambda c: weighted_mean(c, x), n, resamples=resamples, seed=seed
-        )
+        sums, sizes = np.asarray(values, dtype=np.float64), None
     else:
         if len(clusters) != n:
             raise ValueError(f"{len(clusters)} cluster labels for {n} values")
         sums, sizes = cluster_sums(values, clusters)
-        interval = bootstrap_interval(
-            lambda c: (c @ sums) / (c @ sizes), len(sums), resamples=resamples, seed=seed
-        )
+    interval = _ratio_interval(sums, sizes, resamples, seed)
     value = float(np.mean(np.asarray(values, dtype=np.float64)))
     return Estimate(value, *_ends(interval), n)
 
