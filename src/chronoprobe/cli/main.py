@@ -10,6 +10,7 @@ import typer
 from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
+from chronoprobe.core.threads import configure_threads
 from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
 
 app = typer.Typer(
@@ -104,9 +105,11 @@ def main(
         "--threads",
         min=1,
         envvar="CHRONOPROBE_THREADS",
-        help="CPU threads for torch's operations (default: torch's own, one per core). On a "
-        "machine other jobs keep busy, 1 is often several times faster: idle threads spin "
-        "while they wait for a core.",
+        help="CPU threads for torch's operations. Default: OMP_NUM_THREADS where set, "
+        "otherwise one per core this process may use (its affinity, capped by a container's "
+        "CPU quota). Waiting threads sleep (OMP_WAIT_POLICY=PASSIVE, unless set), so a machine "
+        "busy with other work slows a run by about the CPU share it lost. Example: "
+        "chronoprobe --threads 1 run experiments/demo.yaml",
     ),
     max_record_bytes: str | None = typer.Option(
         None,
@@ -119,6 +122,7 @@ def main(
     ),
 ) -> None:
     """chronoprobe: temporal KGs, probe sets, model views and metrics, offline by default."""
+    configure_threads(threads)  # first: before anything imports torch
     if max_record_bytes is not None:
         try:  # set for this process and the workers it starts
             os.environ[MAX_RECORD_ENV] = str(parse_size(max_record_bytes))
@@ -128,7 +132,3 @@ def main(
         # Hugging Face's own bars (loading weights, downloads) redraw by carriage returns,
         # which a log file or a pipe keeps as one long garbled line per load.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
