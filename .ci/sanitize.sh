@@ -15,6 +15,10 @@ SECONDS_EACH=${SANITIZE_SECONDS:-45} # the cases of a seed are fixed; time only 
 CASES=${SANITIZE_CASES:-4000}
 OUT=build/sanitize
 
+if ! command -v "$CC" >/dev/null 2>&1; then
+    echo "sanitize: no C compiler $CC (Debian: apt-get install gcc)" >&2
+    exit 1
+fi
 include=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("include"))')
 suffix=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 libasan=$("$CC" -print-file-name=libasan.so)
