@@ -13,14 +13,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-def _create_temp_beside(target: Path) -> Path:
-    """A new empty file next to ``target``, created with the process umask's permissions.
+def _create_temp(target: Path, folder: Path) -> Path:
+    """A new empty file in ``folder`` for ``target``, created with the process umask's
+    permissions.
 
     ``tempfile.mkstemp`` would create it 0600, and the rename would then make every output file
     private to its writer; ``os.open`` with mode 0666 lets the umask decide, as ``open`` does.
     """
     while True:
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        tmp = folder / f".{target.name}.{secrets.token_hex(6)}.tmp"
         try:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except FileExistsError:
@@ -29,11 +30,13 @@ def _create_temp_beside(target: Path) -> Path:
 
 
 @contextmanager
-def atomic_path(target: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``target``; rename it over ``target`` on success."""
+def atomic_path(target: str | Path, tmp_dir: Path | None = None) -> Iterator[Path]:
+    """Yield a temporary path beside ``target`` (or in ``tmp_dir``, a folder of chronoprobe's
+    own on the same file system, where a killed write's leftover is known to be ours); rename
+    it over ``target`` on success."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _create_temp_beside(target)
+    tmp = _create_temp(target, target.parent if tmp_dir is None else tmp_dir)
     try:
         yield tmp
         os.replace(tmp, target)
@@ -41,6 +44,6 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-def atomic_write_text(target: str | Path, text: str) -> None:
-    with atomic_path(target) as tmp:
+def atomic_write_text(target: str | Path, text: str, tmp_dir: Path | None = None) -> None:
+    with atomic_path(target, tmp_dir) as tmp:
         tmp.write_text(text, encoding="utf-8")

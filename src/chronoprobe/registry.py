@@ -17,10 +17,44 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+
+# Plugins the user names for every command: modules imported as the command line starts (a
+# config's own `plugins:` run only with --trust-plugins or when named here too).
+PLUGINS_ENV = "CHRONOPROBE_PLUGINS"
+
+
+def env_plugins() -> list[str]:
+    """The module names in ``CHRONOPROBE_PLUGINS`` (comma-separated)."""
+    return [m for m in (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",")) if m]
+
+
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def import_plugin(module: str) -> str | None:
+    """Import a plugin module; returns why it failed (None when it did not), so that a bad
+    name or a plugin that breaks while importing is one line, not a traceback."""
+    if not _MODULE_NAME.fullmatch(module):
+        return (
+            f"{module!r} is not a module name; name a Python module importable from where you "
+            "run, e.g. my_plugin or my_package.steps (not a path)"
+        )
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        return f"cannot import {module!r}: {err}"
+    except Exception as err:  # the plugin's own code failed: say so, in one line
+        if os.environ.get("CHRONOPROBE_DEBUG"):
+            raise
+        return f"importing {module!r} failed: {type(err).__name__}: {err}"
+    return None
 
 
 def nearest(name: str, known: Iterable[str]) -> str:

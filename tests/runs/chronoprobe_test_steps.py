@@ -78,3 +78,29 @@ def summary(ctx: StepContext, params: SummaryParams, inputs: dict[str, Path]) ->
     kg = TemporalKG.load(inputs["kg"])
     answers = kg.answers(subject="Q145", relation="P6", period="2019-Q3")
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps({"answers": sorted(answers)}))
+
+
+class FitParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int | None = None
+
+
+@step_kind("fit", FitParams, trains=True)
+def fit(ctx: StepContext, params: FitParams, inputs: dict[str, Path]) -> None:
+    """A training whose result depends on its seed: 5, 6 or 7 of 10 right for seeds 0, 1, 2."""
+    from chronoprobe.metrics.uncertainty import proportion, summary
+
+    seed = ctx.seed if params.seed is None else params.seed
+    right = 5 + seed % 3
+    atomic_write_text(ctx.out_dir / "weights.txt", f"{seed}\n")
+    outcomes = [i < right for i in range(10)]
+    metrics = summary(10, {"accuracy": proportion(outcomes)})
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics))
+
+
+@step_kind("reads_fit", SummaryParams)
+def reads_fit(ctx: StepContext, params: SummaryParams, inputs: dict[str, Path]) -> None:
+    """Reads a fit's weights: with seeds, each copy must read the fit of its own seed."""
+    weights = int((inputs["model"] / "weights.txt").read_text())
+    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps({"weights_seed": weights}))

@@ -12,10 +12,13 @@ HERE = Path(__file__).parent
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Never touch the user's cache; the test plugin importable as ``plugins: [...]`` says."""
+    """Never touch the user's cache; the test plugin importable as ``plugins: [...]`` says,
+    and trusted as the user's own."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("CHRONOPROBE_CACHE", str(cache))
     monkeypatch.syspath_prepend(str(HERE))
+    # named by the user, so trusted: configs may list it without --trust-plugins
+    monkeypatch.setenv("CHRONOPROBE_PLUGINS", "chronoprobe_test_steps")
     return cache
 
 

@@ -41,13 +41,14 @@ def test_run_directory_layout(write_config, tmp_path):
     run_dir = tmp_path / "run"
     assert result.run_dir == run_dir
     assert sorted(p.name for p in run_dir.iterdir()) == [
+        ".chronoprobe-run",
         "config.yaml",
         "environment.json",
-        "manifest.json",
         "run.log",
         "steps",
     ]
-    assert json.loads((run_dir / "manifest.json").read_text())["steps"] == ["kg", "sq", "sum"]
+    marker = json.loads((run_dir / ".chronoprobe-run").read_text())
+    assert marker["format"] == 1 and marker["steps"] == ["kg", "sq", "sum"]
     assert sorted(p.name for p in (run_dir / "steps").iterdir()) == ["kg", "sq", "sum"]
     record = json.loads((run_dir / "steps/sq/step.json").read_text())
     assert record["id"] == "sq" and record["kind"] == "squares" and record["cached"] is False
@@ -89,16 +90,19 @@ def test_rerun_reuses_every_step_and_says_so(write_config, tmp_path):
     assert record["cached"] is True and record["outputs"] == ["metrics.json", "squares.parquet"]
 
 
-def test_shared_cache_across_run_directories_hard_links(write_config, tmp_path, private_cache):
+def test_shared_cache_across_run_directories_serves_copies(write_config, tmp_path, private_cache):
     path = write_config(CONFIG)
     first = run(path, tmp_path / "a")
     second = run(path, tmp_path / "b")
     assert [s.cached for s in second.steps] == [True, True, True]
     assert [s.key for s in first.steps] == [s.key for s in second.steps]
     a, b = tmp_path / "a/steps/sq/squares.parquet", tmp_path / "b/steps/sq/squares.parquet"
-    assert a.stat().st_ino == b.stat().st_ino  # one copy on disk
-    entry = private_cache / "squares" / first.step("sq").key
-    assert (entry / "squares.parquet").stat().st_ino == a.stat().st_ino
+    entry = private_cache / "squares" / first.step("sq").key / "squares.parquet"
+    assert a.read_bytes() == b.read_bytes() == entry.read_bytes()
+    # copies, not hard links: an edit to one run's output reaches neither the other nor the cache
+    assert len({a.stat().st_ino, b.stat().st_ino, entry.stat().st_ino}) == 3
+    assert entry.stat().st_mode & 0o222 == 0  # the cache's files are read-only
+    assert a.stat().st_mode & 0o200  # the run's are the user's to edit
 
 
 def test_changed_params_recompute_the_step_and_its_dependents(write_config, tmp_path):

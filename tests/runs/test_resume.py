@@ -63,7 +63,7 @@ def leftovers(*roots: Path) -> list[Path]:
         p
         for root in roots
         for p in root.rglob("*")
-        if p.name.endswith((".tmp", ".partial")) or p.name == ".shards"
+        if p.name.endswith((".tmp", ".partial")) or p.name in (".shards", ".chronoprobe-tmp")
     ]
 
 

@@ -50,7 +50,7 @@ def test_report_step_runs_every_time_on_the_whole_run(write_config, tmp_path, mo
     report = pytest.importorskip("chronoprobe.report")
     seen = []
 
-    def fake_report(run_dir: Path) -> Path:
+    def fake_report(run_dir: Path, **options) -> Path:
         seen.append(sorted(p.name for p in (run_dir / "steps").iterdir()))
         (run_dir / "report.html").write_text("<html></html>")
         return run_dir / "report.html"

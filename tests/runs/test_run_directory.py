@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -88,15 +94,44 @@ def test_tidy_up_deletes_only_the_steps_its_manifest_lists(write_config, tmp_pat
     assert "left alone in steps/ (not made by this run): mine" in (run_dir / "run.log").read_text()
 
 
-def test_a_run_directory_from_before_manifests_is_adopted_without_deleting(write_config, tmp_path):
+def make_legacy(run_dir: Path, manifest: bool = True) -> None:
+    """Turn a run directory into what chronoprobe 0.3.0 left: no marker, a manifest.json
+    listing its steps (or none, as before manifests), step records without file digests."""
+    (run_dir / ".chronoprobe-run").unlink()
+    steps = sorted(p.name for p in (run_dir / "steps").iterdir())
+    if manifest:
+        text = json.dumps({"chronoprobe": "0.3.0", "steps": steps}, indent=2)
+        (run_dir / "manifest.json").write_text(text)
+    for step in steps:
+        path = run_dir / "steps" / step / "step.json"
+        record = json.loads(path.read_text())
+        del record["files"]
+        path.write_text(json.dumps(record))
+
+
+def test_a_run_directory_from_before_markers_is_adopted(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp") + "  - id: old\n    kind: tiny_kg\n")
     run_dir = tmp_path / "run"
-    (run_dir / "steps" / "someone").mkdir(parents=True)
-    (run_dir / "steps" / "kg").mkdir(parents=True)
-    (run_dir / "steps" / "kg" / "step.json").write_text("{}")
-    (run_dir / "config.yaml").write_text("name: exp\n")
-    (run_dir / "environment.json").write_text("{}")
-    run_experiment(write_config(CONFIG.format(name="exp")), run_dir, console=quiet())
-    assert (run_dir / "steps/someone").is_dir() and (run_dir / "steps/kg").is_dir()
+    run_experiment(config, run_dir, console=quiet())
+    make_legacy(run_dir)
+    (run_dir / "steps" / "someone").mkdir()  # not listed in its manifest: left alone
+    config.write_text(CONFIG.format(name="exp"))
+    run_experiment(config, run_dir, console=quiet())
+    marker = json.loads((run_dir / ".chronoprobe-run").read_text())
+    assert marker["steps"] == ["kg"]
+    assert not (run_dir / "manifest.json").exists()  # its list is in the marker now
+    assert sorted(p.name for p in (run_dir / "steps").iterdir()) == ["kg", "someone"]
+    assert "added the run marker" in (run_dir / "run.log").read_text()
+
+
+def test_a_run_directory_from_before_manifests_is_adopted_without_deleting(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp") + "  - id: old\n    kind: tiny_kg\n")
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    make_legacy(run_dir, manifest=False)
+    config.write_text(CONFIG.format(name="exp"))
+    run_experiment(config, run_dir, console=quiet())
+    assert sorted(p.name for p in (run_dir / "steps").iterdir()) == ["kg", "old"]
 
 
 def test_a_second_run_on_a_locked_directory_fails_at_once(write_config, tmp_path):
@@ -114,3 +149,388 @@ def test_a_second_run_on_a_locked_directory_fails_at_once(write_config, tmp_path
     assert "another chronoprobe run is working in" in result.output
     assert list(run_dir.iterdir()) == []  # it wrote nothing
     run_experiment(write_config(CONFIG.format(name="exp")), run_dir, console=quiet())
+
+
+# --- a run directory is recognised by its marker, never by a name others use too ------------
+
+
+def test_a_folder_with_a_manifest_json_is_not_taken_for_a_run_directory(write_config, tmp_path):
+    # Failed before: any folder holding manifest.json was a run directory; a web app's had its
+    # manifest replaced and its .session.tmp deleted.
+    app_dir = tmp_path / "webapp"
+    app_dir.mkdir()
+    (app_dir / "manifest.json").write_text('{"name": "my app"}')
+    (app_dir / ".session.tmp").write_text("session")
+    with pytest.raises(ValueError) as caught:
+        run_experiment(write_config(CONFIG.format(name="exp")), app_dir, console=quiet())
+    assert str(caught.value) == (
+        f"run directory {app_dir} is not empty and is not a chronoprobe run directory (no "
+        ".chronoprobe-run; it holds .session.tmp, manifest.json); pass --out to a new or empty "
+        "folder"
+    )
+    assert sorted(p.name for p in app_dir.iterdir()) == [".session.tmp", "manifest.json"]
+    assert (app_dir / "manifest.json").read_text() == '{"name": "my app"}'
+
+
+def test_a_kg_folder_given_as_out_still_loads(write_config, tmp_path):
+    from chronoprobe.kg import TemporalKG
+
+    run_experiment(write_config(CONFIG.format(name="exp")), tmp_path / "run", console=quiet())
+    kg_dir = tmp_path / "mykg"
+    TemporalKG.load(tmp_path / "run/steps/kg").save(kg_dir)
+    before = {p.name: p.read_bytes() for p in kg_dir.iterdir()}
+    with pytest.raises(ValueError, match="not a chronoprobe run directory"):
+        run_experiment(write_config(CONFIG.format(name="exp")), kg_dir, console=quiet())
+    assert {p.name: p.read_bytes() for p in kg_dir.iterdir()} == before
+    assert TemporalKG.load(kg_dir).facts.num_rows == 2
+
+
+def test_a_look_alike_of_the_old_layout_is_not_adopted(write_config, tmp_path):
+    # config.yaml, environment.json and steps/ alone do not make a run: environment.json must
+    # be the record chronoprobe writes
+    folder = tmp_path / "mine"
+    users_files(folder)
+    (folder / "manifest.json").write_text('{"chronoprobe": "0.3.0", "steps": ["analysis"]}')
+    with pytest.raises(ValueError, match="not a chronoprobe run directory"):
+        run_experiment(write_config(CONFIG.format(name="exp")), folder, console=quiet())
+    assert (folder / "steps/analysis/notes.txt").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ('{"format": 2, "chronoprobe": "9.0"}', "written by a newer chronoprobe (9.0, format 2)"),
+        ("not json", "damaged marker"),
+        ('{"format": 1, "steps": "kg"}', "damaged marker (steps is not a list of ids)"),
+    ],
+)
+def test_a_marker_it_cannot_read_is_refused(write_config, tmp_path, marker, message):
+    run_dir = tmp_path / "run"
+    run_experiment(write_config(CONFIG.format(name="exp")), run_dir, console=quiet())
+    (run_dir / ".chronoprobe-run").write_text(marker)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        run_experiment(write_config(CONFIG.format(name="exp")), run_dir, console=quiet())
+    assert (run_dir / "steps/kg/facts.parquet").is_file()
+
+
+def test_an_empty_or_missing_folder_is_a_new_run_directory(write_config, tmp_path):
+    (tmp_path / "empty").mkdir()
+    for out in (tmp_path / "empty", tmp_path / "new" / "deeper"):
+        run_experiment(write_config(CONFIG.format(name="exp")), out, console=quiet())
+        assert (out / ".chronoprobe-run").is_file() and (out / "steps/kg/step.json").is_file()
+
+
+# --- temporaries: only the tool's own folder of them is ever deleted -------------------------
+
+
+def test_files_named_like_temporaries_survive(write_config, tmp_path):
+    # Failed before: any .NAME.tmp in the run directory or in steps/ was deleted.
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    (run_dir / ".my-notes.tmp").write_text("notes")
+    (run_dir / "steps" / ".draft.old-1234.tmp").write_text("draft")
+    (run_dir / ".chronoprobe-tmp").mkdir()  # what a killed run leaves: its own
+    (run_dir / ".chronoprobe-tmp" / "new-abc").mkdir()
+    run_experiment(config, run_dir, console=quiet())
+    assert (run_dir / ".my-notes.tmp").read_text() == "notes"
+    assert (run_dir / "steps" / ".draft.old-1234.tmp").read_text() == "draft"
+    assert not (run_dir / ".chronoprobe-tmp").exists()
+
+
+# --- the whole plan is checked before anything is written ------------------------------------
+
+
+def test_a_config_error_leaves_the_previous_outputs(write_config, tmp_path):
+    # Failed before: the previous run's steps were tidied away, then the config failed.
+    config = write_config(CONFIG.format(name="exp") + "  - id: old\n    kind: tiny_kg\n")
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    before = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*"))
+    bad = CONFIG.format(name="exp") + (
+        "  - id: report\n    kind: report\n"
+        "  - id: use\n    kind: summary\n    inputs: {kg: report}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        run_experiment(write_config(bad, "bad.yaml"), run_dir, console=quiet())
+    assert caught.value.problems == [
+        "bad.yaml:10: steps[2].inputs.kg: 'report' is a report step, which reads the whole run "
+        "and leaves no outputs for another step to read"
+    ]
+    assert sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*")) == before
+
+
+def test_a_step_that_fails_leaves_the_steps_the_config_dropped(write_config, tmp_path, monkeypatch):
+    config = write_config(CONFIG.format(name="exp") + "  - id: old\n    kind: tiny_kg\n")
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    config.write_text(CONFIG.format(name="exp") + "  - id: sq\n    kind: squares\n")
+    monkeypatch.setenv("CHRONOPROBE_TEST_FAIL_AT", "1")
+    with pytest.raises(RuntimeError, match="failing at shard 1"):
+        run_experiment(config, run_dir, console=quiet())
+    assert (run_dir / "steps/old/facts.parquet").is_file()  # deleted only once all steps ran
+    monkeypatch.delenv("CHRONOPROBE_TEST_FAIL_AT")
+    run_experiment(config, run_dir, console=quiet())
+    assert sorted(p.name for p in (run_dir / "steps").iterdir()) == ["kg", "sq"]
+
+
+def test_a_param_path_inside_the_run_directory_is_refused(write_config, tmp_path):
+    run_dir = tmp_path / "run"
+    run_experiment(write_config(CONFIG.format(name="exp")), run_dir, console=quiet())
+    facts = run_dir / "steps/kg/facts.jsonl"
+    facts.parent.joinpath("facts.jsonl").write_text("")  # a user's file there, read as input
+    text = "name: c\nsteps:\n  - id: kg\n    kind: kg\n"
+    text += f"    params: {{source: convert, format: jsonl, paths: [{facts}]}}\n"
+    with pytest.raises(ConfigError) as caught:
+        run_experiment(write_config(text, "c.yaml"), run_dir, console=quiet())
+    assert caught.value.problems == [
+        f"c.yaml: steps[0].params.paths[0]: {facts} is inside the run directory {run_dir}, which "
+        "the run rewrites; name the step that makes it under `inputs:`, or copy the file elsewhere"
+    ]
+
+
+@pytest.mark.parametrize("where", ["step id", "name"])
+def test_a_300_character_name_is_a_config_error(write_config, tmp_path, monkeypatch, where):
+    # Failed before: OSError: File name too long, after the run directory was tidied.
+    monkeypatch.chdir(tmp_path)
+    long = "k" * 300
+    text = CONFIG.format(name=long if where == "name" else "exp")
+    if where == "step id":
+        text = text.replace("id: kg", f"id: {long}")
+    with pytest.raises(ConfigError) as caught:
+        run_experiment(write_config(text), console=quiet())
+    key = "name" if where == "name" else "steps[0].id"
+    line = 1 if where == "name" else 4
+    assert caught.value.problems == [
+        f"exp.yaml:{line}: {key}: String should have at most 100 characters"
+    ]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_odd_characters_in_ids_are_refused_and_odd_paths_work(write_config, tmp_path):
+    text = CONFIG.format(name="exp").replace("id: kg", "id: é/../x")
+    with pytest.raises(ConfigError, match=re.escape("steps[0].id: String should match pattern")):
+        run_experiment(write_config(text), tmp_path / "run", console=quiet())
+    odd = tmp_path / "runs [é] ☃ $HOME" / "a b"
+    result = run_experiment(write_config(CONFIG.format(name="exp")), odd, console=quiet())
+    assert (odd / "steps/kg/facts.parquet").is_file() and result.run_dir == odd
+
+
+# --- links are never followed, never deleted through -----------------------------------------
+
+
+def test_a_run_log_that_is_a_link_is_refused(write_config, tmp_path):
+    # Failed before: the run appended to the file the link points to.
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine\n")
+    (run_dir / "run.log").unlink()
+    (run_dir / "run.log").symlink_to(outside)
+    with pytest.raises(ValueError) as caught:
+        run_experiment(config, run_dir, console=quiet())
+    assert str(caught.value) == (
+        f"{run_dir / 'run.log'} is a symbolic link; a run writes a file there. Nothing was "
+        "changed: move these away, or pass --out to another folder"
+    )
+    assert outside.read_text() == "mine\n"
+
+
+def test_the_log_is_opened_without_following_a_link_made_meanwhile(tmp_path):
+    # the check above runs first; the log itself is opened with O_NOFOLLOW as well
+    from chronoprobe.runs.engine import open_log
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine\n")
+    (tmp_path / "run.log").symlink_to(outside)
+    with pytest.raises(ValueError, match=r"run\.log is a symbolic link"):
+        open_log(tmp_path / "run.log")
+    os.mkfifo(tmp_path / "fifo.log")  # opening a pipe for writing would wait for a reader
+    with pytest.raises(ValueError, match=r"fifo\.log is a pipe"):
+        open_log(tmp_path / "fifo.log")
+    assert outside.read_text() == "mine\n"
+
+
+def test_a_step_folder_that_is_a_link_is_refused_and_its_target_kept(write_config, tmp_path):
+    # Failed before: "Cannot call rmtree on a symbolic link", and the run directory was stuck.
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.txt").write_text("keep")
+    shutil.rmtree(run_dir / "steps/kg")
+    (run_dir / "steps/kg").symlink_to(elsewhere)
+    with pytest.raises(ValueError, match=r"steps/kg is a symbolic link, not a step folder"):
+        run_experiment(config, run_dir, console=quiet())
+    assert [p.name for p in elsewhere.iterdir()] == ["precious.txt"]
+    (run_dir / "steps/kg").unlink()  # what the message asks for: then the run goes on
+    run_experiment(config, run_dir, console=quiet())
+    assert (run_dir / "steps/kg/facts.parquet").is_file()
+
+
+def test_links_elsewhere_in_the_run_directory(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp") + "  - id: old\n    kind: tiny_kg\n")
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.txt").write_text("keep")
+    # a link among a step's files: the step folder is not replaced
+    (run_dir / "steps/kg/facts.parquet").unlink()
+    (run_dir / "steps/kg/facts.parquet").symlink_to(elsewhere / "precious.txt")
+    with pytest.raises(ValueError, match=r"facts.parquet \(a symbolic link\)"):
+        run_experiment(config, run_dir, console=quiet())
+    (run_dir / "steps/kg/facts.parquet").unlink()
+    # steps/ itself a link
+    shutil.move(run_dir / "steps", tmp_path / "moved-steps")
+    (run_dir / "steps").symlink_to(tmp_path / "moved-steps")
+    with pytest.raises(ValueError, match="steps is a symbolic link; a run keeps its steps there"):
+        run_experiment(config, run_dir, console=quiet())
+    (run_dir / "steps").unlink()
+    shutil.move(tmp_path / "moved-steps", run_dir / "steps")
+    # its own temporaries' folder a link: the link goes, never what it points to
+    (run_dir / ".chronoprobe-tmp").symlink_to(elsewhere)
+    # a dropped step holding a link: left alone (the run goes on), named in the log
+    (run_dir / "steps/old/link").symlink_to(elsewhere)
+    config.write_text(CONFIG.format(name="exp"))
+    run_experiment(config, run_dir, console=quiet())
+    assert [p.name for p in elsewhere.iterdir()] == ["precious.txt"]
+    assert not (run_dir / ".chronoprobe-tmp").exists()
+    assert (run_dir / "steps/old/link").is_symlink()
+    assert "left alone (not deleted):" in (run_dir / "run.log").read_text()
+
+
+def test_files_of_the_wrong_type_where_the_run_writes(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    (run_dir / "config.yaml").unlink()
+    (run_dir / "config.yaml").mkdir()
+    (run_dir / "config.yaml" / "mine.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"config\.yaml is a folder; a run writes a file there"):
+        run_experiment(config, run_dir, console=quiet())
+    shutil.rmtree(run_dir / "config.yaml")
+    (run_dir / ".chronoprobe-tmp").write_text("a file of mine")
+    with pytest.raises(ValueError, match="chronoprobe-tmp is a file, where chronoprobe keeps"):
+        run_experiment(config, run_dir, console=quiet())
+    (run_dir / ".chronoprobe-tmp").unlink()
+    shutil.rmtree(run_dir / "steps")
+    (run_dir / "steps").write_text("not a folder")
+    with pytest.raises(ValueError, match="steps is a file; a run keeps its steps there"):
+        run_experiment(config, run_dir, console=quiet())
+    (run_dir / "steps").unlink()
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(ValueError, match="a-file is a file, so no folder can be made there"):
+        run_experiment(config, tmp_path / "a-file" / "run", console=quiet())
+    run_experiment(config, run_dir, console=quiet())
+
+
+# --- a user's files and edits inside step folders --------------------------------------------
+
+
+def test_a_users_file_in_a_step_folder_stops_the_run(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    (run_dir / "steps/kg/NOTES.md").write_text("my notes")
+    with pytest.raises(ValueError) as caught:
+        run_experiment(config, run_dir, ["steps.kg.params.last_pm=Q1"], console=quiet())
+    assert str(caught.value).startswith(
+        f"{run_dir / 'steps/kg'} holds what chronoprobe did not write there: NOTES.md"
+    )
+    assert (run_dir / "steps/kg/NOTES.md").read_text() == "my notes"
+
+
+def test_an_edited_output_is_detected_not_overwritten(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    metrics = run_dir / "steps/kg/metrics.json"
+    metrics.write_text(metrics.read_text() + "\n")  # same name, other content
+    with pytest.raises(ValueError, match=r"steps/kg: metrics.json changed since chronoprobe"):
+        run_experiment(config, run_dir, console=quiet())
+    assert metrics.read_text().endswith("\n")
+    os.utime(run_dir / "steps/kg/facts.parquet")  # only touched: not a change
+    metrics.unlink()  # the user's choice: the run restores it
+    run_experiment(config, run_dir, console=quiet())
+    assert json.loads(metrics.read_text()) == {"facts": 2}
+
+
+def test_a_step_folder_without_a_record_is_left_to_the_user(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    (run_dir / "steps/kg/step.json").write_text("{broken")
+    with pytest.raises(ValueError, match=r"has no readable step\.json, so chronoprobe cannot tell"):
+        run_experiment(config, run_dir, console=quiet())
+    assert (run_dir / "steps/kg/facts.parquet").is_file()
+
+
+# --- a second run at the same time, and a kill in the middle of writing ----------------------
+
+
+def test_a_concurrent_second_run_is_refused_and_the_first_finishes(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp") + "  - id: sq\n    kind: squares\n")
+    run_dir, cache = tmp_path / "run", tmp_path / "cache"
+    env = dict(os.environ, CHRONOPROBE_TEST_BLOCK_AT="0", PYTHONPATH=str(Path(__file__).parent))
+    first = subprocess.Popen(
+        [sys.executable, "-m", "chronoprobe", "run", str(config), "--out", str(run_dir)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list((cache / "squares").glob("*.partial")):  # the first is in its step
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        result = CliRunner().invoke(app, ["run", str(config), "--out", str(run_dir)])
+        assert result.exit_code == 2
+        assert "another chronoprobe run is working in" in result.output
+    finally:
+        first.kill()
+        first.wait()
+    run_experiment(config, run_dir, console=quiet())  # the killed first one resumes
+    assert not (run_dir / ".chronoprobe-tmp").exists()
+
+
+def test_a_kill_between_the_renames_of_a_step_loses_nothing(write_config, tmp_path, monkeypatch):
+    from chronoprobe.runs import ownership
+
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    real = os.replace
+
+    def killed(source, target):  # the old folder moved aside, then the process dies
+        if Path(source) == run_dir / "steps/kg":
+            real(source, target)
+            raise KeyboardInterrupt
+        real(source, target)
+
+    monkeypatch.setattr(ownership.os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(config, run_dir, ["steps.kg.params.last_pm=Q1"], console=quiet())
+    monkeypatch.setattr(ownership.os, "replace", real)
+    assert not (run_dir / "steps/kg").exists()
+    run_experiment(config, run_dir, ["steps.kg.params.last_pm=Q1"], console=quiet())
+    assert (run_dir / "steps/kg/facts.parquet").is_file()
+    assert sorted(p.name for p in run_dir.iterdir() if p.name.startswith(".")) == [
+        ".chronoprobe-run"
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_run_directory_is_one_line(write_config, tmp_path):
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    run_dir.chmod(0o555)
+    try:
+        result = CliRunner().invoke(app, ["run", str(config), "--out", str(run_dir)])
+    finally:
+        run_dir.chmod(0o755)
+    assert result.exit_code == 2 and "Permission denied" in result.output
+    assert (run_dir / "steps/kg/facts.parquet").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 from collections.abc import Callable
@@ -15,6 +16,25 @@ F = TypeVar("F", bound=Callable)
 # Raised by our loaders, parsers and validators for bad input (BadRecord and KGFormatError
 # are ValueErrors); anything else is a bug and keeps its traceback.
 USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, PermissionError)
+# What the file system says about paths a user gave (a name too long, a folder where a file
+# goes, a read-only or full disk): the user's to fix, so one line too.
+PATH_ERRNOS = {
+    errno.ENAMETOOLONG,
+    errno.EISDIR,
+    errno.EEXIST,
+    errno.EROFS,
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.ELOOP,
+    errno.EXDEV,
+}
+
+
+def _message(err: Exception) -> str:
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        where = f"{err.filename} -> {err.filename2}" if err.filename2 else err.filename
+        return f"{where}: {err.strerror}"
+    return str(err)
 
 
 def user_errors(command: F) -> F:
@@ -22,13 +42,14 @@ def user_errors(command: F) -> F:
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
-        except USER_ERRORS as err:
-            if os.environ.get("CHRONOPROBE_DEBUG"):
+        except (*USER_ERRORS, OSError) as err:
+            user = isinstance(err, USER_ERRORS) or err.errno in PATH_ERRNOS
+            if os.environ.get("CHRONOPROBE_DEBUG") or not user:
                 raise
             from rich.markup import escape
 
             # escaped: a message may hold brackets (pip install 'chronoprobe[ray]', JSON paths)
-            message = f"[red]error:[/] {escape(str(err))}"
+            message = f"[red]error:[/] {escape(_message(err))}"
             Console(stderr=True).print(message, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from err
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
@@ -44,7 +45,7 @@ def export(
     from chronoprobe.kg.io.jsonl import export_jsonl
 
     rows = export_jsonl(TemporalKG.load(kg_dir), out, what.value)
-    console.print(f"[green]wrote[/] {rows:,} {what.value} rows to {out}")
+    console.print(f"[green]wrote[/] {rows:,} {what.value} rows to {escape(str(out))}")
 
 
 @app.command()

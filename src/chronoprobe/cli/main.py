@@ -12,6 +12,7 @@ from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
 from chronoprobe.core.threads import configure_threads
 from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
+from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin
 
 app = typer.Typer(
     name="chronoprobe",
@@ -43,20 +44,14 @@ GROUPS = {
 }
 
 
-PLUGINS_ENV = "CHRONOPROBE_PLUGINS"
-
-
 def _import_plugins() -> None:
     """Import the modules ``CHRONOPROBE_PLUGINS`` names (comma-separated): each adds its own
     views, builders, models... to the registries, and so its commands and choices."""
-    import importlib
-
-    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            typer.echo(f"error: {PLUGINS_ENV}: cannot import {module!r}: {err}", err=True)
-            raise typer.Exit(2) from None
+    for module in env_plugins():
+        problem = import_plugin(module)
+        if problem is not None:
+            typer.echo(f"error: {PLUGINS_ENV}: {problem}", err=True)
+            raise typer.Exit(2)
 
 
 def _group(name: str) -> typer.Typer:

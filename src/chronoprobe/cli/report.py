@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
@@ -53,6 +54,6 @@ def report(
         path = write_report(run_dir, out)
     finally:
         logger.removeHandler(warnings)
-    console.print(f"report: [bold]{path}[/]", highlight=False)
+    console.print(f"report: [bold]{escape(str(path))}[/]", highlight=False)
     if open_browser:
         webbrowser.open(path.resolve().as_uri())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
@@ -32,22 +33,39 @@ def run(
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Recompute every step (and refresh the shared cache)."
     ),
+    trust_plugins: bool = typer.Option(
+        False,
+        "--trust-plugins",
+        help="Import the Python modules the config lists under `plugins:`. They run code with "
+        "your rights, so a config's plugins are refused without this flag (modules you name "
+        "in CHRONOPROBE_PLUGINS need none).",
+    ),
 ) -> None:
     """Run an experiment: every step in order, reusing cached steps, resuming interrupted ones.
 
     Outputs go to RUNDIR/steps/<step id>/, with config.yaml, environment.json and run.log beside
     them. Interrupt at any time (Ctrl-C, kill) and run the same command again to resume.
+    RUNDIR must be new, empty, or a run directory (it holds .chronoprobe-run): a run never
+    writes over a folder it did not make. A config that lists plugins runs only with
+    --trust-plugins, e.g. chronoprobe run mine.yaml --trust-plugins.
     """
     from chronoprobe.runs.engine import run_experiment
 
     try:
-        result = run_experiment(config, out, overrides, use_cache=not no_cache, console=console)
+        result = run_experiment(
+            config,
+            out,
+            overrides,
+            use_cache=not no_cache,
+            console=console,
+            trust_plugins=trust_plugins,
+        )
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: run the same command again to resume")
         raise typer.Exit(130) from None
-    console.print(f"run directory: [bold]{result.run_dir}[/]", highlight=False)
+    console.print(f"run directory: [bold]{escape(str(result.run_dir))}[/]", highlight=False)
     if result.report is not None:
-        console.print(f"report: [bold]{result.report}[/]", highlight=False)
+        console.print(f"report: [bold]{escape(str(result.report))}[/]", highlight=False)
 
 
 def _print_csv(columns: list[str], rows: list[tuple]) -> None:

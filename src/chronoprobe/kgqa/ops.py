@@ -105,6 +105,7 @@ def show(out: Path):
     command=("kgqa", "train"),
     show=show,
     continues=("epochs", checkpoint_continuation),
+    trains=True,
 )
 def run_kgqa(ctx: StepContext, params: KGQATrainParams, inputs: dict[str, Path]) -> None:
     """Train a QA model, checkpoint it every epoch, and rank the test questions' answers.

@@ -14,13 +14,44 @@ from chronoprobe.atomic import atomic_write_text
 REPORT_FILE = "report.html"
 
 
-def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Write the self-contained report of ``run_dir`` (default ``RUNDIR/report.html``)."""
+def write_report(
+    run_dir: str | Path, out: str | Path | None = None, *, tmp_dir: Path | None = None
+) -> Path:
+    """Write the self-contained report of ``run_dir`` (default ``RUNDIR/report.html``);
+    ``tmp_dir`` is where its temporary file goes (default: beside it)."""
     from chronoprobe.report.document import render_report
 
     target = Path(out) if out is not None else Path(run_dir) / REPORT_FILE
-    atomic_write_text(target, render_report(run_dir))
+    check_report_target(target)
+    atomic_write_text(target, render_report(run_dir), tmp_dir)
     return target
+
+
+# How an earlier report is recognised (the generator tag; the title, before it was added).
+_REPORT_SIGNS = (b'<meta name="generator" content="chronoprobe">', b"<title>chronoprobe report:")
+
+
+def check_report_target(target: Path) -> None:
+    """A report is written over nothing but an earlier report: a folder, a link or a user's
+    file at ``target`` is refused, naming what is there."""
+    from chronoprobe.runs.ownership import describe, lstat_kind
+
+    kind = lstat_kind(target)
+    if kind is None:
+        return
+    if kind == "dir":
+        raise ValueError(
+            f"{target} is a folder; pass the report's file, e.g. {target / REPORT_FILE}"
+        )
+    if kind != "file":
+        raise ValueError(f"{target} is {describe(kind)}; pass a new file name for the report")
+    with open(target, "rb") as stream:
+        head = stream.read(4096)
+    if not any(sign in head for sign in _REPORT_SIGNS):
+        raise ValueError(
+            f"{target} exists and is not a chronoprobe report; a report writes over nothing "
+            "else: pass a new file name"
+        )
 
 
 __all__ = ["REPORT_FILE", "write_report"]

@@ -3,6 +3,12 @@
 ``<cache>/<kind>/<key>/`` appears only by renaming a finished work directory
 (``<key>.partial/``) into place, so an entry either exists whole or not at all. A killed step
 leaves its work directory behind, and with it the shards it finished, for the next attempt.
+
+Entries are never shared with run directories or ``--out`` folders: those get copies, so an
+edit to an output cannot reach the cache. An entry's files are made read-only, and its
+``step.json`` records each file's sha256; serving an entry copies it and checks every file
+against that record while copying, so an entry changed in place (by hand, or through a hard
+link an older chronoprobe made into a run directory) is found out, dropped and computed again.
 """
 
 from __future__ import annotations
@@ -13,12 +19,15 @@ import json
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from chronoprobe import __version__
+from chronoprobe.atomic import atomic_write_text
+from chronoprobe.runs.ownership import copy_hashed, file_record, walk_files
 from chronoprobe.runs.steps import SHARDS_DIR
 
 STEP_RECORD = "step.json"
@@ -71,29 +80,6 @@ def replace_dir(source: Path, target: Path) -> None:
         shutil.rmtree(old)
 
 
-def link_tree(source: Path, target: Path, skip: tuple[str, ...] = ()) -> list[str]:
-    """Mirror ``source`` at ``target`` by hard links (copies across file systems).
-
-    Built beside the target and renamed into place. Returns the relative file names.
-    """
-    work = temp_beside(target, "link")
-    names = []
-    for file in sorted(p for p in source.rglob("*") if p.is_file()):
-        name = file.relative_to(source).as_posix()
-        if name in skip:
-            continue
-        dest = work / name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(file, dest)
-        except OSError:
-            shutil.copy2(file, dest)
-        names.append(name)
-    work.mkdir(parents=True, exist_ok=True)
-    replace_dir(work, target)
-    return names
-
-
 def clean_leftovers(directory: Path) -> None:
     """Remove temporary files and directories that a killed process left in ``directory``."""
     for path in list(directory.iterdir()):
@@ -131,6 +117,8 @@ class StepCache:
     def work_dir(self, kind: str, key: str, fresh: bool) -> Path:
         """The step's work directory, keeping only the finished shards of an earlier attempt."""
         work = self.root / kind / f"{key}.partial"
+        if work.is_symlink():  # not made here: the link goes, never what it points to
+            work.unlink()
         if fresh and work.exists():
             shutil.rmtree(work)
         work.mkdir(parents=True, exist_ok=True)
@@ -142,9 +130,53 @@ class StepCache:
                 clean_leftovers(folder)
         return work
 
-    def commit(self, work: Path, kind: str, key: str) -> Path:
-        """Make a finished work directory the cache entry; its shards are no longer needed."""
+    def commit(self, work: Path, kind: str, key: str, record: dict[str, Any]) -> Path:
+        """Make a finished work directory the cache entry; its shards are no longer needed.
+
+        ``record`` is written as its ``step.json`` with the digest of every file, and the
+        files are made read-only."""
         shutil.rmtree(work / SHARDS_DIR, ignore_errors=True)
+        names = [name for name in walk_files(work) if name != STEP_RECORD]
+        record = {**record, "files": {name: file_record(work / name) for name in names}}
+        atomic_write_text(work / STEP_RECORD, json.dumps(record, indent=2) + "\n")
+        for name in [*names, STEP_RECORD]:
+            mode = (work / name).stat().st_mode
+            (work / name).chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
         entry = self.entry(kind, key)
         replace_dir(work, entry)
         return entry
+
+    def serve(self, kind: str, key: str, target: Path) -> dict[str, Any]:
+        """Copy the entry's files into the empty folder ``target``, each checked against its
+        recorded digest; returns the entry's record. Raises :class:`DamagedEntry` when the
+        entry is not as it was written (then ``target`` may hold part of it)."""
+        entry = self.entry(kind, key)
+        where = f"cache entry {entry}"
+        try:
+            record = json.loads((entry / STEP_RECORD).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise DamagedEntry(f"{where}: its step.json is unreadable ({err})") from None
+        files = record.get("files") if isinstance(record, dict) else None
+        if not isinstance(files, dict):
+            raise DamagedEntry(f"{where}: written by an older chronoprobe, without digests")
+        present = [name for name in walk_files(entry) if name != STEP_RECORD]
+        if sorted(files) != present:
+            extra = sorted(set(present) - set(files)) or sorted(set(files) - set(present))
+            raise DamagedEntry(f"{where}: its files are not those it recorded ({extra[0]})")
+        for name in present:
+            digest = copy_hashed(entry / name, target / name)
+            if not isinstance(files[name], dict) or digest != files[name].get("sha256"):
+                raise DamagedEntry(f"{where}: {name} was changed after it was written")
+        return record
+
+    def discard(self, kind: str, key: str) -> None:
+        """Drop a damaged entry (renamed aside first, so no reader sees half of it)."""
+        entry = self.entry(kind, key)
+        if entry.is_dir():
+            aside = temp_beside(entry, "damaged")
+            os.replace(entry, aside)
+            shutil.rmtree(aside, ignore_errors=True)
+
+
+class DamagedEntry(ValueError):
+    """A cache entry that is not as it was written; it is dropped and computed again."""

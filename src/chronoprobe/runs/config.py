@@ -6,7 +6,6 @@ a message can point at the line a user has to edit rather than at a Python trace
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from pydantic import (
 )
 
 from chronoprobe import safe_yaml
-from chronoprobe.registry import nearest
+from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin, nearest
 from chronoprobe.runs.steps import StepKind, get_kind
 
 Loc = tuple[str | int, ...]
@@ -52,10 +51,15 @@ def _existing_path(value: Path, info: ValidationInfo) -> Path:
 ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
 
 
+# Step ids and experiment names become folder names (steps/<id>, runs/<name>); file systems
+# allow 255 bytes, and a long name is a typo long before that.
+MAX_NAME = 100
+
+
 class StepConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
+    id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$", max_length=MAX_NAME)
     kind: str
     params: dict[str, Any] = Field(default_factory=dict)
     inputs: dict[str, str] = Field(default_factory=dict)
@@ -64,7 +68,7 @@ class StepConfig(BaseModel):
 class ExperimentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=MAX_NAME)
     seed: int = 0
     cache_dir: Path | None = None
     plugins: list[str] = Field(default_factory=list)
@@ -301,14 +305,28 @@ def _keys(kind: StepKind, raw: Any) -> list[str]:
     return list(model.model_fields)
 
 
+def _refuse_untrusted_plugins(config: ExperimentConfig, lines: _Lines, trusted: bool) -> None:
+    """A config's plugins are imported only with ``trusted`` (``--trust-plugins``) or when the
+    user names them in ``CHRONOPROBE_PLUGINS`` too. A plugin is Python code that runs with the
+    user's rights, and a config is a file people send each other: reading one must not run
+    code its reader did not choose to run (as Hugging Face's ``trust_remote_code``)."""
+    untrusted = [m for m in config.plugins if m not in env_plugins()]
+    if untrusted and not trusted:
+        raise ConfigError(
+            [
+                f"{lines.locate(('plugins',))}: plugins: the config imports Python modules "
+                f"({', '.join(map(repr, untrusted))}), which run code with your rights; if you "
+                f"trust them, run it with --trust-plugins (or name them in {PLUGINS_ENV})"
+            ]
+        )
+
+
 def _import_plugins(config: ExperimentConfig, lines: _Lines) -> list[str]:
     problems = []
     for i, module in enumerate(config.plugins):
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            where = lines.locate(("plugins", i))
-            problems.append(f"{where}: plugins[{i}]: cannot import {module!r}: {err}")
+        problem = import_plugin(module)
+        if problem is not None:
+            problems.append(f"{lines.locate(('plugins', i))}: plugins[{i}]: {problem}")
     return problems
 
 
@@ -317,6 +335,7 @@ def _check_steps(
 ) -> tuple[dict[str, BaseModel], dict[str, StepKind], list[str]]:
     params: dict[str, BaseModel] = {}
     kinds: dict[str, StepKind] = {}
+    kind_of: dict[str, StepKind] = {}  # also of steps whose params are invalid
     problems: list[str] = []
     seen: list[str] = []
     for i, step in enumerate(config.steps):
@@ -324,6 +343,13 @@ def _check_steps(
         if step.id in seen:
             where = lines.locate((*here, "id"))
             problems.append(f"{where}: steps[{i}].id: duplicate step id {step.id!r}")
+        elif step.id.casefold() in (other.casefold() for other in seen):
+            twin = next(other for other in seen if other.casefold() == step.id.casefold())
+            problems.append(
+                f"{lines.locate((*here, 'id'))}: steps[{i}].id: {step.id!r} differs from "
+                f"{twin!r} only in case; on a file system that ignores case (macOS, Windows) "
+                "they would share one folder"
+            )
         for name, source in step.inputs.items():
             if source not in seen:
                 loc = (*here, "inputs", name)
@@ -333,9 +359,16 @@ def _check_steps(
                     f"{lines.locate(loc)}: {format_loc(loc)}: {source!r} is {why}; "
                     f"inputs name earlier steps ({earlier})"
                 )
+            elif source in kind_of and not kind_of[source].cacheable:
+                loc = (*here, "inputs", name)
+                problems.append(
+                    f"{lines.locate(loc)}: {format_loc(loc)}: {source!r} is a "
+                    f"{kind_of[source].name} step, which reads the whole run and leaves no "
+                    "outputs for another step to read"
+                )
         seen.append(step.id)
         try:
-            kind = get_kind(step.kind)
+            kind = kind_of[step.id] = get_kind(step.kind)
         except KeyError as err:
             problems.append(f"{lines.locate((*here, 'kind'))}: steps[{i}].kind: {err.args[0]}")
             continue
@@ -353,8 +386,13 @@ def _check_steps(
     return params, kinds, problems
 
 
-def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experiment:
-    """Read, override, validate; raise :class:`ConfigError` listing every problem found."""
+def load_experiment(
+    path: str | Path, overrides: Sequence[str] = (), *, trust_plugins: bool = False
+) -> Experiment:
+    """Read, override, validate; raise :class:`ConfigError` listing every problem found.
+
+    The config's ``plugins:`` are imported only with ``trust_plugins`` (or when named in
+    ``CHRONOPROBE_PLUGINS``); otherwise a config that has any is refused, before any runs."""
     path = Path(path)
     data, root = _parse_yaml(path)
     lines = _Lines(path, root)
@@ -366,6 +404,7 @@ def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experime
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_describe(err, (), data, lines, ExperimentConfig.model_fields)) from None
+    _refuse_untrusted_plugins(config, lines, trust_plugins)
     problems = _import_plugins(config, lines)
     params, kinds, step_problems = _check_steps(config, data, path.parent, lines)
     if problems or step_problems:

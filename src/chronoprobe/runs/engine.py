@@ -5,37 +5,35 @@ The one entry point is :func:`run_experiment`; ``chronoprobe run`` is a thin wra
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import os
 import shutil
+import stat
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import yaml
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.progress import live_progress
-from chronoprobe.runs.cache import (
-    STEP_RECORD,
-    StepCache,
-    default_cache_dir,
-    link_tree,
-    replace_dir,
-    step_key,
-    temp_beside,
-)
-from chronoprobe.runs.config import Experiment, load_experiment
+from chronoprobe.runs.cache import STEP_RECORD, DamagedEntry, StepCache, default_cache_dir, step_key
+from chronoprobe.runs.config import ConfigError, Experiment, load_experiment
 from chronoprobe.runs.environment import environment
-from chronoprobe.runs.run_directory import check_run_dir, claimed, tidy
+from chronoprobe.runs.ownership import file_record, walk_files
+from chronoprobe.runs.run_directory import RunDirectory, claimed
 from chronoprobe.runs.steps import SHARDS_DIR, StepContext, StepKind
 
 
@@ -90,6 +88,31 @@ def step_progress(console: Console) -> Progress:
     )
 
 
+def open_log(path: Path):
+    """``path`` opened for appending, refusing a symbolic link (it is not followed: a run
+    appends to its own log, never to a file elsewhere a link points to), a file with other
+    names (a hard link) and anything but a regular file (opening a pipe would wait for a
+    reader forever)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        handle = os.open(path, flags, 0o666)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise ValueError(
+                f"{path} is a symbolic link; a run appends to its own log only: remove the link"
+            ) from None
+        if err.errno == errno.ENXIO:  # a pipe nobody reads
+            raise ValueError(f"{path} is a pipe; a run appends its log to a file") from None
+        raise
+    info = os.fstat(handle)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        os.close(handle)
+        what = "has other names (hard links)" if stat.S_ISREG(info.st_mode) else "is no file"
+        raise ValueError(f"{path} {what}; a run appends its log to a file of its own only")
+    os.set_blocking(handle, True)
+    return open(handle, "a", encoding="utf-8")
+
+
 @contextmanager
 def console_logger(console: Console, path: Path | None = None) -> Iterator[logging.Logger]:
     """The run's logger, printing on ``console`` and, given a ``path``, appending to it."""
@@ -98,7 +121,7 @@ def console_logger(console: Console, path: Path | None = None) -> Iterator[loggi
     log.propagate = False
     handlers: list[logging.Handler] = [_ConsoleHandler(console)]
     if path is not None:
-        file_handler = logging.FileHandler(path, encoding="utf-8")
+        file_handler = logging.StreamHandler(open_log(path))
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
         handlers.append(file_handler)
     for handler in handlers:
@@ -113,6 +136,15 @@ def console_logger(console: Console, path: Path | None = None) -> Iterator[loggi
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Destination(Protocol):
+    """Where a step's outputs go (a run's ``steps/<id>``, a command's ``--out``): built in an
+    empty folder of the destination's own temporaries, then installed in one step."""
+
+    def staging(self) -> AbstractContextManager[Path]: ...
+
+    def install(self, staged: Path, step_id: str) -> Path: ...
 
 
 class StepExecutor:
@@ -151,54 +183,78 @@ class StepExecutor:
         params: BaseModel,
         inputs: dict[str, Path],
         input_keys: dict[str, str],
-        target: Path,
+        destination: Destination,
         recorded_inputs: dict[str, str],
     ) -> StepResult:
-        """Run (or fetch from the cache) one step into ``target``; ``input_keys`` identify what
-        each input holds, ``recorded_inputs`` is how step.json names them."""
+        """Run (or fetch from the cache) one step into ``destination``; ``input_keys``
+        identify what each input holds, ``recorded_inputs`` is how step.json names them."""
         extra = kind.fingerprint(params) if kind.fingerprint else None
         key = step_key(kind.name, params.model_dump(mode="json"), input_keys, self.seed, extra)
         started, began = _now(), time.perf_counter()
         cached = kind.cacheable and self.use_cache and self.cache.has(kind.name, key)
-        label = f"{step_id} [dim]({kind.name})[/]"
+        label = f"{escape(step_id)} [dim]({kind.name})[/]"
         if not cached:
             _say(self.log, f"[bold]…[/] {label} running")
-        if kind.cacheable:
-            if not cached:
+        with destination.staging() as staged:
+            if kind.cacheable:
                 origin = {"params": params.model_dump(mode="json"), "inputs": input_keys}
-                cached = self._compute_into_cache(step_id, kind, key, params, inputs, label, origin)
-            entry = self.cache.entry(kind.name, key)
-            computed = json.loads((entry / STEP_RECORD).read_text(encoding="utf-8"))
-            outputs = link_tree(entry, target, skip=(STEP_RECORD,))
-        else:
-            work = temp_beside(self.run_dir / step_id, "work")  # outside steps/, which it reads
-            work.mkdir(parents=True)
-            try:
-                kind.run(self.context(step_id, work), params, inputs)
-                replace_dir(work, target)
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-            files = (p for p in target.rglob("*") if p.is_file())
-            outputs = sorted(p.relative_to(target).as_posix() for p in files)
-            computed = None
-        seconds = time.perf_counter() - began
-        record = {
-            "id": step_id,
-            "kind": kind.name,
-            "key": key,
-            "params": params.model_dump(mode="json"),
-            "inputs": recorded_inputs,
-            "cached": cached,
-            "started": started,
-            "finished": _now(),
-            "seconds": round(seconds, 3),
-            "compute_seconds": computed["seconds"] if computed else round(seconds, 3),
-            "outputs": outputs,
-        }
-        atomic_write_text(target / STEP_RECORD, json.dumps(record, indent=2) + "\n")
+                cached, computed = self._serve(
+                    step_id, kind, key, params, inputs, label, origin, staged
+                )
+                digests = {name: entry["sha256"] for name, entry in computed["files"].items()}
+            else:
+                kind.run(self.context(step_id, staged), params, inputs)
+                computed, digests = None, {}
+            outputs = walk_files(staged)
+            seconds = time.perf_counter() - began
+            record = {
+                "id": step_id,
+                "kind": kind.name,
+                "key": key,
+                "params": params.model_dump(mode="json"),
+                "inputs": recorded_inputs,
+                "cached": cached,
+                "started": started,
+                "finished": _now(),
+                "seconds": round(seconds, 3),
+                "compute_seconds": computed["seconds"] if computed else round(seconds, 3),
+                "outputs": outputs,
+                # what was written, to tell later whether a user changed it (never served)
+                "files": {name: file_record(staged / name, digests.get(name)) for name in outputs},
+            }
+            atomic_write_text(staged / STEP_RECORD, json.dumps(record, indent=2) + "\n")
+            target = destination.install(staged, step_id)
         status = "[green]cached[/]" if cached else f"{seconds:.1f}s"
         _say(self.log, f"[green]✓[/] {label} {status}")
         return StepResult(step_id, kind.name, key, cached, seconds, target)
+
+    def _serve(
+        self,
+        step_id: str,
+        kind: StepKind,
+        key: str,
+        params: BaseModel,
+        inputs: dict[str, Path],
+        label: str,
+        origin: dict,
+        staged: Path,
+    ) -> tuple[bool, dict]:
+        """Copy the step's cache entry into ``staged``, computing it first when there is none;
+        an entry that is not as it was written is dropped and computed again. Returns whether
+        it came from the cache, and the entry's record."""
+        cached = self.use_cache and self.cache.has(kind.name, key)
+        if not cached:
+            cached = self._compute_into_cache(step_id, kind, key, params, inputs, label, origin)
+        try:
+            return cached, self.cache.serve(kind.name, key, staged)
+        except DamagedEntry as err:
+            _say(self.log, f"[yellow]{escape(str(err))}[/]; computing it again")
+        for path in list(staged.iterdir()):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        with self.cache.lock(kind.name, key):
+            self.cache.discard(kind.name, key)
+        self._compute_into_cache(step_id, kind, key, params, inputs, label, origin)
+        return False, self.cache.serve(kind.name, key, staged)
 
     def _compute_into_cache(
         self,
@@ -227,8 +283,7 @@ class StepExecutor:
             record = {"id": step_id, "kind": kind.name, "key": key, "started": started}
             record.update(origin, seed=self.seed)
             record["seconds"] = round(time.perf_counter() - began, 3)
-            atomic_write_text(work / STEP_RECORD, json.dumps(record, indent=2) + "\n")
-            self.cache.commit(work, kind.name, key)
+            self.cache.commit(work, kind.name, key, record)
         return False
 
     def _continue(self, kind: StepKind, origin: dict, work: Path, label: str) -> None:
@@ -268,6 +323,32 @@ def _cache_root(experiment: Experiment) -> Path:
     return configured if configured.is_absolute() else experiment.path.parent / configured
 
 
+def _paths_inside(experiment: Experiment, run_dir: Path) -> list[str]:
+    """Params naming files inside the run directory: the run replaces what is there while a
+    step would read it. An earlier step's output is named as an input instead."""
+    inside = run_dir.resolve()
+    problems = []
+
+    def walk(value: object, loc: str) -> None:
+        if isinstance(value, Path):
+            if value.resolve().is_relative_to(inside):
+                problems.append(
+                    f"{experiment.path.name}: {loc}: {value} is inside the run directory "
+                    f"{run_dir}, which the run rewrites; name the step that makes it under "
+                    "`inputs:`, or copy the file elsewhere"
+                )
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{loc}.{key}")
+        elif isinstance(value, list | tuple):
+            for i, item in enumerate(value):
+                walk(item, f"{loc}[{i}]")
+
+    for i, step in enumerate(experiment.config.steps):
+        walk(experiment.params[step.id].model_dump(), f"steps[{i}].params")
+    return problems
+
+
 def run_experiment(
     config_path: str | Path,
     out: str | Path | None = None,
@@ -275,40 +356,54 @@ def run_experiment(
     *,
     use_cache: bool = True,
     console: Console | None = None,
+    trust_plugins: bool = False,
 ) -> RunResult:
     """Run every step of an experiment config into ``out`` (default ``runs/<name>``).
 
     Finished steps come from the shared cache; an interrupted step resumes from its finished
-    shards. Raises :class:`~chronoprobe.runs.config.ConfigError` before doing anything when the
-    config is invalid.
+    shards. The whole plan is checked before anything is written: an invalid config raises
+    :class:`~chronoprobe.runs.config.ConfigError`, a run directory the run could not safely
+    write over a ValueError. ``trust_plugins`` lets the config's ``plugins:`` be imported
+    (they run code; see :func:`~chronoprobe.runs.config.load_experiment`).
     """
-    experiment = load_experiment(config_path, overrides)
+    experiment = load_experiment(config_path, overrides, trust_plugins=trust_plugins)
     config = experiment.config
     run_dir = Path(out) if out is not None else Path("runs") / config.name
     console = console or Console(stderr=True)
     cache_root = _cache_root(experiment)
-    check_run_dir(run_dir, cache_root)
-    with claimed(run_dir):
-        return _run(experiment, run_dir, cache_root, use_cache, console)
+    problems = _paths_inside(experiment, run_dir)
+    if problems:
+        raise ConfigError(problems)
+    keep = [step.id for step in config.steps]
+    with claimed(run_dir, cache_root) as directory:
+        directory.check(keep)
+        return _run(experiment, directory, cache_root, use_cache, console)
 
 
 def _run(
-    experiment: Experiment, run_dir: Path, cache_root: Path, use_cache: bool, console: Console
+    experiment: Experiment,
+    directory: RunDirectory,
+    cache_root: Path,
+    use_cache: bool,
+    console: Console,
 ) -> RunResult:
-    config = experiment.config
-    foreign = tidy(run_dir, {step.id for step in config.steps})
+    config, run_dir = experiment.config, directory.path
+    keep = [step.id for step in config.steps]
+    foreign = directory.start(keep)
+    tmp = directory.tmp
     resolved = yaml.safe_dump(experiment.resolved(), sort_keys=False, allow_unicode=True)
-    atomic_write_text(run_dir / "config.yaml", resolved)
+    atomic_write_text(run_dir / "config.yaml", resolved, tmp)
     record = json.dumps(environment(config.seed), indent=2) + "\n"
-    atomic_write_text(run_dir / "environment.json", record)
+    atomic_write_text(run_dir / "environment.json", record, tmp)
     progress = step_progress(console)
     results: list[StepResult] = []
     with console_logger(console, run_dir / "run.log") as log, progress:
-        _say(log, f"run [bold]{config.name}[/] into {run_dir}")
+        _say(log, f"run [bold]{config.name}[/] into {escape(str(run_dir))}")
+        if directory.adopted:
+            _say(log, f"added the run marker: {run_dir} was written by an earlier chronoprobe")
         if foreign:
-            _say(
-                log, f"[yellow]left alone[/] in steps/ (not made by this run): {', '.join(foreign)}"
-            )
+            names = escape(", ".join(foreign))
+            _say(log, f"[yellow]left alone[/] in steps/ (not made by this run): {names}")
         executor = StepExecutor(
             StepCache(cache_root), use_cache, log, progress, run_dir, config.seed
         )
@@ -319,9 +414,9 @@ def _run(
                     step.id,
                     experiment.kinds[step.id],
                     experiment.params[step.id],
-                    {name: run_dir / "steps" / source for name, source in step.inputs.items()},
+                    {name: directory.steps / source for name, source in step.inputs.items()},
                     {name: keys[source] for name, source in step.inputs.items()},
-                    run_dir / "steps" / step.id,
+                    directory,
                     dict(step.inputs),
                 )
                 keys[step.id] = result.key
@@ -330,7 +425,9 @@ def _run(
                 _say(log, f"[yellow]interrupted[/] in step {step.id}; run again to resume")
                 raise
             except Exception as err:
-                _say(log, f"[red]failed[/] in step {step.id}: {err}")
+                _say(log, f"[red]failed[/] in step {step.id}: {escape(str(err))}")
                 raise
+        for problem in directory.finish(keep):
+            _say(log, f"[yellow]left alone[/] (not deleted): {escape(problem)}")
     console.print(_summary(results))
     return RunResult(run_dir, results)

@@ -20,6 +20,7 @@ class ReportParams(BaseModel):
 @step_kind("report", ReportParams, cacheable=False)
 def run_report(ctx: StepContext, params: ReportParams, inputs: dict[str, Path]) -> None:
     from chronoprobe.report import write_report
+    from chronoprobe.runs.ownership import own_tmp
 
-    path = write_report(ctx.run_dir)
+    path = write_report(ctx.run_dir, tmp_dir=own_tmp(ctx.run_dir))
     ctx.log.info(f"report: {path}")

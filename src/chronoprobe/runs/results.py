@@ -2,6 +2,11 @@
 
 Views, not copies: the Parquet files stay the one source of truth and the database is rebuilt
 in a moment whenever it is opened, so it can never disagree with the run directory.
+
+``metrics`` holds every step's metrics.json, one row per figure; a figure's 95% interval and
+``n`` (the ``<metric>_ci95`` and ``<metric>_n`` keys beside it, or its group's ``n``) sit in its
+own row's ``ci_low``, ``ci_high`` and ``n``. ``seeds`` gives, for each step repeated over seeds
+(see :mod:`chronoprobe.runs.seeds`), each figure's mean and standard deviation over them.
 """
 
 from __future__ import annotations
@@ -25,8 +30,21 @@ METRICS_SCHEMA = pa.schema(
         ("metric", pa.string()),  # dotted path into metrics.json: relation_share.P54
         ("value", pa.float64()),  # numbers and booleans
         ("text", pa.string()),  # anything else, as JSON
+        ("n", pa.int64()),  # what the figure counts (rows, questions, queries), when it says
+        ("ci_low", pa.float64()),  # its 95% interval, when it has one
+        ("ci_high", pa.float64()),
+        ("step", pa.string()),  # the config's step: step_id, or the step a seed's copy repeats
+        ("seed", pa.int64()),  # the seed of a step repeated over seeds (else null)
     ]
 )
+RESERVED = ("metrics", "seeds")  # table names no Parquet view may take
+SEEDS_VIEW = """
+CREATE VIEW seeds AS
+SELECT step, kind, metric, avg(value) AS mean, stddev_samp(value) AS sd, count(value) AS runs,
+       min(value) AS min, max(value) AS max
+FROM metrics WHERE seed IS NOT NULL AND value IS NOT NULL
+GROUP BY step, kind, metric
+"""
 
 
 def _step_dirs(run_dir: Path) -> Iterator[tuple[Path, dict]]:
@@ -54,7 +72,7 @@ def parquet_tables(run_dir: Path) -> dict[str, Path]:
                 continue
             base = _sanitize(f"{record['id']}_{'_'.join(relative.parts)}")
             name, n = base, 1
-            while name in tables or name == "metrics":
+            while name in tables or name in RESERVED:
                 n += 1
                 name = f"{base}_{n}"
             tables[name] = file
@@ -72,14 +90,50 @@ def _flatten(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
         yield prefix, value
 
 
+def _uncertainty(group: dict, key: str) -> dict:
+    """The n and 95% interval that ``group`` gives its figure ``key`` (nulls where none)."""
+    interval = group.get(f"{key}_ci95")
+    n = group.get(f"{key}_n", group.get("n") if f"{key}_ci95" in group else None)
+    low, high = interval if isinstance(interval, list) and len(interval) == 2 else (None, None)
+    return {"n": n if isinstance(n, int) else None, "ci_low": low, "ci_high": high}
+
+
+def _folded(group: dict, key: str) -> bool:
+    """Is ``key`` a figure's interval or count, which goes into the figure's own row?"""
+    for suffix in ("_ci95", "_n"):
+        base = key.removesuffix(suffix)
+        if key.endswith(suffix) and base in group and f"{base}_ci95" in group:
+            return True
+    return False
+
+
+def _figures(value: Any, prefix: str = "") -> Iterator[tuple[str, Any, dict]]:
+    """(dotted path, value, its n and interval) for every leaf of a metrics.json."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _folded(value, str(key)):
+                continue
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(item, dict | list):
+                yield from _figures(item, path)
+            else:
+                yield path, item, _uncertainty(value, str(key))
+    elif isinstance(value, list):
+        for path, item in _flatten(value, prefix):
+            yield path, item, _uncertainty({}, "")
+    else:
+        yield prefix, value, _uncertainty({}, "")
+
+
 def metrics_table(run_dir: Path) -> pa.Table:
-    """Every step's ``metrics.json`` as rows (step_id, kind, metric, value, text)."""
+    """Every step's ``metrics.json`` as rows (step_id, kind, metric, value, text, n, ci_low,
+    ci_high, step, seed)."""
     rows = []
     for step_dir, record in _step_dirs(run_dir):
         path = step_dir / "metrics.json"
         if not path.is_file():
             continue
-        for metric, value in _flatten(json.loads(path.read_text(encoding="utf-8")), ""):
+        for metric, value, uncertainty in _figures(json.loads(path.read_text(encoding="utf-8"))):
             number = isinstance(value, int | float)
             rows.append(
                 {
@@ -88,6 +142,9 @@ def metrics_table(run_dir: Path) -> pa.Table:
                     "metric": metric,
                     "value": float(value) if number else None,
                     "text": None if number or value is None else json.dumps(value),
+                    **uncertainty,
+                    "step": record.get("step", record["id"]),
+                    "seed": record.get("seed"),
                 }
             )
     return pa.Table.from_pylist(rows, schema=METRICS_SCHEMA)
@@ -112,6 +169,7 @@ def build_results(run_dir: str | Path) -> Path:
             con.register("metrics_rows", metrics)
             con.execute("CREATE TABLE metrics AS SELECT * FROM metrics_rows")
             con.unregister("metrics_rows")
+            con.execute(SEEDS_VIEW)
         finally:
             con.close()  # checkpoints: everything is in the one file
     return target
@@ -129,3 +187,38 @@ def list_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
         "ORDER BY table_name != 'metrics', table_name"
     ).fetchall()
     return [(name, "view" if kind == "VIEW" else "table") for name, kind in rows]
+
+
+FIGURE_COLUMNS = ["step", "kind", "metric", "value", "ci95", "n", "sd", "per_seed"]
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def figure_rows(con: duckdb.DuckDBPyConnection, pattern: str) -> list[tuple]:
+    """The figures whose metric path matches ``pattern`` (a GLOB: ``hits@1``,
+    ``types.*.hits@1``), one row per step, as :data:`FIGURE_COLUMNS`: a step run once gives its
+    value, 95% interval and n; a step repeated over seeds the mean over its seeds, their
+    standard deviation and each seed's value (n when every seed counted the same rows)."""
+    once = con.execute(
+        "SELECT step_id, kind, metric, value, ci_low, ci_high, n FROM metrics "
+        "WHERE seed IS NULL AND value IS NOT NULL AND metric GLOB ?",
+        [pattern],
+    ).fetchall()
+    repeated = con.execute(
+        "SELECT step, kind, metric, avg(value), stddev_samp(value), min(n), max(n), "
+        "list(seed ORDER BY seed), list(value ORDER BY seed) FROM metrics "
+        "WHERE seed IS NOT NULL AND value IS NOT NULL AND metric GLOB ? "
+        "GROUP BY step, kind, metric",
+        [pattern],
+    ).fetchall()
+    rows = []
+    for step, kind, metric, value, low, high, n in once:
+        interval = None if low is None else [_round(low), _round(high)]
+        rows.append((step, kind, metric, _round(value), interval, n, None, None))
+    for step, kind, metric, mean, sd, low_n, high_n, seeds, values in repeated:
+        per_seed = {seed: _round(v) for seed, v in zip(seeds, values, strict=True)}
+        n = low_n if low_n == high_n else None
+        rows.append((step, kind, metric, _round(mean), None, n, _round(sd), per_seed))
+    return sorted(rows, key=lambda row: (row[0], row[2]))

@@ -2,15 +2,25 @@
 
 The step runs exactly as inside ``chronoprobe run`` (same function, same cache entry, same
 files), with its inputs given as directories instead of earlier steps. An input that is itself
-an output of chronoprobe (it has a ``step.json``) is keyed by that step's key, so chained
-commands hit the cache like chained steps; any other input is keyed by its files' names, sizes
-and modification times.
+an output of chronoprobe (it has a ``step.json`` whose files are unchanged) is keyed by that
+step's key, so chained commands hit the cache like chained steps; any other input is keyed by
+its files' names, sizes and modification times.
+
+``--out`` is replaced by the step's outputs, so it must be new, empty, or an earlier output of
+the same command: one holding the marker ``.chronoprobe-output`` (which names the command and
+the files it wrote) and nothing else but those files, unchanged. Another command's output, a
+user's notes or a link in it stop the command before anything is computed.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
-import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -18,21 +28,39 @@ from rich.console import Console
 
 from chronoprobe.runs.cache import STEP_RECORD, StepCache, canonical_json, default_cache_dir
 from chronoprobe.runs.engine import StepExecutor, StepResult, console_logger, step_progress
+from chronoprobe.runs.ownership import (
+    TMP_DIR,
+    changed_files,
+    clear_tmp,
+    describe,
+    foreign_entries,
+    fresh_dir,
+    listing,
+    lstat_kind,
+    own_tmp,
+    read_marker,
+    tmp_problem,
+    walk_files,
+    write_marker,
+)
+from chronoprobe.runs.run_directory import MARKER as RUN_MARKER
+from chronoprobe.runs.run_directory import read_step_record, refuse_holding
 from chronoprobe.runs.steps import StepKind
+
+OUTPUT_MARKER = ".chronoprobe-output"
+_OWN = (OUTPUT_MARKER, TMP_DIR)
 
 
 def input_key(path: Path) -> str:
     """What an input directory (or file) holds, as a cache key."""
-    record = path / STEP_RECORD
-    if record.is_file():
-        try:
-            key = json.loads(record.read_text(encoding="utf-8")).get("key")
-        except (json.JSONDecodeError, AttributeError):
-            key = None
-        if isinstance(key, str):
-            return key
+    record = read_step_record(path) if path.is_dir() else None
+    if record is not None and isinstance(record.get("key"), str) and record.get("files"):
+        files = record["files"]
+        unchanged = not changed_files(path, files)
+        if unchanged and not foreign_entries(path, [*files, STEP_RECORD], skip=_OWN):
+            return record["key"]
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    listing = [
+    listing_ = [
         [
             p.relative_to(path).as_posix() if p != path else p.name,
             p.stat().st_size,
@@ -40,23 +68,129 @@ def input_key(path: Path) -> str:
         ]
         for p in files
     ]
-    return hashlib.sha256(canonical_json(listing).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(listing_).encode()).hexdigest()
 
 
-def check_output_dir(out: Path, cache_root: Path) -> None:
-    """``--out`` is replaced by the step's outputs: never a folder holding other things."""
-    target = out.resolve()
-    for what, path in (("the working directory", Path.cwd()), ("the step cache", cache_root)):
-        inside = path.resolve()
-        if inside == target or inside.is_relative_to(target):
-            raise ValueError(f"--out {out} holds {what}; pass a folder of its own")
-    if target.is_file():
-        raise ValueError(f"--out {out} is a file; pass a folder")
-    if target.is_dir() and any(target.iterdir()) and not (target / STEP_RECORD).is_file():
+def check_output_dir(out: Path, cache_root: Path, command: str) -> list[str]:
+    """Refuse an ``--out`` this command may not replace; returns the files chronoprobe wrote
+    there (all of what the folder holds besides the marker and temporaries)."""
+    refuse_holding(out, cache_root)
+    kind = lstat_kind(out)
+    if kind is None:
+        return []
+    if not out.is_dir():
+        raise ValueError(f"--out {out} is {describe(kind)}; pass a folder")
+    names = sorted(set(os.listdir(out)) - {TMP_DIR})  # ours, while this command works
+    if not names:
+        return []
+    marker = read_marker(out / OUTPUT_MARKER)
+    if marker is not None:
+        writer, files = marker.get("command"), marker.get("files")
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ValueError(f"{out / OUTPUT_MARKER}: damaged marker (no list of files)")
+    else:  # an output of a chronoprobe before markers: its step.json names the command
+        record = read_step_record(out)
+        if lstat_kind(out / RUN_MARKER) is not None:
+            raise ValueError(
+                f"--out {out} is a run directory (made by `chronoprobe run`); a command writes a "
+                "folder of its own: pass a new or empty one"
+            )
+        if record is None:
+            raise ValueError(
+                f"--out {out} is not empty and was not written by chronoprobe (it holds "
+                f"{listing(names)}); pass a new or empty folder"
+            )
+        writer, files = record.get("id"), [*record["outputs"], STEP_RECORD]
+    if writer != command:
+        if isinstance(writer, str) and " " in writer:  # commands are two words, step ids one
+            what = f"`chronoprobe {writer}`"
+        else:
+            what = "a step of a run" if not isinstance(writer, str) else f"the run step {writer!r}"
         raise ValueError(
-            f"--out {out} is not empty and was not written by chronoprobe (no {STEP_RECORD}); "
-            "pass a new or empty folder"
+            f"--out {out} holds the output of {what}, not of `chronoprobe {command}`; a command "
+            "replaces only its own earlier output: pass another folder"
         )
+    problems = []
+    foreign = foreign_entries(out, files, skip=_OWN)
+    if foreign:
+        problems.append(f"it holds what `chronoprobe {command}` did not write: {listing(foreign)}")
+    record = read_step_record(out)
+    changed = changed_files(out, record.get("files", {}), missing_ok=True) if record else []
+    if changed:
+        problems.append(f"{listing(changed)} changed since chronoprobe wrote it")
+    if tmp_problem(out):
+        problems.append(str(tmp_problem(out)))
+    if problems:
+        raise ValueError(
+            f"--out {out}: {'; '.join(problems)}; the command would replace the folder whole: "
+            "move that away, or pass another folder"
+        )
+    return files
+
+
+@dataclass(frozen=True)
+class OutputFolder:
+    """A command's claimed ``--out``, as a step's destination."""
+
+    path: Path
+    command: str
+    cache_root: Path
+
+    @contextmanager
+    def staging(self) -> Iterator[Path]:
+        staged = fresh_dir(own_tmp(self.path), "new")
+        try:
+            yield staged
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)  # gone already once installed
+
+    def install(self, staged: Path, step_id: str) -> Path:
+        """Replace what the folder holds by ``staged``'s files, moving entries by renames.
+
+        The marker lists both old and new files while they are swapped (step.json goes first
+        and comes back last), so a folder left by a kill mid-way is still known as this
+        command's and is replaced whole by the next attempt."""
+        old_files = check_output_dir(self.path, self.cache_root, self.command)
+        new_files = walk_files(staged)
+        record = {"command": self.command}
+        write_marker(
+            self.path / OUTPUT_MARKER, {**record, "files": sorted({*old_files, *new_files})}
+        )
+        old = fresh_dir(own_tmp(self.path), "old")
+        for name in sorted(set(os.listdir(self.path)) - set(_OWN), key=lambda n: n != STEP_RECORD):
+            os.replace(self.path / name, old / name)
+        for name in sorted(os.listdir(staged), key=lambda n: n == STEP_RECORD):
+            os.replace(staged / name, self.path / name)
+        write_marker(self.path / OUTPUT_MARKER, {**record, "files": new_files})
+        shutil.rmtree(old, ignore_errors=True)
+        return self.path
+
+
+@contextmanager
+def claimed_output(out: Path, cache_root: Path, command: str) -> Iterator[OutputFolder]:
+    """Check ``--out`` (before making anything), then lock it for the block: a second command
+    writing to the same folder fails at once. A folder made here and left empty is removed."""
+    check_output_dir(out, cache_root, command)
+    created = lstat_kind(out) is None
+    out.mkdir(parents=True, exist_ok=True)
+    handle = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(
+                f"another chronoprobe command is writing to --out {out}; wait for it, or pass "
+                "another folder"
+            ) from None
+        try:
+            check_output_dir(out, cache_root, command)  # as it is now that it is ours
+            yield OutputFolder(out, command, cache_root)
+        finally:
+            clear_tmp(out)
+            if created and not any(out.iterdir()):
+                out.rmdir()
+    finally:
+        os.close(handle)
 
 
 def run_operation(
@@ -73,19 +207,21 @@ def run_operation(
 ) -> StepResult:
     """Run ``kind`` once with ``params`` on ``inputs`` into ``out``; returns the step's result.
 
-    ``keyed`` names, per input, what its cache key is computed from when not the input itself
-    (a file given for its folder: the folder may hold other things, even ``out``)."""
+    ``step_id`` is the command (``kg convert``): an ``out`` written by another command is
+    refused. ``keyed`` names, per input, what its cache key is computed from when not the
+    input itself (a file given for its folder: the folder may hold other things, even
+    ``out``)."""
     console = console or Console(stderr=True)
     cache_root = default_cache_dir()
-    check_output_dir(out, cache_root)
+    check_output_dir(out, cache_root, step_id)
     for name, path in inputs.items():
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file or directory (input {name!r})")
     keys = {name: input_key((keyed or {}).get(name, path)) for name, path in inputs.items()}
     progress = step_progress(console)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with console_logger(console) as log, progress:
+    claim = claimed_output(out, cache_root, step_id)
+    with claim as folder, console_logger(console) as log, progress:
         executor = StepExecutor(StepCache(cache_root), use_cache, log, progress, out.parent, seed)
         return executor.execute(
-            step_id, kind, params, inputs, keys, out, {k: str(v) for k, v in inputs.items()}
+            step_id, kind, params, inputs, keys, folder, {k: str(v) for k, v in inputs.items()}
         )

@@ -68,6 +68,9 @@ class StepKind:
     # (field, copy): a run with a larger ``field`` (epochs) goes on from a finished run of the
     # same step with a smaller one; ``copy(finished_entry, work_dir)`` puts its state in place
     continues: tuple[str, Callable[[Path, Path], None]] | None = None
+    # the step trains a model from a seed: an experiment with ``seeds`` repeats it (and the
+    # steps that read its output) once per seed
+    trains: bool = False
 
     @property
     def params(self) -> type[BaseModel]:
@@ -131,6 +134,7 @@ def step_kind(
     help: str = "",
     out_optional: bool = False,
     continues: tuple[str, Callable[[Path, Path], None]] | None = None,
+    trains: bool = False,
 ) -> Callable[[StepFunction], StepFunction]:
     """Register ``run(ctx, params, inputs)`` as the step kind ``name``."""
 
@@ -149,6 +153,7 @@ def step_kind(
             help,
             out_optional,
             continues,
+            trains,
         )
         STEP_KINDS.add(name, kind)
         return function
@@ -248,16 +253,17 @@ def files_fingerprint(params: Any) -> list | None:
 def checkpoint_continuation(entry: Path, work: Path) -> None:
     """For trainers that resume from a checkpoint in ``work/.shards/checkpoint``: put a
     finished run's checkpoint there (every file but its step record, metrics and
-    predictions), optimizer state included."""
+    predictions), optimizer state included. Copied without the entry's modes: its files are
+    read-only, and training goes on writing these."""
     target = work / SHARDS_DIR / "checkpoint"
     target.mkdir(parents=True, exist_ok=True)
     for path in entry.iterdir():
         if path.name in ("step.json", "metrics.json", "predictions.parquet"):
             continue
         if path.is_dir():
-            shutil.copytree(path, target / path.name)
+            shutil.copytree(path, target / path.name, copy_function=shutil.copyfile)
         else:
-            shutil.copy2(path, target / path.name)
+            shutil.copyfile(path, target / path.name)
 
 
 def get_kind(name: str) -> StepKind:

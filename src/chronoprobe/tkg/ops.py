@@ -77,6 +77,11 @@ class TKGTrainParams(Params):
         description="Seed of the split, the initialisation and the shuffles (default: the "
         "run's seed; 0 on the command line).",
     )
+    split_seed: int | None = Field(
+        None,
+        description="Seed of the split alone (default: seed). Fix it to train over several "
+        "seeds on one split, so the spread is the training's, not the split's.",
+    )
     device: str = Field("auto", description=DEVICE_HELP)
 
 
@@ -129,6 +134,7 @@ def _tkg_check(params: TKGTrainParams, inputs: frozenset[str]) -> list[str]:
     command=("tkg", "train"),
     show=show,
     continues=("epochs", checkpoint_continuation),
+    trains=True,
 )
 def run_tkg(ctx: StepContext, params: TKGTrainParams, inputs: dict[str, Path]) -> None:
     """Train embeddings on a KG directory and rank its test facts among all its entities.
@@ -186,7 +192,7 @@ def _training_data(params: TKGTrainParams, inputs: dict[str, Path]):
         kg,
         valid_fraction=params.valid_fraction,
         test_fraction=params.test_fraction,
-        seed=params.seed,
+        seed=params.seed if params.split_seed is None else params.split_seed,
         mode=mode,
     )
 

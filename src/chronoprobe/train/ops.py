@@ -101,7 +101,12 @@ def show_series(out: Path):
 
 
 @step_kind(
-    "series", SeriesParams, inputs=(KG_WITH_TEXT,), command=("train", "series"), show=show_series
+    "series",
+    SeriesParams,
+    inputs=(KG_WITH_TEXT,),
+    command=("train", "series"),
+    show=show_series,
+    trains=True,
 )
 def run_series(ctx: StepContext, params: SeriesParams, inputs: dict[str, Path]) -> None:
     """Train one masked LM per period, each starting from the previous period's model.
@@ -162,7 +167,9 @@ def text_lines(kg_dir: Path, sources: list[str]) -> list[str]:
     return lines
 
 
-@step_kind("pretrain", PretrainParams, inputs=(KG_WITH_TEXT,), command=("train", "pretrain"))
+@step_kind(
+    "pretrain", PretrainParams, inputs=(KG_WITH_TEXT,), command=("train", "pretrain"), trains=True
+)
 def run_pretrain(ctx: StepContext, params: PretrainParams, inputs: dict[str, Path]) -> None:
     """Pretrain a masked LM on a world's own text, a stand-in for RoBERTa offline.
 
@@ -326,6 +333,7 @@ def show_memorize(out: Path) -> str:
     check=_memorize_check,
     command=("train", "memorize"),
     show=show_memorize,
+    trains=True,
 )
 def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Path]) -> None:
     """Feed temporal knowledge into a masked LM whose vocabulary holds every entity and year.

@@ -1,0 +1,243 @@
+"""What chronoprobe wrote, and only that: markers, temporaries of its own, checked replacement.
+
+Researchers point chronoprobe at folders of results they cannot make again, so nothing here
+trusts a name alone. A folder chronoprobe writes (a run directory, a command's ``--out``)
+carries a marker file only chronoprobe writes; its temporaries live in a folder of its own
+(:data:`TMP_DIR`) and nowhere else; and before a folder of outputs is replaced, every entry in
+it is checked against the files chronoprobe recorded there: a file a user added, a link, or an
+output edited since it was written stops the command instead of being deleted with the rest.
+Nothing here follows a symbolic link it did not make.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from chronoprobe import __version__
+from chronoprobe.atomic import atomic_write_text
+
+TMP_DIR = ".chronoprobe-tmp"
+MARKER_FORMAT = 1  # raised when a marker's meaning changes; a newer one is refused
+_MARKER_BYTES = 1 << 20  # a marker is a few lines; anything larger is not one of ours
+_CHUNK = 1 << 20
+SHOWN = 5  # names listed in a message before "and N more"
+
+
+def lstat_kind(path: Path) -> str | None:
+    """``"dir"``, ``"file"``, ``"link"`` or ``"other"`` for what is at ``path`` itself (a
+    link is not followed); None when nothing is there."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:  # a parent is a file: nothing can be here
+        return None
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def describe(kind: str) -> str:
+    return {"link": "a symbolic link", "dir": "a folder", "file": "a file"}.get(
+        kind, "not a regular file (a device, socket or pipe)"
+    )
+
+
+def listing(names: list[str]) -> str:
+    """``a, b, c and 4 more``."""
+    shown = ", ".join(names[:SHOWN])
+    return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
+def read_marker(path: Path) -> dict[str, Any] | None:
+    """The record in a marker file; None when there is none. A file of that name that is not
+    a marker chronoprobe could have written (a link, a folder, not JSON, a newer format)
+    refuses the folder: it is the one thing a folder is recognised by."""
+    kind = lstat_kind(path)
+    if kind is None:
+        return None
+    if kind != "file":
+        raise ValueError(f"{path}: {describe(kind)}, not the marker chronoprobe writes there")
+    if path.stat().st_size > _MARKER_BYTES:
+        raise ValueError(f"{path}: too large to be the marker chronoprobe writes")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise ValueError(
+            f"{path}: damaged marker ({err}); chronoprobe cannot tell what it wrote"
+        ) from None
+    if not isinstance(data, dict) or type(data.get("format")) is not int:
+        raise ValueError(
+            f"{path}: damaged marker (no format); chronoprobe cannot tell what it wrote"
+        )
+    if data["format"] > MARKER_FORMAT:
+        raise ValueError(
+            f"{path}: written by a newer chronoprobe ({data.get('chronoprobe', 'unknown')}, "
+            f"format {data['format']}); this one ({__version__}) reads format {MARKER_FORMAT}: "
+            "upgrade chronoprobe, or pass another folder"
+        )
+    return data
+
+
+def write_marker(path: Path, record: dict[str, Any]) -> None:
+    data = {"format": MARKER_FORMAT, "chronoprobe": __version__, **record}
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n", own_tmp(path.parent))
+
+
+def own_tmp(folder: Path) -> Path:
+    """``folder/.chronoprobe-tmp``, a real folder: a link of that name is removed (the link
+    only, never what it points to) so that nothing is written through it."""
+    tmp = folder / TMP_DIR
+    kind = lstat_kind(tmp)
+    if kind == "link":
+        tmp.unlink()
+    elif kind not in (None, "dir"):
+        raise ValueError(
+            f"{tmp}: {describe(kind)}; chronoprobe keeps its temporary files in a folder of "
+            "that name: move it away"
+        )
+    tmp.mkdir(exist_ok=True)
+    return tmp
+
+
+def fresh_dir(tmp: Path, tag: str) -> Path:
+    folder = tmp / f"{tag}-{secrets.token_hex(6)}"
+    folder.mkdir()
+    return folder
+
+
+def clear_tmp(folder: Path) -> None:
+    """Delete ``folder/.chronoprobe-tmp``: everything in it was made by chronoprobe."""
+    tmp = folder / TMP_DIR
+    kind = lstat_kind(tmp)
+    if kind == "link":
+        tmp.unlink()
+    elif kind == "dir":
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def tmp_problem(folder: Path) -> str | None:
+    kind = lstat_kind(folder / TMP_DIR)
+    if kind in (None, "dir", "link"):
+        return None
+    return f"{folder / TMP_DIR} is {describe(kind)}, where chronoprobe keeps its temporary files"
+
+
+def walk_files(folder: Path) -> list[str]:
+    """Relative paths of the regular files under ``folder``, links not followed."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        base = Path(root).relative_to(folder)
+        for name in files:
+            if lstat_kind(Path(root) / name) == "file":
+                out.append((base / name).as_posix())
+        dirs.sort()
+    return sorted(out)
+
+
+def foreign_entries(folder: Path, listed: Iterable[str], skip: Iterable[str] = ()) -> list[str]:
+    """Entries under ``folder`` that chronoprobe did not write: anything but a regular file
+    named in ``listed`` (a user's file, a link, a pipe), and folders holding only such.
+    Top-level names in ``skip`` are not looked at. Links are never followed."""
+    listed, skip = set(listed), set(skip)
+    foreign = []
+    for root, dirs, files in os.walk(folder):
+        base = Path(root).relative_to(folder)
+        for name in sorted(files + dirs):
+            relative = (base / name).as_posix()
+            if base == Path(".") and name in skip:
+                continue
+            kind = lstat_kind(Path(root) / name)
+            if kind == "dir":
+                continue
+            if kind != "file" or relative not in listed:
+                foreign.append(relative + ("" if kind == "file" else f" ({describe(kind)})"))
+        dirs[:] = sorted(d for d in dirs if not (base == Path(".") and d in skip))
+    return foreign
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def copy_hashed(source: Path, target: Path) -> str:
+    """Copy ``source`` to a new file ``target`` and return the sha256 of what was copied:
+    one read serves both, so serving a cache entry verified costs no more than copying it."""
+    digest = hashlib.sha256()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(source, "rb") as src, open(target, "xb") as dst:
+        while chunk := src.read(_CHUNK):
+            digest.update(chunk)
+            dst.write(chunk)
+    return digest.hexdigest()
+
+
+def file_record(path: Path, sha256: str | None = None) -> dict[str, Any]:
+    """What a step record keeps of one output file to tell later whether it was changed."""
+    info = path.stat()
+    return {
+        "sha256": sha256 or sha256_of(path),
+        "bytes": info.st_size,
+        "mtime_ns": info.st_mtime_ns,
+    }
+
+
+def changed_files(folder: Path, files: dict[str, Any], missing_ok: bool = False) -> list[str]:
+    """The recorded files of ``folder`` that differ from their record, or are missing (unless
+    ``missing_ok``: a deleted output holds nothing to lose). Size and modification time equal
+    to the record's count as unchanged; otherwise the content is hashed (a file only touched
+    is not changed)."""
+    changed = []
+    for name, record in sorted(files.items()):
+        path = folder / name
+        kind = lstat_kind(path)
+        if kind is None and missing_ok:
+            continue
+        try:
+            if kind != "file":
+                changed.append(name)
+                continue
+            info = path.stat()
+            same_stamp = info.st_mtime_ns == record.get("mtime_ns")
+            if info.st_size != record.get("bytes") or (
+                not same_stamp and sha256_of(path) != record.get("sha256")
+            ):
+                changed.append(name)
+        except (AttributeError, OSError):
+            changed.append(name)
+    return changed
+
+
+def replace_folder(staged: Path, target: Path, tmp: Path) -> None:
+    """Put ``staged`` at ``target`` by renames; the old ``target`` (a real folder, checked by
+    the caller) is moved into ``tmp`` first and deleted there, so a kill at any moment leaves
+    either folder whole at ``target``, or none, never a half-deleted one."""
+    old = None
+    if lstat_kind(target) is not None:
+        old = tmp / f"old-{secrets.token_hex(6)}"
+        os.replace(target, old)
+    os.replace(staged, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_folder(folder: Path, tmp: Path) -> None:
+    """Delete a folder chronoprobe made (checked by the caller): renamed into ``tmp`` first,
+    so a kill leaves it whole or gone, and deleted there."""
+    gone = tmp / f"gone-{secrets.token_hex(6)}"
+    os.replace(folder, gone)
+    shutil.rmtree(gone, ignore_errors=True)
