@@ -392,6 +392,8 @@ def _snaks(snaks: list[_Snak]) -> _Snaks:
 
 
 def _snaks_bytes(snaks: _Snaks) -> int:
+    if len(snaks) == 1:  # nearly always: counted without a generator, on every cache miss
+        return len(snaks[0][1])
     return sum(len(datavalue) for _, datavalue in snaks)
 
 
