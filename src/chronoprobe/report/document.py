@@ -9,6 +9,8 @@ also logged as a warning (``chronoprobe report`` prints it).
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,11 +40,14 @@ log = logging.getLogger(__name__)
 
 HEADLINE_ITEMS = 4  # metrics per summary row when a kind names none
 LOG_LINES = 60
+LOG_TAIL_BYTES = 64 << 10  # enough for LOG_LINES lines
 REPORT_KIND = "report"  # the step that writes this page; it is still running while it does
 MAX_FILES = 100
 
 
 def _status(step: StepInfo) -> str:
+    if step.error is not None:
+        return "unreadable step.json"
     if step.kind == REPORT_KIND:
         return "this page"
     if not step.done:
@@ -158,6 +163,10 @@ def _comparisons(run: RunInfo) -> dict[str, list[Block]]:
 def _step_view(step: StepInfo, first: list[Block]) -> StepView | None:
     """The step's section with its parameters, inputs and files (after ``first``, the
     comparisons it opens); None for steps not run yet."""
+    if step.error is not None:
+        log.warning("report: step %s: %s", step.id, step.error)
+        box = Text(f"The record of step {step.id} could not be read: {step.error}", style="error")
+        return StepView(step.id, step.kind, _status(step), None, Section(f"Step {step.id}", [box]))
     if not step.done:
         return None
     try:
@@ -214,13 +223,28 @@ def _appendix(run: RunInfo) -> list[Block]:
     if packages:
         rows = [[name, version or "not installed"] for name, version in packages.items()]
         blocks.append(Details("Package versions", [Table(["package", "version"], rows)]))
-    log_path = run.dir / "run.log"
-    if log_path.is_file():
-        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = _log_tail(run.dir / "run.log")
+    if lines is not None:
         blocks.append(
             Details(f"Log (run.log, last {LOG_LINES} lines)", [Code("\n".join(lines[-LOG_LINES:]))])
         )
     return blocks
+
+
+def _log_tail(path: Path) -> list[str] | None:
+    """The last lines of the run's log: its end only (a log may be large), and never through
+    a link (the page would show whatever file it points to)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with open(handle, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        size = stream.seek(0, os.SEEK_END)
+        stream.seek(max(0, size - LOG_TAIL_BYTES))
+        text = stream.read().decode("utf-8", errors="replace")
+    return text.splitlines()[1 if size > LOG_TAIL_BYTES else 0 :]
 
 
 def render_report(run_dir: str | Path) -> str:
@@ -232,6 +256,8 @@ def render_report(run_dir: str | Path) -> str:
         for step in run.steps
         if (view := _step_view(step, comparisons.get(step.id, []))) is not None
     ]
+    for problem in run.problems:
+        log.warning("report: %s", problem)
     started = _when(run.environment.get("started", "at an unknown time"))
     now = _when(datetime.now(UTC).isoformat())
     return render_page(
@@ -241,5 +267,6 @@ def render_report(run_dir: str | Path) -> str:
         summary=_summary(run, {view.id for view in views}),
         steps=views,
         appendix=_appendix(run),
+        problems=[Text(f"{p[0].upper()}{p[1:]}", style="error") for p in run.problems],
         footer=f"Written by chronoprobe {chronoprobe.__version__} at {now}.",
     )

@@ -211,18 +211,22 @@ def render_page(
     steps: Sequence[StepView],
     appendix: Sequence[Block],
     footer: str,
+    problems: Sequence[Block] = (),
 ) -> str:
+    """The page. ``problems`` (run files that could not be read) are shown under the header."""
     env = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(v)}</dd></div>" for k, v in environment)
     toc = " ".join(
         f'<a href="#{anchor(s.id)}">{escape(s.id)}</a>' for s in steps if s.section.blocks
     )
     body = "\n".join(_step(s) for s in steps)
     extra = "\n".join(render_block(b) for b in appendix)
+    notes = "\n".join(render_block(b) for b in problems)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="chronoprobe">
 <title>{escape(title)}</title>
 <style>{CSS}</style>
 </head>
@@ -232,6 +236,7 @@ def render_page(
 <h1>{escape(title)}</h1>
 <p class="sub">{escape(subtitle)}</p>
 <dl class="env">{env}</dl>
+{notes}
 </header>
 <nav class="toc">Steps: {toc}</nav>
 <section class="summary" id="summary">

@@ -2,19 +2,39 @@
 
 The report reads only files (see the run directory layout in ``chronoprobe.runs``), so it works
 on a copied or archived run, and on a run still in progress (steps not yet run are listed as such).
+
+A damaged file costs only what it holds: a broken ``step.json`` that step's section (shown as
+an error), a broken ``environment.json`` the environment lines, a broken ``config.yaml`` the
+config (the steps are then those found in ``steps/``). Each problem names the file and why.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from chronoprobe import safe_yaml
 from chronoprobe.jsonl import read_json_object
 
 STEP_RECORD = "step.json"
+# what the fields of a step record the report shows are, when present
+_RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "id": str,
+    "kind": str,
+    "params": dict,
+    "inputs": dict,
+    "seconds": (int, float),
+    "cached": bool,
+    "outputs": list,
+}
+# config.yaml and the JSON records are kilobytes as a run writes them; more is not a run's
+MAX_CONFIG_BYTES = 8 << 20
+MAX_RECORD_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -23,6 +43,7 @@ class StepInfo:
     kind: str
     dir: Path
     record: dict[str, Any] = field(default_factory=dict)  # step.json; {} when not run yet
+    error: str | None = None  # why step.json could not be read
 
     @property
     def done(self) -> bool:
@@ -37,29 +58,94 @@ class RunInfo:
     config_text: str
     environment: dict[str, Any]
     steps: list[StepInfo]
+    problems: list[str] = field(default_factory=list)  # run files that could not be read
+
+
+def _regular(path: Path, limit: int = MAX_RECORD_BYTES) -> Path:
+    """``path``, if it is a regular file of a record's size: a pipe or a device would be read
+    forever, a huge file whole."""
+    if not path.is_file():
+        raise ValueError(f"{path}: not a regular file")
+    if path.stat().st_size > limit:
+        raise ValueError(f"{path}: larger than a run writes it ({limit >> 20} MB)")
+    return path
 
 
 def _read_config(path: Path) -> tuple[dict[str, Any], str]:
-    if not path.is_file():
-        raise ValueError(
-            f"{path.parent}: not a run directory (no config.yaml); "
-            "create one with `chronoprobe run CONFIG.yaml`"
-        )
-    text = path.read_text(encoding="utf-8")
+    _regular(path, MAX_CONFIG_BYTES)
     try:
-        config = yaml.safe_load(text)
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    try:
+        config = safe_yaml.load(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ValueError(f"{path}{line}: invalid YAML: {getattr(err, 'problem', err)}") from err
+        line, reason = safe_yaml.problem_of(err)
+        raise ValueError(f"{path}{'' if line is None else f':{line}'}: {reason}") from None
     if not isinstance(config, dict):
         raise ValueError(f"{path}:1: the config must be a mapping")
-    steps = config.get("steps") or []
-    if not isinstance(steps, list) or not all(
-        isinstance(s, dict) and "id" in s and "kind" in s for s in steps
-    ):
-        raise ValueError(f"{path}: `steps` must be a list of mappings with an id and a kind")
+    steps = config.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise ValueError(f"{path}: no `steps` list; a run's config lists the steps it ran")
+    for i, step in enumerate(steps):
+        if not (
+            isinstance(step, dict)
+            and isinstance(step.get("id"), str)
+            and isinstance(step.get("kind"), str)
+        ):
+            raise ValueError(f"{path}: steps[{i}] is not a mapping with an id and a kind")
     return config, text
+
+
+def _record(step_dir: Path) -> tuple[dict[str, Any], str | None]:
+    """A step's record and, when it cannot be read, why."""
+    path = step_dir / STEP_RECORD
+    if not path.exists():
+        return {}, None
+    try:
+        record = read_json_object(_regular(path), "the step record")
+    except (ValueError, OSError) as err:
+        return {}, str(err)
+    special = _special_files(step_dir)
+    if special:
+        return (
+            {},
+            f"{step_dir} holds {', '.join(special[:5])}, not regular files; nothing in it is read",
+        )
+    for key, expected in _RECORD_TYPES.items():
+        if key in record and not isinstance(record[key], expected):
+            return {}, f"{path}: {key} is a {type(record[key]).__name__}, not as a run writes it"
+    if not all(isinstance(v, str) for v in record.get("inputs", {}).values()):
+        return {}, f"{path}: inputs must name the steps they come from"
+    return record, None
+
+
+def _special_files(folder: Path) -> list[str]:
+    """Entries of ``folder`` that are pipes, sockets or devices (links followed): reading one
+    would wait forever or never end, so a step holding one is not read at all."""
+    special = []
+    for root, dirs, files in os.walk(folder):
+        for name in files + dirs:
+            try:
+                mode = (Path(root) / name).stat().st_mode
+            except OSError:  # a broken link: nothing to read
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                special.append((Path(root) / name).relative_to(folder).as_posix())
+    return sorted(special)
+
+
+def _found_steps(path: Path) -> list[StepInfo]:
+    """The steps in ``steps/`` when the config cannot tell which there are, by name."""
+    steps = []
+    folders = sorted(p for p in (path / "steps").glob("*") if p.is_dir())
+    for step_dir in folders:
+        if step_dir.name.startswith("."):
+            continue
+        record, error = _record(step_dir)
+        kind = record.get("kind") if isinstance(record.get("kind"), str) else "unknown"
+        steps.append(StepInfo(step_dir.name, kind, step_dir, record, error))
+    return steps
 
 
 def load_run(run_dir: str | Path) -> RunInfo:
@@ -73,17 +159,44 @@ def load_run(run_dir: str | Path) -> RunInfo:
         raise ValueError(f"{path}: a file, not a run directory (made by `chronoprobe run`)")
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such run directory")
-    config, text = _read_config(path / "config.yaml")
+    config_path = path / "config.yaml"
+    if not config_path.is_file():
+        raise ValueError(
+            f"{path}: not a run directory (no config.yaml); "
+            "create one with `chronoprobe run CONFIG.yaml`"
+        )
+    problems: list[str] = []
+    try:
+        config, text = _read_config(config_path)
+    except (ValueError, OSError) as err:
+        problems.append(f"the config could not be read: {err}")
+        config, text = {}, ""
+    environment: dict[str, Any] = {}
     env_path = path / "environment.json"
-    environment = read_json_object(env_path) if env_path.is_file() else {}
-    if not isinstance(environment, dict):
-        raise ValueError(f"{env_path}:1: the environment record must be a JSON object")
-    steps = []
-    for step in config.get("steps") or []:
-        step_dir = path / "steps" / str(step["id"])
-        record_path = step_dir / STEP_RECORD
-        record = read_json_object(record_path) if record_path.is_file() else {}
-        if not isinstance(record, dict):
-            raise ValueError(f"{record_path}:1: the step record must be a JSON object")
-        steps.append(StepInfo(str(step["id"]), str(step["kind"]), step_dir, record))
-    return RunInfo(path, str(config.get("name", path.name)), config, text, environment, steps)
+    if env_path.exists():
+        try:
+            environment = read_json_object(_regular(env_path), "the environment record")
+        except (ValueError, OSError) as err:
+            problems.append(f"the environment could not be read: {err}")
+        if not isinstance(environment.get("packages", {}), dict):
+            problems.append(
+                f"the environment could not be read: {env_path}: packages is no mapping"
+            )
+            environment = {}
+    if config:
+        steps = []
+        for step in config["steps"]:
+            step_dir = path / "steps" / step["id"]
+            steps.append(StepInfo(step["id"], step["kind"], step_dir, *_record(step_dir)))
+    else:
+        steps = _found_steps(path)
+    name = config.get("name")
+    return RunInfo(
+        path,
+        name if isinstance(name, str) else path.name,
+        config,
+        text,
+        environment,
+        steps,
+        problems,
+    )

@@ -102,8 +102,10 @@ def section_kind(kind: str, record: dict | None = None) -> SectionKind:
 def read_metrics(step_dir: Path) -> dict[str, Any]:
     """A step's ``metrics.json`` ({} when it wrote none); bad JSON names the file and line."""
     path = step_dir / "metrics.json"
-    if not path.is_file():
+    if not path.exists():
         return {}
+    if not path.is_file():  # a pipe or a device would be read forever
+        raise ValueError(f"{path}: not a regular file")
     return read_json_object(path, "metrics")
 
 
