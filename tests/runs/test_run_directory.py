@@ -534,3 +534,11 @@ def test_a_read_only_run_directory_is_one_line(write_config, tmp_path):
         run_dir.chmod(0o755)
     assert result.exit_code == 2 and "Permission denied" in result.output
     assert (run_dir / "steps/kg/facts.parquet").is_file()
+
+
+def test_a_run_killed_before_its_marker_was_written_is_run_again(write_config, tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / ".chronoprobe-tmp" / "new-abc").mkdir(parents=True)  # all such a kill leaves
+    run_experiment(write_config(CONFIG.format(name="exp")), run_dir, console=quiet())
+    assert (run_dir / "steps/kg/facts.parquet").is_file()
+    assert not (run_dir / ".chronoprobe-tmp").exists()

@@ -193,8 +193,8 @@ class RunDirectory:
 
     def check(self, keep: Iterable[str]) -> None:
         """Refuse, before anything is written, what this run could not safely write over."""
-        names = sorted(p.name for p in self.path.iterdir())
-        if not names:
+        names = sorted(p.name for p in self.path.iterdir() if p.name != TMP_DIR)
+        if not names:  # empty, or only the temporaries of a run killed before its marker
             return
         marker = read_marker(self.path / MARKER)
         if marker is not None:
