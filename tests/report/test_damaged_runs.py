@@ -131,3 +131,6 @@ def test_a_step_id_in_a_config_cannot_walk_out_of_steps(light_run_dir, parse_pag
     (tmp_path / "outside" / "step.json").write_text("{broken")
     result = report(light_run_dir)
     assert result.exit_code == 0, result.output
+    assert "steps[0].id '../../outside' is not a step id" in " ".join(result.output.split())
+    html = (light_run_dir / "report.html").read_text(encoding="utf-8")
+    assert "outside/step.json" not in html  # the folder out of steps/ was never read

@@ -202,6 +202,8 @@ def test_a_look_alike_of_the_old_layout_is_not_adopted(write_config, tmp_path):
         ('{"format": 2, "chronoprobe": "9.0"}', "written by a newer chronoprobe (9.0, format 2)"),
         ("not json", "damaged marker"),
         ('{"format": 1, "steps": "kg"}', "damaged marker (steps is not a list of ids)"),
+        # a crafted marker must not make the run delete a folder outside steps/
+        ('{"format": 1, "steps": ["../../elsewhere"]}', "damaged marker (steps is not a list"),
     ],
 )
 def test_a_marker_it_cannot_read_is_refused(write_config, tmp_path, marker, message):

@@ -27,6 +27,7 @@ PATH_ERRNOS = {
     errno.EDQUOT,
     errno.ELOOP,
     errno.EXDEV,
+    errno.ENOLCK,  # a file system that cannot lock (some network mounts)
 }
 
 

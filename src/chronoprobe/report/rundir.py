@@ -11,6 +11,7 @@ config (the steps are then those found in ``steps/``). Each problem names the fi
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from chronoprobe import safe_yaml
 from chronoprobe.jsonl import read_json_object
 
 STEP_RECORD = "step.json"
+_STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # as configs allow them
 # what the fields of a step record the report shows are, when present
 _RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
     "id": str,
@@ -94,6 +96,8 @@ def _read_config(path: Path) -> tuple[dict[str, Any], str]:
             and isinstance(step.get("kind"), str)
         ):
             raise ValueError(f"{path}: steps[{i}] is not a mapping with an id and a kind")
+        if not _STEP_ID.fullmatch(step["id"]):  # a folder in steps/, never a path out of it
+            raise ValueError(f"{path}: steps[{i}].id {step['id']!r} is not a step id")
     return config, text
 
 

@@ -29,6 +29,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -59,6 +60,9 @@ STEPS = "steps"
 # files a run writes at its top level (report.html by the report step)
 OWN_FILES = ("config.yaml", "environment.json", "run.log", "report.html", "results.duckdb")
 LEGACY_MANIFEST = "manifest.json"
+# what a step id may be (chronoprobe.runs.config checks configs the same way); a marker that
+# names anything else (``../..``) is not one chronoprobe wrote
+_STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,99}")
 # keys every environment.json chronoprobe wrote holds (see chronoprobe.runs.environment)
 _ENVIRONMENT_KEYS = {"chronoprobe", "python", "packages", "started"}
 
@@ -141,12 +145,7 @@ def _legacy_steps(run_dir: Path) -> set[str] | None:
 
 
 def _is_legacy_manifest(data: dict[str, Any]) -> bool:
-    steps = data.get("steps")
-    return (
-        set(data) == {"chronoprobe", "steps"}
-        and isinstance(steps, list)
-        and all(isinstance(s, str) for s in steps)
-    )
+    return set(data) == {"chronoprobe", "steps"} and _is_step_ids(data["steps"])
 
 
 def _json_object(path: Path) -> dict[str, Any] | None:
@@ -159,9 +158,16 @@ def _json_object(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _is_step_ids(steps: Any) -> bool:
+    """A list of step ids as a config allows them: a name in ``steps/``, never a path."""
+    return isinstance(steps, list) and all(
+        isinstance(s, str) and _STEP_ID.fullmatch(s) for s in steps
+    )
+
+
 def _marker_steps(run_dir: Path, marker: dict[str, Any]) -> set[str]:
     steps = marker.get("steps", [])
-    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
+    if not _is_step_ids(steps):
         raise ValueError(f"{run_dir / MARKER}: damaged marker (steps is not a list of ids)")
     return set(steps)
 
