@@ -402,6 +402,10 @@ def test_responses_are_judged_as_a_model_run_through_the_command(rows_file, tmp_
     assert overall["n"] == 3 and overall["accuracy"] == pytest.approx(2 / 3)
     assert overall["accuracy_exact"] == pytest.approx(1 / 3)
     assert overall["other_period"] == pytest.approx(1 / 3)
+    # every share carries its Wilson 95% interval: 2 of 3, 1 of 3
+    assert overall["accuracy_ci95"] == pytest.approx([0.20765, 0.93851], abs=5e-5)
+    assert mine["accuracy_ci95"] == overall["accuracy_ci95"] and mine["accuracy_n"] == 3
+    assert overall["Partial_ci95"] == pytest.approx([0.06149, 0.79230], abs=5e-5)
     assert mine["by_split"]["deleted"]["accuracy_alias"] == 0
     named = tmp_path / "named"
     result = CliRunner().invoke(app, [*args, "--name", "gpt", "--match", "exact", "-o", str(named)])

@@ -26,12 +26,6 @@ def category(greedy_hits: Sequence[bool], sample_hits: Sequence[bool] = ()) -> s
     return "Incorrect"
 
 
-def category_shares(predictions: Sequence[dict]) -> dict[str, float | None]:
-    counts = Counter(p["category"] for p in predictions)
-    total = len(predictions)
-    return {c: counts[c] / total if total else None for c in CATEGORIES}
-
-
 def timeline(periods: Sequence[tuple[str, str | None, str]]) -> str:
     """The class of one fact's (period, split, category) list, in period order."""
     known = [c != "Incorrect" for _, _, c in periods]

@@ -36,8 +36,9 @@ from typing import Literal, NamedTuple
 import msgspec
 from pydantic import Field, field_validator, model_validator
 
+from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
-from chronoprobe.probes.categories import CATEGORIES, category, category_shares, fact_timelines
+from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
 from chronoprobe.probes.known_answers import NAMES_FILE, KnownAnswers, answer_keys
 from chronoprobe.probes.responses import Responses
@@ -471,13 +472,15 @@ def predict_generate(
 
 def _summarize(rule: str):
     def summarize(predictions: Sequence[dict]) -> dict[str, float | None]:
-        return {
-            "n": len(predictions),
-            "accuracy": mean([p["judged"][rule] for p in predictions]),
-            **{f"accuracy_{r}": mean([p["judged"][r] for p in predictions]) for r in RULES},
-            "other_period": mean([p["other_period"] for p in predictions]),
-            **category_shares(predictions),
+        """Accuracy by ``rule`` and by every rule, the share naming another period's answer,
+        and the category shares; each with its Wilson 95% interval (``<share>_ci95``)."""
+        shares = {
+            "accuracy": proportion([p["judged"][rule] for p in predictions]),
+            **{f"accuracy_{r}": proportion([p["judged"][r] for p in predictions]) for r in RULES},
+            "other_period": proportion([p["other_period"] for p in predictions]),
+            **{c: proportion([p["category"] == c for p in predictions]) for c in CATEGORIES},
         }
+        return summary(len(predictions), shares)
 
     return summarize
 
@@ -495,6 +498,8 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
     grouped = metrics_by_group(view, predictions, include_deleted=params.include_deleted)
     out = {
         "accuracy": grouped["overall"]["accuracy"],
+        "accuracy_ci95": grouped["overall"]["accuracy_ci95"],
+        "accuracy_n": grouped["overall"]["n"],
         "match": params.match,
         "rules": list(RULES),
     }
