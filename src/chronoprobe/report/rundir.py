@@ -139,6 +139,17 @@ def _special_files(folder: Path) -> list[str]:
     return sorted(special)
 
 
+def _copies(path: Path, step_id: str, seeds: Any) -> list[str]:
+    """A config step's ids in the run: one per seed where the run repeated it over ``seeds``
+    (see :mod:`chronoprobe.runs.seeds`), else its own."""
+    from chronoprobe.runs.seeds import seeded_id
+
+    if not isinstance(seeds, list) or not all(isinstance(s, int) for s in seeds):
+        return [step_id]
+    copies = [seeded_id(step_id, seed) for seed in seeds]
+    return copies if any((path / "steps" / c).is_dir() for c in copies) else [step_id]
+
+
 def _found_steps(path: Path) -> list[StepInfo]:
     """The steps in ``steps/`` when the config cannot tell which there are, by name."""
     steps = []
@@ -190,8 +201,9 @@ def load_run(run_dir: str | Path) -> RunInfo:
     if config:
         steps = []
         for step in config["steps"]:
-            step_dir = path / "steps" / step["id"]
-            steps.append(StepInfo(step["id"], step["kind"], step_dir, *_record(step_dir)))
+            for step_id in _copies(path, step["id"], config.get("seeds")):
+                step_dir = path / "steps" / step_id
+                steps.append(StepInfo(step_id, step["kind"], step_dir, *_record(step_dir)))
     else:
         steps = _found_steps(path)
     name = config.get("name")
