@@ -3,7 +3,7 @@
 Every rule reads the answer's first non-blank line (as ChroKnowledge reads its answers) and
 compares it with the gold answers' names: each label and its aliases. Text is normalised the
 same way for every rule: Unicode accents folded, case folded, dotted abbreviations joined
-("U.S." is "us", "F.C." is "fc"), a possessive "'s" ends a name, other apostrophes inside a
+("U.S." is "us", "F.C." is "fc"), a possessive "'s" is a boundary, other apostrophes inside a
 word vanish ("O'Neill" is "oneill"), the articles a, an and the dropped (as SQuAD's answer
 normalisation does: Rajpurkar et al., 2016, "SQuAD: 100,000+ Questions for Machine
 Comprehension of Text", EMNLP), and the rest split into words of letters and digits.
@@ -24,15 +24,23 @@ The rules, strictest first:
       form or club abbreviation (Inc, Corp, F.C., ...: :data:`NAME_SUFFIXES`): "Juventus,
       since 2001" names Juventus, "Inter Miami" does not name Inter, "Democratic Party of
       Japan" does not name the Democratic Party, "President of the United States Senate" does
-      not name the President of the United States;
+      not name the President of the United States. One lower-case generic noun
+      (:data:`GENERIC_HEADS`: team, club, side, party, company, ...) may follow the name,
+      unless a gold name is a country of the demonym table: "the Atletico Madrid team" names
+      Atletico Madrid, "the France team" does not name France. A possessive followed by a
+      capitalised word or a number names a thing of the owner's, not the owner: "Toyota's
+      Lexus brand" does not name Toyota, "Toyota's headquarters" does;
     - a gold name may be said without its legal form or club abbreviation (a suffix, or a
       prefix of :data:`NAME_PREFIXES`): "Juventus" names "Juventus F.C.", "Barcelona" names
       "FC Barcelona";
     - it starts the answer, follows a boundary or a connective, or follows "of" that follows
-      a lower-case word ("a member of the Democratic Party"); numbers (years) and articles
-      may come first: "the 2022 US President" names "US President", while "Vice President of
-      the United States" does not name the President of the United States (a capitalised
-      word before "of" makes a longer name);
+      a lower-case word ("a member of the Democratic Party"); articles, numbers (years),
+      ordinals and a few lower-case words saying the holder holds it at the time
+      (:data:`ORDINAL_WORDS`, :data:`QUALIFIERS`) may come first: "the 2022 US President",
+      "the 21st US President" and "the current US President" name "US President", while
+      "Vice President of the United States", "the acting US President" and "the former US
+      President" do not name the President of the United States (another office, another
+      time's holder; a capitalised word before "of" makes a longer name);
     - a name that starts with a country of the demonym table (:data:`DEMONYMS`, a small
       table of countries and their adjectives) may be said with the adjective and without
       some of its inner words, keeping its first and last word and at least half of its
@@ -41,7 +49,9 @@ The rules, strictest first:
       "the Italian Prime Minister" names "Prime Minister of Italy".
 
     When the answer names several entities, the first one named is its answer ("Juventus,
-    after Real Madrid" names Juventus).
+    after Real Madrid" names Juventus). A name the rule does not know counts too when it is
+    two or more capitalised words that open a clause and end at a comma, bracket or dash:
+    "Olaf Scholz, the German Chancellor" names a person, not the office.
 ``token_f1``
     SQuAD's token F1 between the answer's words and a gold name's words is at least
     :data:`TOKEN_F1_THRESHOLD` (0.5: half the words of each side shared, the usual cut for
@@ -97,6 +107,26 @@ NAME_SUFFIXES = frozenset(
     "inc incorporated corp corporation co ltd limited llc plc gmbh ag sa spa fc afc cf sc".split()
 )
 NAME_PREFIXES = frozenset("fc afc ac as ss sc sv cd cf".split())
+# Lower-case words that may stand between an answer's start and the name, as a year may: they
+# say which holder or when, not which entity. Ordinals ("the 21st President", "the
+# twenty-first President": a wrong ordinal is a wrong detail of the right office) and words
+# saying the holder holds it at the time. Not here, so they still make another name: former,
+# ex, late, future, next, last (another time's holder), acting, interim, designate (not the
+# office itself), vice, deputy, assistant, shadow (another office). "then" and "now" are
+# connectives already.
+ORDINAL_WORDS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth "
+    "thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth hundredth "
+    "twenty thirty forty fifty sixty seventy eighty ninety".split()  # twenty-first, ...
+)
+QUALIFIERS = frozenset("current currently incumbent sitting present reigning serving".split())
+# Lower-case nouns that may follow an organisation's name without making a longer name: "the
+# Atletico Madrid team" names Atletico Madrid. Never after a country: "the France team" is
+# France's national team, not France.
+GENERIC_HEADS = frozenset(
+    "team club side squad franchise outfit party company firm organisation organization".split()
+)
 # Countries and the adjectives a name may be said with; names as normalised words.
 DEMONYMS: dict[str, tuple[str, ...]] = {
     "albania": ("albanian",),
@@ -172,8 +202,10 @@ _LONGEST_COUNTRY = max(len(c) for c in _COUNTRIES)
 
 _ABBREVIATION = re.compile(r"(?<!\w)(?:[^\W\d_]\.){2,}|(?<!\w)(?:[^\W\d_]\.)+[^\W\d_](?!\w)")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s(?!\w)")
+_POSSESSIVE_MARK = "\ue000"  # a private-use character: a boundary that remembers it was "'s"
 _INNER_APOSTROPHE = re.compile(r"(?<=\w)['\u2019`](?=\w)")
 _WORD = re.compile(r"[^\W_]+")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 
 
 @dataclass(frozen=True)
@@ -189,11 +221,13 @@ class Gold:
 
 class Words(NamedTuple):
     """Normalised words; ``capital[i]``: word i began with a capital letter; ``hard[i]``:
-    punctuation stands between word i - 1 and word i."""
+    punctuation stands between word i - 1 and word i; ``punct[i]``: that punctuation, without
+    spaces ("'s" for a possessive; "" where there is none)."""
 
     words: tuple[str, ...]
     capital: tuple[bool, ...]
     hard: tuple[bool, ...]
+    punct: tuple[str, ...]
 
 
 def _fold(text: str) -> str:
@@ -215,22 +249,24 @@ def split_words(text: str) -> Words:
     """The normalised words of ``text`` (see the module's docstring), with what tells names
     apart: capitals and boundaries."""
     text = _ABBREVIATION.sub(lambda m: m.group().replace(".", ""), _fold(text))
-    text = _INNER_APOSTROPHE.sub("", _POSSESSIVE.sub(",", text))
+    text = _INNER_APOSTROPHE.sub("", _POSSESSIVE.sub(_POSSESSIVE_MARK, text))
     words: list[str] = []
     capital: list[bool] = []
-    hard: list[bool] = []
-    end, pending = 0, False
+    punct: list[str] = []
+    end, pending = 0, ""
     for match in _WORD.finditer(text):
-        pending = pending or (bool(words) and _hard(text[end : match.start()]))
+        gap = text[end : match.start()]
+        if words and _hard(gap):
+            pending += "".join(gap.split()).replace(_POSSESSIVE_MARK, "'s")
         end = match.end()
         word = match.group().casefold()
         if word in ARTICLES:
             continue
         words.append(word)
         capital.append(match.group()[0].isupper())
-        hard.append(pending)
-        pending = False
-    return Words(tuple(words), tuple(capital), tuple(hard))
+        punct.append(pending)
+        pending = ""
+    return Words(tuple(words), tuple(capital), tuple(bool(p) for p in punct), tuple(punct))
 
 
 def normalize(text: str) -> str:
@@ -321,10 +357,20 @@ def _mentions(said: tuple[str, ...], names: Iterable[str], gold: bool) -> list[M
     ]
 
 
+def _premodifier(text: Words, i: int) -> bool:
+    """Whether word ``i`` may stand before a name without making a longer one: a number (a
+    year), an ordinal, or a lower-case word of :data:`ORDINAL_WORDS` or :data:`QUALIFIERS`
+    (capitalised, it may begin a longer name: "First Secretary", "Present Day")."""
+    word = text.words[i]
+    if word.isdigit() or _ORDINAL.fullmatch(word):
+        return True
+    return not text.capital[i] and (word in ORDINAL_WORDS or word in QUALIFIERS)
+
+
 def _starts_free(text: Words, start: int) -> bool:
     """Whether a mention starting at word ``start`` begins a name of its own."""
-    while start > 0 and not text.hard[start] and text.words[start - 1].isdigit():
-        start -= 1  # a year or number before the name
+    while start > 0 and not text.hard[start] and _premodifier(text, start - 1):
+        start -= 1
     if start == 0 or text.hard[start]:
         return True
     before = start - 1
@@ -335,11 +381,40 @@ def _starts_free(text: Words, start: int) -> bool:
     return False
 
 
-def _ends_free(text: Words, end: int) -> bool:
-    """Whether a mention ending before word ``end`` ends a name of its own."""
-    while end < len(text.words) and not text.hard[end] and text.words[end] in NAME_SUFFIXES:
+def _ends_free(text: Words, end: int, heads: bool) -> bool:
+    """Whether a mention ending before word ``end`` ends a name of its own; ``heads``: whether
+    a generic noun (:data:`GENERIC_HEADS`) may follow it."""
+    size = len(text.words)
+    while end < size and not text.hard[end] and text.words[end] in NAME_SUFFIXES:
         end += 1
-    return end == len(text.words) or text.hard[end] or text.words[end] in CONNECTIVES
+    generic = end < size and text.words[end] in GENERIC_HEADS
+    if heads and generic and not (text.hard[end] or text.capital[end]):
+        end += 1
+    if end == size or text.words[end] in CONNECTIVES:
+        return True
+    if text.punct[end] == "'s":  # "X's Ligue 1 team" names a thing of X's; "X's board" is X
+        return not (text.capital[end] or text.words[end][0].isdigit())
+    return text.hard[end]
+
+
+def _named_before(text: Words, first: int) -> bool:
+    """Whether the answer names something of its own before word ``first``: two or more
+    capitalised words in a row that start a clause (or follow a connective) and end at a comma,
+    bracket or dash. "Aleksandr Putin, a Russian President" names a person, and the office
+    only describes him. One capitalised word is not enough ("Yes, ...", "Sure, ..."), nor a
+    label before a colon ("Final Answer: ...")."""
+    run = 0
+    for i in range(first + 1):
+        if i and text.hard[i]:
+            if run >= 2 and text.punct[i] not in (":", "'s"):
+                return True
+            run = 0
+        if i == first:
+            break
+        opens = i == 0 or text.hard[i] or text.words[i - 1] in CONNECTIVES or run > 0
+        named = text.capital[i] and text.words[i] not in CONNECTIVES
+        run = run + 1 if named and opens else 0
+    return False
 
 
 def _inside(inner: Mention, outer: Mention) -> bool:
@@ -355,16 +430,20 @@ def _names(text: Words, gold: Sequence[str], others: Sequence[str]) -> bool:
     if not mentions:
         return False
     mentions += _mentions(text.words, others, False)
+    # a country's team is not the country; another entity's mention is kept either way
+    country = any(split_words(n).words in _COUNTRIES for n in gold)
     kept = [
         m
         for m in mentions
         if not any(_inside(m, o) for o in mentions)
         and _starts_free(text, m.start)
-        and _ends_free(text, m.end)
+        and _ends_free(text, m.end, heads=not (m.gold and country))
     ]
     if not kept:
         return False
     first = min(m.start for m in kept)
+    if _named_before(text, first):
+        return False
     at_first = [m for m in kept if m.start == first]  # one span: shorter ones lay inside
     best_gold = max((m.share for m in at_first if m.gold), default=None)
     best_other = max((m.share for m in at_first if not m.gold), default=None)
