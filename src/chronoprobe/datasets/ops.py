@@ -408,3 +408,5 @@ variant_kind(
     show=show,
     help="Build probe sets from a KG directory.",
 )
+
+from chronoprobe.datasets import timeline  # noqa: E402, F401  (registers `build timeline`)
