@@ -1,6 +1,10 @@
 """Answers to requests, kept on disk: a second view or a re-run over the same requests costs
 nothing.
 
+A served model (:mod:`chronoprobe.models.served`) is keyed by its server and name, and hands
+each answer over as it arrives, so that it is stored at once: a run killed halfway has paid
+for the answers it got, and its re-run asks only for the others.
+
 :class:`CachedModel` wraps an adapter. Each request's answer is stored under a key made of the
 model's fingerprint (its spec, weight files, family, device type and dtype), the method and its
 options (``top_k``, a restricted vocabulary...) and the request itself; a call answers what is
@@ -27,6 +31,9 @@ STORE_NAME = "requests.sqlite"
 def model_fingerprint(spec: str, model: Any) -> str:
     """What decides a model's answers: its spec, its local weight files (names, sizes, times),
     family, device type and dtype."""
+    identity = getattr(model, "identity", None)
+    if identity is not None:  # a served model: its server and name decide its answers
+        return hashlib.sha256(json.dumps([spec, identity()]).encode()).hexdigest()
     path = Path(spec).expanduser()
     files = sorted(path.rglob("*")) if path.is_dir() else [path] if path.is_file() else []
     listing = [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
@@ -126,7 +133,18 @@ class CachedModel:
         todo = [i for i, key in enumerate(keys) if key not in found]
         self.hits += len(requests) - len(todo)
         self.misses += len(todo)
-        if todo:
+        reused = getattr(self.model, "reused", None)
+        if reused is not None and len(todo) < len(requests):
+            reused([found[key] for key in keys if key in found])
+        if todo and getattr(self.model, "answers_as_they_come", False):
+            # each answer is stored the moment it arrives: a killed run loses none of them
+            def keep(index: int, answer: Any) -> None:
+                self.store.put({keys[todo[index]]: answer})
+                found[keys[todo[index]]] = answer
+
+            options = {**options, "keep": keep}
+            compute([requests[i] for i in todo], *args, progress=progress, **options)
+        elif todo:
             answers = compute([requests[i] for i in todo], *args, progress=progress, **options)
             new = {keys[i]: answer for i, answer in zip(todo, answers, strict=True)}
             self.store.put(new)

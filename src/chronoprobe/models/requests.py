@@ -109,12 +109,15 @@ class PromptRequest:
 @dataclass(frozen=True)
 class Completion:
     """A prompt's continuation: the answer text (cut at the stop), the raw text decoded, the
-    generated ids and their summed log-probability (untempered)."""
+    generated ids and their summed log-probability (untempered). A served model's answer has
+    no ids, NaN for the log-probability, and in ``served`` the model name and system
+    fingerprint its server reported."""
 
     text: str
     raw: str
     token_ids: list[int]
     logprob: float
+    served: dict[str, str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,535 @@
+"""Models behind an OpenAI-compatible server: the OpenAI API, vLLM, SGLang, llama.cpp's server,
+Ollama, ``transformers serve``.
+
+``openai:MODEL`` names MODEL at the server of ``base_url`` (``--base-url``, else
+``OPENAI_BASE_URL``, else OpenAI's API). The key is read from an environment variable
+(``OPENAI_API_KEY`` unless ``--api-key-env`` names another) and goes into the Authorization
+header only: never into a run directory, a log, a cache key or an error message.
+
+:class:`ServedLM` answers two of the adapter requests:
+
+- ``complete`` (the generate view): ``/completions`` with the prompt, or with ``chat``
+  ``/chat/completions`` with the prompt as one user turn; greedy at temperature 0, sampled with
+  the request's temperature, top-p and seed. Like a local model's, the answer stops at the
+  first newline (sent as the stop) or sentence end;
+- ``score`` (pll, date-context, span-ppl): ``/completions`` with ``echo`` and ``logprobs``, which
+  gives each prompt token's log-probability and character offset (vLLM and SGLang serve them);
+  the span's tokens are those whose characters overlap it, as a local causal model locates them.
+
+Ranking the whole vocabulary and decoding fillings token by token need the model's tokenizer and
+every token's probability, which no such server gives: those views are refused in one line.
+
+Requests run concurrently (``concurrency`` in flight), each with a timeout, retried with
+exponential backoff (or the server's Retry-After) on 429, 5xx, a timeout or a broken connection,
+within optional limits on requests and tokens per minute. Each answer is handed to ``keep`` as it
+arrives, so the request cache holds it before the next one lands: a killed run pays for nothing
+twice. Any other failure is one line naming the server and the model; answers that arrived
+before it are kept all the same.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from chronoprobe.models.requests import Completion, PromptRequest, ScoreRequest, SpanScore
+
+PREFIX = "openai:"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+KEY_ENV = "OPENAI_API_KEY"
+RETRIED = {408, 409, 429, 500, 502, 503, 504}
+LONGEST_WAIT = 60.0  # seconds: the most one backoff (or a Retry-After) makes a request wait
+NO_LOGPROBS = (
+    "the server returned no log-probabilities of the prompt (completions with echo and "
+    "logprobs); scoring needs them: vLLM and SGLang serve them, OpenAI's current models, "
+    "transformers serve, llama.cpp's server and Ollama do not. The generate view needs no "
+    "log-probabilities"
+)
+
+Keep = Callable[[int, Any], None] | None  # keep(index, answer), as each answer arrives
+Progress = Callable[[int, int], None] | None  # progress(done, total), in requests
+
+
+def is_served(spec: str) -> bool:
+    return spec.startswith(PREFIX)
+
+
+class ServedError(ValueError):
+    """A request the server did not answer: one line, naming the server and the model."""
+
+
+@dataclass
+class Usage:
+    """What this process asked of the server, and what the server said it was."""
+
+    requests: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    models: Counter = field(default_factory=Counter)
+    fingerprints: Counter = field(default_factory=Counter)
+    reused: int = 0
+    reused_models: Counter = field(default_factory=Counter)
+
+    def add(self, reply: dict) -> None:
+        self.requests += 1
+        usage = reply.get("usage") or {}
+        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+        self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        if reply.get("model"):
+            self.models[str(reply["model"])] += 1
+        if reply.get("system_fingerprint"):
+            self.fingerprints[str(reply["system_fingerprint"])] += 1
+
+
+class RateLimit:
+    """At most ``requests`` requests and ``tokens`` tokens in any 60 seconds, shared by every
+    thread. A request's tokens are estimated before it is sent (its characters / 4 plus the
+    tokens it may generate), so the limit holds with room to spare."""
+
+    WINDOW = 60.0
+
+    def __init__(
+        self,
+        requests: int | None,
+        tokens: int | None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.requests, self.tokens = requests, tokens
+        self.clock, self.sleep = clock, sleep
+        self.sent: deque[tuple[float, int]] = deque()
+        self.lock = threading.Lock()
+
+    def wait(self, tokens: int) -> None:
+        if self.requests is None and self.tokens is None:
+            return
+        with self.lock:
+            while True:
+                now = self.clock()
+                while self.sent and self.sent[0][0] <= now - self.WINDOW:
+                    self.sent.popleft()
+                used = sum(t for _, t in self.sent)
+                count_ok = self.requests is None or len(self.sent) < self.requests
+                tokens_ok = self.tokens is None or not self.sent or used + tokens <= self.tokens
+                if count_ok and tokens_ok:
+                    self.sent.append((now, tokens))
+                    return
+                self.sleep(self.sent[0][0] + self.WINDOW - now)
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _server_message(response) -> str:
+    """The error the server gave (OpenAI's {"error": {"message"}}, FastAPI's {"detail"}), or
+    the start of its body."""
+    try:
+        body = response.json()
+    except ValueError:
+        return _first_line(response.text or response.reason_phrase or "")
+    if isinstance(body, dict):
+        error = body.get("error", body.get("detail", body.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error is not None:
+            return _first_line(str(error))
+    return _first_line(response.text)
+
+
+def _is_context_refusal(message: str) -> bool:
+    """Whether a refusal says the prompt is too long (OpenAI: context_length_exceeded; vLLM:
+    "This model's maximum context length is ..."; llama.cpp: "exceeds the available context
+    size")."""
+    lowered = message.lower()
+    return any(words in lowered for words in ("context length", "context_length", "context size"))
+
+
+def span_logprob(
+    offsets: Sequence[int], logprobs: Sequence[float | None], start: int, end: int, stop: int
+) -> SpanScore | None:
+    """The summed log-probability of the prompt tokens whose characters overlap ``[start,
+    end)``; token i covers ``[offsets[i], offsets[i + 1])`` and the prompt ends at ``stop``
+    (tokens from there on were generated). None when a token to score has no log-probability
+    (the prompt's first token, which nothing comes before)."""
+    ends = [*offsets[1:], stop]
+    picked = [
+        i
+        for i, (a, b) in enumerate(zip(offsets, ends, strict=True))
+        if a < stop and a < end and min(b, stop) > start and b > a
+    ]
+    if not picked:
+        raise ValueError(f"no prompt token overlaps characters {start}..{end}")
+    values = [logprobs[i] for i in range(picked[0], picked[-1] + 1)]
+    if any(v is None for v in values):
+        return None
+    return SpanScore(float(sum(values)), len(values))
+
+
+class ServedLM:
+    """A model behind an OpenAI-compatible server (see the module's docstring)."""
+
+    family = "causal"  # a served model continues text left to right, as a causal one does
+    reads_left_only = True
+    fills_spans = False
+    # ``complete`` and ``score`` hand each answer to ``keep`` as it arrives
+    answers_as_they_come = True
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = KEY_ENV,
+        concurrency: int = 8,
+        request_timeout: float = 60.0,
+        retries: int = 5,
+        requests_per_minute: int | None = None,
+        tokens_per_minute: int | None = None,
+        price_prompt: float | None = None,
+        price_completion: float | None = None,
+        backoff: float = 1.0,
+        transport: Any = None,
+    ) -> None:
+        self.name = spec
+        self.model_name = spec.removeprefix(PREFIX)
+        if not self.model_name:
+            raise ValueError(f"{spec!r}: name the model after openai:, e.g. openai:gpt-4o-mini")
+        url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(
+                f"--base-url {url!r}: not an http(s) URL, e.g. http://127.0.0.1:8000/v1"
+            )
+        if parts.username or parts.password:
+            raise ValueError(
+                f"--base-url of {spec}: holds a user name or password; give the key through "
+                f"${api_key_env} instead, so that it is never written down"
+            )
+        self.base_url = url
+        self.key_env = api_key_env
+        self._key = os.environ.get(api_key_env) or None
+        if self._key is None and api_key_env != KEY_ENV:
+            raise ValueError(
+                f"{spec} at {url}: --api-key-env names ${api_key_env}, which is not set"
+            )
+        self.concurrency, self.timeout, self.retries = concurrency, request_timeout, retries
+        self.backoff = backoff
+        self.prices = (price_prompt, price_completion)
+        self.limit = RateLimit(requests_per_minute, tokens_per_minute)
+        self.usage = Usage()
+        self._transport = transport
+        self._unfit = "the server gave no log-probability for the prompt's first token"
+
+    # --- what every adapter tells -----------------------------------------------------------
+    @property
+    def unfit_reason(self) -> str:
+        return self._unfit
+
+    def identity(self) -> list[str]:
+        """What decides this model's answers, for the request cache: the server and the model
+        name (never the key)."""
+        return ["served", self.base_url, self.model_name]
+
+    def _fail(self, reason: str) -> ServedError:
+        message = f"{self.name} at {self.base_url}: {reason}"
+        if self._key:
+            message = message.replace(self._key, "***")
+        return ServedError(message)
+
+    def _refuse(self, what: str) -> ServedError:
+        return self._fail(
+            f"{what} needs the model's tokenizer and every token's log-probability, which an "
+            "OpenAI-compatible server does not give; served models answer the generate view, "
+            "and where the server returns the prompt's log-probabilities pll, date-context and "
+            "span-ppl"
+        )
+
+    def rank(self, requests, top_k: int = 10, vocabulary=None, progress: Progress = None):
+        raise self._refuse("ranking the vocabulary at the gap (single-token, recite)")
+
+    def generate(self, requests, progress: Progress = None):
+        raise self._refuse("decoding fillings of the gap token by token (multi-token)")
+
+    def label_token_ids(self, requests):
+        raise self._refuse("locating a label's tokens (single-token, multi-token)")
+
+    def beam_spans(self, *args, **kwargs):
+        raise self._refuse("span predictions by beam search")
+
+    # --- requests ---------------------------------------------------------------------------
+    def complete(
+        self, requests: Sequence[PromptRequest], progress: Progress = None, keep: Keep = None
+    ) -> list[Completion]:
+        """Each prompt's continuation, cut at the first stop as a local model's is."""
+        return self._run(requests, self._complete_one, progress, keep)
+
+    def score(
+        self, requests: Sequence[ScoreRequest], progress: Progress = None, keep: Keep = None
+    ) -> list[SpanScore | None]:
+        """log p(span | left), or with ``right_context`` log p(span + right | left), from the
+        log-probabilities the server echoes for the filled sentence."""
+        return self._run(requests, self._score_one, progress, keep)
+
+    def reused(self, answers: Sequence[Any]) -> None:
+        """Answers the request cache gave in this model's place: counted, with the model the
+        server had reported for them."""
+        self.usage.reused += len(answers)
+        for answer in answers:
+            served = getattr(answer, "served", None) or {}
+            if served.get("model"):
+                self.usage.reused_models[served["model"]] += 1
+
+    def record(self) -> dict:
+        """This run's requests, tokens and cost, and what the server said it was; for
+        metrics.json."""
+        usage = self.usage
+        out: dict[str, Any] = {
+            "base_url": self.base_url,
+            "model": self.model_name,
+            "models_reported": dict(usage.models + usage.reused_models),
+            "system_fingerprints": dict(usage.fingerprints),
+            "requests": usage.requests,
+            "retries": usage.retries,
+            "answers_reused": usage.reused,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+        }
+        prompt_price, completion_price = self.prices
+        if prompt_price is not None or completion_price is not None:
+            cost = usage.prompt_tokens * (prompt_price or 0.0)
+            cost += usage.completion_tokens * (completion_price or 0.0)
+            out["cost"] = round(cost / 1e6, 6)
+        return out
+
+    # --- one request ------------------------------------------------------------------------
+    def _complete_one(self, client, request: PromptRequest) -> Completion:
+        from chronoprobe.models.completion import cut_answer
+
+        options: dict[str, Any] = {
+            "model": self.model_name,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "seed": request.seed,
+            "stop": ["\n"],
+        }
+        if request.temperature > 0 and request.top_p < 1:
+            options["top_p"] = request.top_p
+        if request.chat:
+            prompt = request.cloze.left.strip()
+            messages = [{"role": "user", "content": prompt}]
+            reply = self._post(client, "/chat/completions", {**options, "messages": messages})
+            raw = self._choice(reply).get("message", {})
+            raw = raw.get("content") if isinstance(raw, dict) else None
+        else:
+            prompt = request.cloze.left.rstrip()
+            reply = self._post(client, "/completions", {**options, "prompt": prompt})
+            raw = self._choice(reply).get("text")
+        if raw is None:
+            raw = ""
+        if not isinstance(raw, str):
+            raise self._fail("malformed reply: the answer's text is not a string")
+        served = {
+            "model": reply.get("model"),
+            "system_fingerprint": reply.get("system_fingerprint"),
+        }
+        return Completion(cut_answer(raw)[0], raw, [], math.nan, served=served)
+
+    def _score_one(self, client, request: ScoreRequest) -> SpanScore | None:
+        text = request.cloze.filled(request.span)
+        start = len(request.cloze.left)
+        end = len(text) if request.right_context else start + len(request.span)
+        payload = {
+            "model": self.model_name,
+            "prompt": text,
+            "max_tokens": 1,
+            "temperature": 0,
+            "echo": True,
+            "logprobs": 0,
+        }
+        reply = self._post(client, "/completions", payload, scoring=True)
+        logprobs = self._choice(reply).get("logprobs")
+        if not isinstance(logprobs, dict):
+            raise self._fail(NO_LOGPROBS)
+        offsets, values = logprobs.get("text_offset"), logprobs.get("token_logprobs")
+        if not isinstance(offsets, list) or not isinstance(values, list) or not offsets:
+            raise self._fail(NO_LOGPROBS)
+        if len(offsets) != len(values) or offsets[0] != 0:
+            raise self._fail(
+                "malformed reply: the echoed log-probabilities do not cover the prompt"
+            )
+        return span_logprob(offsets, values, start, end, len(text))
+
+    def _choice(self, reply: Any) -> dict:
+        choices = reply.get("choices") if isinstance(reply, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            error = reply.get("error") if isinstance(reply, dict) else None
+            detail = f": {_first_line(str(error))}" if error else ""
+            raise self._fail(f"malformed reply: no choices in it{detail}")
+        return choices[0]
+
+    def _post(self, client, path: str, payload: dict, scoring: bool = False) -> dict:
+        """The JSON reply to one request, after retries; a ServedError otherwise."""
+        import httpx
+
+        text = payload.get("prompt") or payload.get("messages", [{}])[0].get("content", "")
+        self.limit.wait(len(str(text)) // 4 + int(payload.get("max_tokens", 0)))
+        url = self.base_url + path
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            try:
+                response = client.post(url, json=payload)
+            except httpx.ConnectError as err:
+                raise self._fail(f"cannot reach the server ({_first_line(str(err))})") from None
+            except httpx.TimeoutException:
+                if last:
+                    raise self._fail(
+                        f"no reply within {self.timeout:g} s, {attempt + 1} tries; raise "
+                        "--request-timeout or lower --concurrency"
+                    ) from None
+                self._pause(attempt, None)
+                continue
+            except httpx.TransportError as err:
+                if last:
+                    raise self._fail(f"the connection broke: {_first_line(str(err))}") from None
+                self._pause(attempt, None)
+                continue
+            if response.status_code in RETRIED and not last:
+                self._pause(attempt, response.headers.get("retry-after"))
+                continue
+            if response.status_code >= 400:
+                raise self._http_error(response, path, scoring, attempt + 1)
+            try:
+                reply = response.json()
+            except ValueError:
+                raise self._fail(
+                    f"malformed reply from {path}: not JSON ({_first_line(response.text, 80)!r})"
+                ) from None
+            if not isinstance(reply, dict):
+                raise self._fail(f"malformed reply from {path}: not a JSON object")
+            self.usage.add(reply)
+            return reply
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _pause(self, attempt: int, retry_after: str | None) -> None:
+        self.usage.retries += 1
+        try:
+            wait_for = float(retry_after) if retry_after is not None else None
+        except ValueError:
+            wait_for = None
+        if wait_for is None:
+            wait_for = self.backoff * 2**attempt
+        time.sleep(min(max(wait_for, 0.0), LONGEST_WAIT))
+
+    def _http_error(self, response, path: str, scoring: bool, tries: int) -> ServedError:
+        status = response.status_code
+        if status in (401, 403):  # the server's words may quote the key: left out
+            given = (
+                f"the key in ${self.key_env}" if self._key else f"no key (${self.key_env} unset)"
+            )
+            return self._fail(f"the server refused {given} ({status}); check the key")
+        message = _server_message(response)
+        if path == "/completions" and not scoring and "chat" in message.lower():
+            return self._fail(
+                f"the server refused the request ({status}: {message}); a chat model is asked "
+                "with --chat"
+            )
+        if status in RETRIED:
+            hint = "; lower --concurrency or set --requests-per-minute" if status == 429 else ""
+            return self._fail(f"still {status} after {tries} tries: {message}{hint}")
+        if status == 404:
+            if "model" in message.lower():
+                return self._fail(
+                    f"the server knows no model {self.model_name!r} (404: {message}); "
+                    f"GET {self.base_url}/models lists those it serves"
+                )
+            return self._fail(
+                f"no endpoint {path} (404: {message}); is --base-url right? It usually ends in /v1"
+            )
+        if _is_context_refusal(message):
+            return self._fail(
+                f"the prompt is longer than the model's context ({status}: {message}); use "
+                "fewer --shots or a shorter --template"
+            )
+        if scoring:
+            return self._fail(
+                f"the server refused echo and logprobs ({status}: {message}); {NO_LOGPROBS}"
+            )
+        return self._fail(f"the server refused the request ({status}: {message})")
+
+    # --- many requests ----------------------------------------------------------------------
+    def _client(self):
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        limits = httpx.Limits(max_connections=self.concurrency)
+        return httpx.Client(
+            headers=headers, timeout=self.timeout, limits=limits, transport=self._transport
+        )
+
+    def _run(
+        self,
+        requests: Sequence[Any],
+        ask: Callable[[Any, Any], Any],
+        progress: Progress,
+        keep: Keep,
+    ) -> list[Any]:
+        """Every request's answer, ``concurrency`` in flight; each handed to ``keep`` (by its
+        index) as it arrives. On a failure no new request starts, those in flight finish (and
+        are kept), and the first failure is raised."""
+        answers: list[Any] = [None] * len(requests)
+        if not requests:
+            return answers
+        done = 0
+        failure: BaseException | None = None
+        with self._client() as client, ThreadPoolExecutor(self.concurrency) as pool:
+            pending: dict[Future, int] = {
+                pool.submit(ask, client, r): i for i, r in enumerate(requests)
+            }
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    index = pending.pop(future)
+                    if future.cancelled():
+                        continue
+                    if future.exception() is not None:
+                        if failure is None:
+                            failure = future.exception()
+                            for other in pending:
+                                other.cancel()
+                        continue
+                    answers[index] = future.result()
+                    if keep is not None:
+                        keep(index, answers[index])
+                    done += 1
+                    if progress:
+                        progress(done, len(requests))
+        if failure is not None:
+            raise failure
+        return answers
+
+
+def connect(spec: str, options: dict[str, Any] | None, **loading: Any) -> ServedLM:
+    """The adapter for an ``openai:MODEL`` spec; ``options`` are :class:`ServedLM`'s (None:
+    its defaults). ``loading`` are :func:`~chronoprobe.models.load_model`'s options for
+    weights loaded here: one set to anything but its default is refused, as it would not
+    apply."""
+    defaults = {"family": "causal", "device": "auto", "dtype": "auto"}
+    for name, value in loading.items():
+        if value not in (None, False, defaults.get(name)):
+            flag = name.replace("_", "-")
+            raise ValueError(
+                f"{spec}: --{flag} applies to a model loaded here, not to one a server answers"
+            )
+    return ServedLM(spec, **{k: v for k, v in (options or {}).items() if v is not None})
