@@ -133,6 +133,9 @@ def problem_of(err: yaml.YAMLError) -> tuple[int | None, str]:
     A syntax error's reason starts "invalid YAML"; a document refused for its size does not."""
     mark = getattr(err, "problem_mark", None)
     reason = getattr(err, "problem", None) or str(err).splitlines()[0]
+    context, where = getattr(err, "context", None), getattr(err, "context_mark", None)
+    if context:  # "found duplicate anchor 'a'; first occurrence" + "second occurrence"
+        reason = f"{context}{f' (line {where.line + 1})' if where else ''}, {reason}"
     if not isinstance(err, Refused):
         reason = f"invalid YAML: {reason}"
     return (mark.line + 1 if mark is not None else None), reason

@@ -199,6 +199,18 @@ def test_invalid_utf8_and_years_out_of_range_are_located_problems_the_other_line
     }
 
 
+def test_unicode_spaces_at_a_fields_edge_are_refused_not_cut_away(tmp_path):
+    path = tmp_path / "full.txt"
+    lines = ["Q76\tP39\tQ11696\t2009\t2017", "Q1\u2028\tP39\tQ2\t2001\t2002"]
+    lines += ["Q3\tP39\t\u3000Q4\t2001\t2002", "Q5\tP39\tQ6 \t2001\t2002"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kg, problems = _load([path])
+    # "Q1\u2028" was stored as Q1; an ASCII space at the edge is still trimmed, as before
+    assert [f[0] for f in fact_tuples(kg)] == ["Q5", "Q76"]
+    assert problems.counts == {"bad id": 2}
+    assert problems.examples["bad id"] == f"{path}:2: head is not an id: 'Q1\\u2028'"
+
+
 def test_a_byte_order_mark_is_no_part_of_the_first_id(tmp_path):
     path = tmp_path / "full.txt"
     path.write_bytes(b"\xef\xbb\xbfQ76\tP39\tQ11696\t2009\t2017\n")

@@ -183,3 +183,25 @@ def test_a_folder_given_as_a_file_says_so(tmp_path, fmt):
     folder.mkdir()
     with pytest.raises(ValueError, match=f"^{folder}: a folder, not a file$"):
         load(fmt, folder)
+
+
+@pytest.mark.parametrize("fmt", ["wikidata-json", "jsonl", "wikidata-sparql", "cronquestions"])
+def test_binary_input_is_refused_at_once_not_read_problem_by_problem(fmt):
+    # /dev/urandom has a newline every 256 bytes or so: each line was a problem, without end
+    with pytest.raises(ValueError, match=r"^/dev/urandom:1: this looks like binary data or text "):
+        load(fmt, Path("/dev/urandom"))
+
+
+def test_text_in_another_encoding_is_refused_naming_its_lines(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    lines = [line for line in ROWS.read_text().splitlines() if line.strip()]
+    path.write_bytes("\n".join(lines).replace("Q", "Qé").encode("latin-1") + b"\n")
+    latin = sum("Q" in line for line in lines)
+    with pytest.raises(ValueError) as caught:
+        load("jsonl", path)
+    assert str(caught.value).startswith(
+        f"{path}:1: this looks like binary data or text not in UTF-8 ({latin} of its first "
+        f"{len(lines)} lines are no UTF-8), not chronoprobe JSONL rows"
+    )
+    path.write_bytes(ROWS.read_bytes().replace(b"Barack", "Baráck".encode("latin-1")))
+    assert load("jsonl", path).facts.num_rows == 7  # a line or two: problems of those lines

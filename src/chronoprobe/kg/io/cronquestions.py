@@ -125,7 +125,9 @@ def _fields(lines: pa.Array) -> tuple[pa.Table, np.ndarray, list[tuple[int, str,
     step = len(COLUMNS)
     table = pa.table(
         {
-            name: pc.utf8_trim_whitespace(parts.take(pa.array(np.arange(k, len(parts), step))))
+            # ASCII spaces only: a field ending in U+2028 or U+3000 is an id to refuse, not to
+            # cut silently into another
+            name: pc.ascii_trim_whitespace(parts.take(pa.array(np.arange(k, len(parts), step))))
             for k, name in enumerate(COLUMNS)
         }
     )

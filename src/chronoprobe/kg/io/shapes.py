@@ -74,6 +74,9 @@ def sniff_bytes(head: bytes, complete: bool) -> Shape | None:
         return Shape(None, "a Python pickle", line)
     if body[:4] == b"PAR1":
         return Shape(None, "a Parquet file (a KG directory's table?)", line)
+    undecodable = _not_utf8(text, complete)
+    if undecodable is not None:
+        return Shape(None, undecodable, 1)
     if body[:1] in (b"{", b"["):
         return _json_shape(body, line, complete)
     first = body.split(b"\n", 1)[0]
@@ -83,6 +86,29 @@ def sniff_bytes(head: bytes, complete: bool) -> Shape | None:
     if tabs == 1:
         return Shape("cronquestions", "a CronQuestions label file (id, label)", line)
     return None
+
+
+def _not_utf8(text: bytes, complete: bool, least: int = 8) -> str | None:
+    """What a file is when most of its first lines (at least ``least`` of them) are no UTF-8:
+    binary data (``/dev/urandom``, an image) or text in another encoding, which would
+    otherwise be read line after line as problem after problem, without end for a device."""
+    lines = text.split(b"\n")
+    if not complete:
+        lines = lines[:-1]  # the last may be cut inside a character
+    lines = [line for line in lines if line.strip()]
+    if len(lines) < least:
+        return None
+    bad = 0
+    for line in lines:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad += 1
+    if 2 * bad <= len(lines):
+        return None
+    return (
+        f"binary data or text not in UTF-8 ({bad:,} of its first {len(lines):,} lines are no UTF-8)"
+    )
 
 
 def _json_shape(body: bytes, line: int, complete: bool) -> Shape | None:
