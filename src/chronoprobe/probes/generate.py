@@ -43,10 +43,17 @@ from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normali
 from chronoprobe.probes.known_answers import NAMES_FILE, KnownAnswers, answer_keys
 from chronoprobe.probes.responses import Responses
 from chronoprobe.probes.rows import ProbeLine, probe_lines
+from chronoprobe.probes.timeline_judging import (
+    TIMELINE_FIELDS,
+    judge_timeline,
+    judged_rules,
+    timeline_key,
+    timeline_metrics,
+)
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
 from chronoprobe.runs.config import ExistingPath
 
-KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels")
+KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels", "timeline")
 PLACEHOLDERS = ("period", "statement", "query")
 GAP_FIRST = "the gap comes first: {statement} would leave nothing of the question to ask"
 NO_PERIOD = "the row has no period for the template's {period}"
@@ -184,6 +191,8 @@ class AskedRow:
     relation: str | None
     subject: str | None
     source: ProbeFile = field(repr=False, compare=False)
+    # a timeline question's labels and typed gold (build timeline), judged by its answer type
+    timeline: dict | None = field(default=None, compare=False)
 
     @property
     def pool(self) -> ExemplarPool:
@@ -191,7 +200,10 @@ class AskedRow:
 
     @property
     def answers_said(self) -> frozenset[str]:
-        """What tells this row's answers apart from another row's: keys and labels."""
+        """What tells this row's answers apart from another row's: keys and labels (none for
+        a timeline question's typed answer: a 'yes' is no clue to another row's 'yes')."""
+        if self.timeline and self.timeline["answer_type"] != "entity":
+            return frozenset()
         return frozenset([*self.keys, *(normalize(label) for label in self.labels)])
 
     def key(self) -> dict:
@@ -203,11 +215,18 @@ class AskedRow:
             "subject": self.subject,
             "query": self.query,
             "answer_labels": self.labels,
+            "timeline": timeline_key(self.timeline),
         }
+
+
+def _template_for(template: str, row: AskedRow) -> str:
+    """A question row (build timeline) has no period: a template naming one asks it as it is."""
+    return "{statement}" if row.timeline is not None and "{period}" in template else template
 
 
 def render(template: str, row: AskedRow) -> str | None:
     """The row's prompt, or None when the template needs what the row lacks."""
+    template = _template_for(template, row)
     statement = row.cloze.left.strip()
     if "{statement}" in template and not statement:
         return None
@@ -221,6 +240,7 @@ def render(template: str, row: AskedRow) -> str | None:
 
 
 def skip_reason(template: str, row: AskedRow) -> str | None:
+    template = _template_for(template, row)
     if "{period}" in template and not row.period:
         return NO_PERIOD
     if "{statement}" in template and not row.cloze.left.strip():
@@ -283,6 +303,7 @@ class ProbeFile:
 
 class AskedLine(ProbeLine):
     answers: list[str] = msgspec.field(default_factory=list)  # the answers' ids, if kept
+    timeline: dict | None = None  # a timeline question's labels and typed gold
 
 
 def read_asked_rows(path: str | Path) -> list[AskedRow]:
@@ -307,6 +328,7 @@ def read_asked_rows(path: str | Path) -> list[AskedRow]:
             item.relation,
             item.subject,
             source,
+            item.timeline,
         )
         rows.append(row)
         source.ids.add(row.id)
@@ -434,12 +456,24 @@ def _names_other_period(row: AskedRow, text: str, rule: str) -> bool:
     return judge(text, gold)[rule]
 
 
+def _judge(row: AskedRow, text: str) -> dict[str, bool]:
+    if row.timeline is None:
+        return judge(text, _gold(row, text))
+    right, _ = judge_timeline(text, row.timeline, row.labels, row.aliases)
+    return judged_rules(right, RULES)
+
+
 def _judged(row: AskedRow, answered: Answered, rule: str) -> dict:
-    greedy = [judge(text, _gold(row, text)) for text, _ in answered.greedy]
-    sampled = [judge(text, _gold(row, text)) for text, _ in answered.sampled]
+    greedy = [_judge(row, text) for text, _ in answered.greedy]
+    sampled = [_judge(row, text) for text, _ in answered.sampled]
     first = answered.greedy[0][0]
+    timeline = {}
+    if row.timeline is not None:
+        _, lenient = judge_timeline(first, row.timeline, row.labels, row.aliases)
+        timeline = {"timeline": {**timeline_key(row.timeline), "lenient": lenient}}
     return {
         **row.key(),
+        **timeline,
         "prompt": answered.prompt,
         "prediction": first,
         "correct": greedy[0][rule],
@@ -515,6 +549,7 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
         **grouped,
         "by_relation": {k[0]: summarize(g) for k, g in _grouped(predictions, "relation").items()},
         "timelines": fact_timelines(predictions, include_deleted=params.include_deleted),
+        **timeline_metrics(predictions, summarize),
     }
 
 
@@ -536,7 +571,11 @@ def _columns() -> list[tuple]:
 
     strings = pa.list_(pa.string())
     judged = pa.struct([(rule, pa.bool_()) for rule in RULES])
-    keys = [(k, strings if k == "answer_labels" else pa.string()) for k in KEYS]
+    timeline = pa.struct(
+        [*((f, pa.string()) for f in TIMELINE_FIELDS), ("lenient", pa.bool_())]
+    )
+    types = {"answer_labels": strings, "timeline": timeline}
+    keys = [(k, types.get(k, pa.string())) for k in KEYS]
     return [
         *keys,
         ("prompt", pa.string()),
