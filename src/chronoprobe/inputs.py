@@ -20,6 +20,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -74,12 +75,25 @@ def bounded_lines(
         yield number, line
 
 
-def open_input(path: str | Path) -> BinaryIO:
-    """``path`` opened for reading bytes; a folder is a ValueError saying so (not an
-    IsADirectoryError traceback). A symbolic link is followed, as the user named it."""
+COMPRESSED = (".gz", ".bz2")
+
+
+@contextmanager
+def open_input(path: str | Path) -> Iterator[BinaryIO]:
+    """``path`` opened for reading bytes, decompressed when its name ends in ``.gz`` or
+    ``.bz2``; a folder, or compressed data that is damaged, is a ValueError saying so (not an
+    IsADirectoryError or a decompressor's traceback). A symbolic link is followed, as the user
+    named it."""
     if Path(path).is_dir():
         raise ValueError(f"{path}: a folder, not a file")
-    return open(path, "rb")
+    if str(path).endswith(COMPRESSED):
+        from chronoprobe.kg.io.compressed import open_binary  # the decompressors live there
+
+        with open_binary(path) as stream:
+            yield stream
+        return
+    with open(path, "rb") as stream:
+        yield stream
 
 
 def is_regular(path: str | Path) -> bool:
@@ -88,6 +102,12 @@ def is_regular(path: str | Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def known_size(path: str | Path) -> bool:
+    """Whether the bytes read from ``path`` are as many as its size says: a regular file, not
+    compressed (a compressed file may expand a thousandfold)."""
+    return is_regular(path) and not str(path).endswith(COMPRESSED)
 
 
 def read_document(stream: BinaryIO, name: str | Path, sized: bool) -> bytes:

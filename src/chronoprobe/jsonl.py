@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from chronoprobe.atomic import atomic_path
-from chronoprobe.inputs import bounded_lines, is_regular, open_input, read_document
+from chronoprobe.inputs import bounded_lines, known_size, open_input, read_document
 
 BOM = b"\xef\xbb\xbf"
 # What decoding JSON bytes can raise on bad input: RecursionError for deep nesting.
@@ -78,7 +78,7 @@ def read_jsonl(path: str | Path) -> Iterator[dict]:
 def read_json_object(path: str | Path, what: str = "the file") -> dict:
     """A JSON file holding one object; bad JSON or another type names the file and line."""
     with open_input(path) as stream:
-        text = read_document(stream, path, is_regular(path)).removeprefix(BOM)
+        text = read_document(stream, path, known_size(path)).removeprefix(BOM)
     try:
         data = json.loads(text)  # not msgspec: our metrics may hold NaN, which json writes
     except DECODE_ERRORS as err:

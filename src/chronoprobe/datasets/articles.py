@@ -4,8 +4,6 @@ synthetic world's articles. Each yields (id, title, text) with paragraphs separa
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +41,7 @@ def iter_articles(source: str | Path) -> Iterator[Article]:
     elif path.name.endswith(".parquet"):
         table = pq.read_table(path, columns=["id", "title", "text"])
         yield from _records(iter(table.to_pylist()), path)
-    elif path.name.endswith(".jsonl.gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as lines:
-            yield from _records((json.loads(line) for line in lines if line.strip()), path)
-    elif path.name.endswith(".jsonl"):
+    elif path.name.endswith((".jsonl", ".jsonl.gz")):
         yield from _records(read_jsonl(path), path)
     else:
         raise ValueError(

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from chronoprobe.datasets.released_shapes import check_fields
-from chronoprobe.inputs import bounded_lines, is_regular, open_input, read_document
+from chronoprobe.inputs import bounded_lines, known_size, open_input, read_document
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
 from chronoprobe.kg.io.problems import Problems
 
@@ -36,7 +36,7 @@ def records(path: Path, problems: Problems) -> Iterator[tuple[str, object]]:
                 line = line.removeprefix(BOM)
             if line.lstrip()[:1] == b"[":  # one JSON array: the rest of the file is part of it
                 head = b"\n" * (number - 1) + line
-                text = head + read_document(stream, path, is_regular(path))
+                text = head + read_document(stream, path, known_size(path))
                 yield from _array_records(path, text, problems)
                 return
             if not line.strip():

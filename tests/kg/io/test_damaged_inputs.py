@@ -205,3 +205,17 @@ def test_text_in_another_encoding_is_refused_naming_its_lines(tmp_path):
     )
     path.write_bytes(ROWS.read_bytes().replace(b"Barack", "Baráck".encode("latin-1")))
     assert load("jsonl", path).facts.num_rows == 7  # a line or two: problems of those lines
+
+
+def test_every_jsonl_reader_decompresses_and_names_damage(tmp_path):
+    from chronoprobe.datasets.articles import iter_articles
+
+    rows = [{"id": "a", "title": "Alice", "text": "Alice worked for Acme."}]
+    packed = tmp_path / "articles.jsonl.gz"
+    packed.write_bytes(gzip.compress(json.dumps(rows[0]).encode() + b"\n"))
+    assert list(read_jsonl(packed)) == rows
+    assert [a.title for a in iter_articles(packed)] == ["Alice"]
+    packed.write_bytes(json.dumps(rows[0]).encode() + b"\n")  # plain text named .gz
+    for read in (read_jsonl, iter_articles):  # the articles' reader raised BadGzipFile
+        with pytest.raises(CorruptInput, match=r"not gzip data: the name ends in \.gz"):
+            list(read(packed))

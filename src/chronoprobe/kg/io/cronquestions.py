@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 from chronoprobe.inputs import (
     RecordTooLong,
-    is_regular,
+    known_size,
     max_record_bytes,
     open_input,
     read_document,
@@ -205,7 +205,7 @@ def _lines(path: Path) -> tuple[pa.Array, list[tuple[int, str, str]]]:
     are no UTF-8 (left blank in the array) as (index, reason, kind). A line longer than the
     record limit (:mod:`chronoprobe.inputs`) stops the read."""
     with open_input(path) as stream:
-        data = read_document(stream, path, is_regular(path)).removeprefix(BOM)
+        data = read_document(stream, path, known_size(path)).removeprefix(BOM)
     lines = pc.split_pattern(pa.array([data], pa.large_binary()), b"\n").flatten()
     limit = max_record_bytes()
     too_long = pc.greater(pc.binary_length(lines), limit + 1)  # a "\r" may end a line

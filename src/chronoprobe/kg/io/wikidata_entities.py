@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from chronoprobe.inputs import is_regular, read_document
+from chronoprobe.inputs import known_size, read_document
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, JsonProblem, LineLocator, json_items, json_problem
 from chronoprobe.kg.io.compressed import open_binary
 from chronoprobe.kg.io.options import LoadOptions
@@ -64,8 +64,7 @@ def document_blocks(path: Path, options: LoadOptions) -> Iterator[tuple[Parsed, 
     entity starts in the document.
     """
     with open_binary(path) as stream:
-        sized = is_regular(path) and not path.name.endswith((".gz", ".bz2"))
-        text = read_document(stream, path, sized).removeprefix(BOM)
+        text = read_document(stream, path, known_size(path)).removeprefix(BOM)
     try:
         entities, broken = _entities_of(text)
     except DECODE_ERRORS as err:

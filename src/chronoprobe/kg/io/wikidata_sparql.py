@@ -33,7 +33,7 @@ from pathlib import Path
 
 import msgspec
 
-from chronoprobe.inputs import is_regular, open_input, read_document
+from chronoprobe.inputs import known_size, open_input, read_document
 from chronoprobe.jsonl import (
     BOM,
     DECODE_ERRORS,
@@ -292,7 +292,7 @@ def _read(path: Path, mapping: VariableMapping, problems: Problems) -> _Read | N
     record but a query the mapping does not fit, and no file of it would load.
     """
     with open_input(path) as stream:
-        text = read_document(stream, path, is_regular(path)).removeprefix(BOM)
+        text = read_document(stream, path, known_size(path)).removeprefix(BOM)
     try:
         document = _decode_document(text)
         read = _Read(text, document.head.vars, document.results.bindings)
