@@ -43,6 +43,7 @@ from chronoprobe.models.requests import (
     ScoreRequest,
 )
 from chronoprobe.probes.rows import ProbeRow, read_rows
+from chronoprobe.probes.series_matrix import with_temporal_ranks
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
 from chronoprobe.templates import followed_by
 
@@ -134,20 +135,25 @@ def in_gap(cloze: Cloze, label: str) -> Cloze:
     return Cloze(cloze.left, followed_by(label, cloze.right))
 
 
-def gap_first_warnings(view: str) -> Callable:
-    """What a user should know when ``view`` runs a causal model on gap-first rows."""
+# what a view does with a causal model's gap-first rows, as its warning says
+ASKS_AS_QUESTION = (
+    "asks them as questions ('Fill in the blank: ___ ...' then 'Answer:'; asked_as_question in "
+    "metrics.json), or with gap_first skip leaves them out"
+)
+SCORES_WITH_RIGHT = (
+    "scores the label together with the right context after it, log p(label + right | start), "
+    "so the question is read"
+)
+
+
+def gap_first_warnings(view: str, what: str = ASKS_AS_QUESTION) -> Callable:
+    """What a user should know when ``view`` runs a causal model on gap-first rows: ``what``
+    the view does with them."""
 
     def warnings(model, rows: Sequence[ProbeRow], params=None) -> list[str]:
         count = sum(gap_first(model, row) for row in rows)
         if not count:
             return []
-        what = (
-            "scores the label together with the right context after it, log p(label + right | "
-            "start), so the question is read"
-            if view == "pll"
-            else "asks them as questions ('Fill in the blank: ___ ...' then 'Answer:'; "
-            "asked_as_question in metrics.json), or with gap_first skip leaves them out"
-        )
         return [
             f"{count:,} of {len(rows):,} rows put the gap first ({model.name} is causal and sees "
             f"no left context there); the {view} view {what}"
@@ -420,15 +426,16 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
 
     def metrics(predictions: Sequence[dict], params: ClozeParams) -> dict:
         from chronoprobe.probes.runner import metrics_by_group, outside_all
-        from chronoprobe.probes.series_matrix import METRICS, metric_estimate, with_temporal_ranks
+        from chronoprobe.probes.series_matrix import metric_estimate
 
-        rows = with_temporal_ranks(predictions) if view == "pll" else list(predictions)
-        headline = METRICS[view][0]
+        own = VIEW_OBJECTS[view]
+        rows = own.prepare(predictions) if own.prepare else list(predictions)
+        headline = own.matrix_metrics[0]
         kept = [p for p in rows if p.get("split") not in outside_all(params.include_deleted)]
-        grouped = metrics_by_group(VIEW_OBJECTS[view], rows, include_deleted=params.include_deleted)
+        grouped = metrics_by_group(own, rows, include_deleted=params.include_deleted)
         out = {**metric_estimate(view, headline, kept).fields(headline), **grouped}
-        if view != "pll":  # the views that ask gap-first rows of a causal model as questions
-            summarize = VIEW_OBJECTS[view].summarize
+        if "form" in dict(own.columns()):  # the views that ask gap-first rows as questions
+            summarize = own.summarize
             forms = {f: [p for p in kept if p.get("form") == f] for f in ("cloze", "question")}
             out["asked_as_question"] = sum(p.get("form") == "question" for p in rows)
             out["by_form"] = {f: summarize(group) for f, group in forms.items() if group}
@@ -443,9 +450,8 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
 def _aggregate(view: str) -> Callable[[dict[str, dict], ClozeParams], dict]:
     def aggregate(per_model: dict[str, dict], params: ClozeParams) -> dict:
         from chronoprobe.probes.runner import outside_all
-        from chronoprobe.probes.series_matrix import METRICS
 
-        headline = METRICS[view][0]
+        headline = VIEW_OBJECTS[view].matrix_metrics[0]
         values = [m[headline] for m in per_model.values() if m.get(headline) is not None]
         return {
             "metric": headline,
@@ -458,16 +464,16 @@ def _aggregate(view: str) -> Callable[[dict[str, dict], ClozeParams], dict]:
 
 def _figures(view: str) -> Callable[[dict], dict]:
     def figures(metrics: dict) -> dict:
-        from chronoprobe.probes.series_matrix import METRICS
-
-        headline = METRICS[view][0]
+        headline = VIEW_OBJECTS[view].matrix_metrics[0]
         overall = {k: v for k, v in metrics["overall"].items() if k != "n"}
         return {headline: metrics.get(headline), **overall}
 
     return figures
 
 
-def _view(name: str, help: str, params, predict, summarize, **extra) -> View:
+def _view(
+    name: str, help: str, params, predict, summarize, gap_first: str = ASKS_AS_QUESTION, **extra
+) -> View:
     return View(
         name=name,
         help=help,
@@ -480,7 +486,8 @@ def _view(name: str, help: str, params, predict, summarize, **extra) -> View:
         metrics=_metrics(name),
         aggregate=_aggregate(name),
         read=read_rows,
-        warnings=gap_first_warnings(name),
+        warnings=gap_first_warnings(name, gap_first),
+        drift_rows=True,
         **extra,
     )
 
@@ -491,6 +498,7 @@ SINGLE_TOKEN = _view(
     SingleTokenParams,
     single_token,
     summarize_single_token,
+    matrix_metrics=("P@1", "MRR", "P@10", "P@50", "P@100"),
 )
 MULTI_TOKEN = _view(
     "multi-token",
@@ -499,6 +507,7 @@ MULTI_TOKEN = _view(
     MultiTokenParams,
     multi_token,
     summarize_multi_token,
+    matrix_metrics=("f1", "exact_match", "rouge_l"),
     selection="of the greedy fillings of 1..M tokens, the one with the highest log-probability "
     "per scored token (selection mean, the default) or summed (selection sum; decoders score "
     "the filling and its closing); each model's 'selections' gives both",
@@ -510,5 +519,8 @@ PLL = _view(
     PllParams,
     pll,
     summarize_pll,
+    gap_first=SCORES_WITH_RIGHT,
+    matrix_metrics=("temporal_acc", "temporal_mrr", "median_nll", "mean_label_logprob"),
+    prepare=with_temporal_ranks,
 )
 VIEW_OBJECTS = {v.name: v for v in (SINGLE_TOKEN, MULTI_TOKEN, PLL)}

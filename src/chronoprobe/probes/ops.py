@@ -315,12 +315,13 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
         "models": per_model,
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    if view.drift_rows and any(p.get("period") for p in predictions):
+    periods = any(p.get("period") for p in predictions)
+    if view.drift_rows and periods and view.metric_names(predictions):
         tables = series_tables(
             predictions,
             view.name,
             models=[n for n, _ in models],
-            include_deleted=params.include_deleted,
+            include_deleted=getattr(params, "include_deleted", False),  # cloze params have it
         )
         atomic_write_text(ctx.out_dir / "matrix.json", json.dumps(tables, indent=2) + "\n")
 

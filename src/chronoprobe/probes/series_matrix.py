@@ -5,7 +5,8 @@ model trained on period t, tested on t-1, t and t+1: adapted models peak at t on
 split). Everything is computed from prediction rows that carry a ``model`` field, so a matrix
 can be recomputed from ``predictions.parquet`` without touching a model.
 
-Besides the views' own metrics (``VIEWS[view].summarize``), two kinds are computed here:
+A matrix shows the view's own metrics (``VIEWS[view].metric_names``: its ``matrix_metrics``,
+else every figure its ``summarize`` gives); besides those, two kinds are computed here:
 
 - ``median_nll`` (pll): the median over gold labels of the negated summed log-probability,
   the paper's Table 2 figure (lower is better).
@@ -32,18 +33,12 @@ import pyarrow.parquet as pq
 from chronoprobe.datasets.drift import SPLITS
 from chronoprobe.metrics.uncertainty import EMPTY, RESAMPLES, Estimate, mean, proportion
 from chronoprobe.probes.runner import outside_all
-from chronoprobe.probes.view import VIEWS
+from chronoprobe.probes.view import VIEWS, View
 from chronoprobe.time import Period
 
 ALL = "all"  # the split name of a matrix over every row
 WINDOW = ("t-1", "t", "t+1")
 
-# metrics a matrix can show, per view; the first is the default
-METRICS: dict[str, tuple[str, ...]] = {
-    "single-token": ("P@1", "MRR", "P@10", "P@50", "P@100"),
-    "multi-token": ("f1", "exact_match", "rouge_l"),
-    "pll": ("temporal_acc", "temporal_mrr", "median_nll", "mean_label_logprob"),
-}
 LOWER_IS_BETTER = frozenset({"median_nll", "token_perplexity"})
 
 
@@ -107,6 +102,14 @@ _EXTRA: dict[str, Callable[[Sequence[dict], int], Estimate]] = {
 }
 
 
+def _view(name: str) -> View:
+    """The view named ``name``; an unknown one is a ValueError naming the views there are."""
+    try:
+        return VIEWS.get(name)
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
+
+
 def metric_estimate(
     view: str, metric: str, rows: Sequence[dict], resamples: int = RESAMPLES
 ) -> Estimate:
@@ -118,9 +121,9 @@ def metric_estimate(
         if metric.startswith("temporal") and "temporal_rank" not in rows[0]:
             raise ValueError(f"{metric} needs rows from with_temporal_ranks()")
         return _EXTRA[metric](rows, resamples)
-    summary = VIEWS[view].summarize(rows, resamples=resamples)
+    summary = _view(view).summarize(rows, resamples=resamples)
     if metric not in summary:
-        known = ", ".join(METRICS.get(view, ())) or ", ".join(summary)
+        known = ", ".join(_view(view).metric_names(rows))
         raise ValueError(f"view {view!r} has no metric {metric!r}; choose one of {known}")
     value, interval = summary[metric], summary.get(f"{metric}_ci95")
     low, high = interval if interval else (None, None)
@@ -208,19 +211,23 @@ def series_matrix(
     models: Sequence[str] | None = None,
     periods: Sequence[str] | None = None,
     include_deleted: bool = False,
+    prepared: bool = False,
 ) -> SeriesMatrix:
-    """The models x periods matrix of ``metric`` over the rows of ``split`` (ALL: every row but
-    the deleted ones, unless ``include_deleted``).
+    """The models x periods matrix of ``metric`` (default: the view's first) over the rows of
+    ``split`` (ALL: every row but the deleted ones, unless ``include_deleted``).
 
     ``models`` and ``periods`` fix the order (default: models as they first appear, periods in
-    calendar order); a temporal metric gets its ranks computed here when the rows lack them.
+    calendar order); the rows go through the view's ``prepare`` here unless ``prepared``.
     """
-    if view not in METRICS:
-        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(METRICS)}")
-    metric = metric or METRICS[view][0]
+    own = _view(view)
     rows = list(predictions)
-    if metric.startswith("temporal") and rows and "temporal_rank" not in rows[0]:
-        rows = with_temporal_ranks(rows)
+    if own.prepare and rows and not prepared:
+        rows = own.prepare(rows)
+    if metric is None:
+        names = own.metric_names(rows)
+        if not names:
+            raise ValueError(f"view {view!r} gives no figure with an interval to show")
+        metric = names[0]
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
     periods = list(periods) if periods is not None else period_order([r["period"] for r in rows])
     left_out = outside_all(include_deleted) if split == ALL else []
@@ -252,9 +259,9 @@ def series_tables(
     and ``overall`` (each model's value over all periods' rows of the split) with
     ``overall_ci95`` (its 95% interval). ``all`` leaves the deleted rows out unless
     ``include_deleted``."""
-    rows = list(predictions)
-    if view == "pll":
-        rows = with_temporal_ranks(rows)
+    own = _view(view)
+    rows = own.prepare(predictions) if own.prepare else list(predictions)
+    names = own.metric_names(rows)
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
     present = [s for s in SPLITS if any(r.get("split") == s for r in rows)]
     splits = [ALL, *(splits if splits is not None else present)]
@@ -265,11 +272,17 @@ def series_tables(
             if in_split(row, split, left_out):
                 groups[row["model"], split].append(row)
     out: dict[str, dict] = {}
-    for metric in METRICS[view]:
+    for metric in names:
         out[metric] = {}
         for split in splits:
             matrix = series_matrix(
-                rows, view, metric, split=split, models=models, include_deleted=include_deleted
+                rows,
+                view,
+                metric,
+                split=split,
+                models=models,
+                include_deleted=include_deleted,
+                prepared=True,
             )
             overall = [metric_estimate(view, metric, groups[m, split]) for m in models]
             out[metric][split] = {
@@ -280,7 +293,7 @@ def series_tables(
             }
     return {
         "view": view,
-        "default_metric": METRICS[view][0],
+        "default_metric": names[0] if names else None,
         "all_excludes": left_out,
         "metrics": out,
     }

@@ -80,10 +80,17 @@ class ProbeParams(Params):
 
 @dataclass(frozen=True)
 class View:
-    """One view. ``predict(model, rows, params, progress)`` answers rows; ``summarize(predictions)``
-    is its metric over any group of them; ``columns()`` names every prediction field (pyarrow
-    types), the row's ``keys`` first; ``metrics(predictions, params)`` is one model's
-    metrics.json entry, and ``aggregate(per_model, params)`` the figures over all models."""
+    """One view. ``predict(model, rows, params, progress)`` answers rows;
+    ``summarize(predictions, resamples=...)`` is its figures over any group of them, as
+    metrics.json holds them: ``n`` (the rows) and each figure with its 95% interval beside it
+    (``name`` and ``name_ci95``, see :func:`chronoprobe.metrics.uncertainty.summary`);
+    ``columns()`` names every prediction field (pyarrow types), the row's ``keys`` first;
+    ``metrics(predictions, params)`` is one model's metrics.json entry, and
+    ``aggregate(per_model, params)`` the figures over all models.
+
+    Its report section is the one registered for ``probe:NAME`` in
+    :data:`chronoprobe.report.sections.SECTIONS`, else the generic section of any view (each
+    model's figures with their intervals)."""
 
     name: str
     help: str
@@ -101,8 +108,16 @@ class View:
     # the fields that tell this view's rows from other files' (cloze rows by default)
     row_fields: tuple[str, ...] = ("query", "answer_labels")
     # rows with a query and answer labels, per period and split (drift, TempLAMA): distinct
-    # queries are answered once, and the models x periods matrix is written
-    drift_rows: bool = True
+    # queries are answered once, and the models x periods matrix is written. Off by default:
+    # answering each distinct query once is right only for a view whose answer depends on the
+    # query and its labels alone
+    drift_rows: bool = False
+    # the metrics of the models x periods matrix, its default first (empty: every figure
+    # ``summarize`` gives)
+    matrix_metrics: tuple[str, ...] = ()
+    # (predictions) -> the predictions with what a metric needs from all of them at once (the
+    # PLL's temporal ranks compare a query's labels across periods), before any is grouped
+    prepare: Callable[[Sequence[dict]], list[dict]] | None = None
     selection: str | None = None  # how the view picks its prediction, for metrics.json
     # (params, model, log) -> the params to probe this model with (per-model options)
     for_model: Callable[[Any, Any, Callable[[str], None]], Any] | None = None
@@ -111,6 +126,14 @@ class View:
     # params -> what answers in place of a model (answers read from a file), or None: load
     # the model as usual
     stand_in: Callable[[Any], Any] | None = None
+
+    def metric_names(self, predictions: Sequence[dict]) -> tuple[str, ...]:
+        """The metrics a matrix of these predictions can show, the default first: the view's
+        ``matrix_metrics``, else each figure its ``summarize`` gives (a key with an interval)."""
+        if self.matrix_metrics:
+            return self.matrix_metrics
+        summary = self.summarize(predictions, resamples=0)
+        return tuple(k for k in summary if f"{k}_ci95" in summary)
 
     @property
     def run(self):
