@@ -104,7 +104,7 @@ def broken_sections():
     try:
         yield
     finally:
-        SECTIONS.pop("mystery")
+        SECTIONS._entries.pop("mystery")
 
 
 def test_a_section_that_cannot_be_drawn_is_an_error_box_and_the_page_is_written(

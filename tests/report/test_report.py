@@ -152,7 +152,7 @@ def test_a_registered_section_replaces_the_generic_one(light_run_dir, parse_page
     try:
         page = parse_page(write_report(light_run_dir).read_text(encoding="utf-8"))
     finally:
-        SECTIONS.pop("mystery")
+        SECTIONS._entries.pop("mystery")
     assert page.sections["step-scores"] == "Mystery scores"
     assert "k is 3" in page.text
     assert page.tables[0]["rows"][1][4] == "count 1,234"

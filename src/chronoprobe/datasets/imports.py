@@ -257,9 +257,9 @@ def import_cronquestions(
 
 def show(out: Path):
     """What ``chronoprobe import`` prints: the family's summary, as ``build`` prints it."""
-    from chronoprobe.datasets.ops import show as show_built
+    from chronoprobe.datasets.ops import show_family
 
-    return show_built(out)
+    return show_family(out)
 
 
 variant_kind(

@@ -79,7 +79,20 @@ class DriftParams(Params):
         return self
 
 
-@variant(BUILDERS, "drift", DriftParams)
+def show_drift(out: Path):
+    from rich.table import Table
+
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    table = Table(title="rows per period and split")
+    columns = ["period", "total", "first period", "unchanged", "updated", "new", "deleted"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "period" else "right")
+    for row in stats:
+        table.add_row(*(str(row.get(c, 0)) if c != "period" else row[c] for c in columns))
+    return table
+
+
+@variant(BUILDERS, "drift", DriftParams, show=show_drift)
 def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) -> None:
     """Build a DynamicTempLAMA-style probe set: one row per (subject, relation, period).
 
@@ -122,19 +135,6 @@ def drift_headline(stats: list[dict]) -> dict:
     return {"rows": splits.pop("total", 0), "periods": len(stats), "splits": splits}
 
 
-def show_drift(out: Path):
-    from rich.table import Table
-
-    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
-    table = Table(title="rows per period and split")
-    columns = ["period", "total", "first period", "unchanged", "updated", "new", "deleted"]
-    for column in columns:
-        table.add_column(column, justify="left" if column == "period" else "right")
-    for row in stats:
-        table.add_row(*(str(row.get(c, 0)) if c != "period" else row[c] for c in columns))
-    return table
-
-
 # --- LAMA-TK ----------------------------------------------------------------------------------
 
 
@@ -158,34 +158,6 @@ class LamaTKParams(Params):
         "are at least N.",
     )
     seed: int | None = Field(None, description=SEED_HELP)
-
-
-@variant(BUILDERS, "lamatk", LamaTKParams)
-def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]) -> None:
-    """Build LAMA-TK: masked temporal statements with every correct answer kept.
-
-    Each fact with both bounds becomes four masked statements (subject, object, start, end;
-    for point-in-time relations subject, object, time), e.g. "Michael Jordan played for [MASK]
-    from 1995 to 1998." The answer list holds every value that makes the masked text true.
-    Writes statements.jsonl (training/reciting rows), vocab.jsonl (the label of every entity
-    the rows name: a memorising model reads each mention as one symbol), for boundary and
-    implicit also queries.jsonl, and stats.json.
-    """
-    from chronoprobe.datasets.writers import write_lamatk
-
-    stats = write_lamatk(
-        _kg(inputs),
-        ctx.out_dir,
-        task=params.task,
-        conflicts=params.conflicts,
-        sample=params.sample,
-        seed=_seed(ctx, params),
-    )
-    main = stats["statements"]
-    headline = {"statements": main["statements"], "multi_answer_share": main["multi_answer_share"]}
-    if "queries" in stats:
-        headline["queries"] = stats["queries"]["statements"]
-    _finish(ctx, "lamatk", headline)
 
 
 def show_lamatk(out: Path) -> str:
@@ -213,6 +185,34 @@ def show_lamatk(out: Path) -> str:
     return "\n".join(lines)
 
 
+@variant(BUILDERS, "lamatk", LamaTKParams, show=show_lamatk)
+def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]) -> None:
+    """Build LAMA-TK: masked temporal statements with every correct answer kept.
+
+    Each fact with both bounds becomes four masked statements (subject, object, start, end;
+    for point-in-time relations subject, object, time), e.g. "Michael Jordan played for [MASK]
+    from 1995 to 1998." The answer list holds every value that makes the masked text true.
+    Writes statements.jsonl (training/reciting rows), vocab.jsonl (the label of every entity
+    the rows name: a memorising model reads each mention as one symbol), for boundary and
+    implicit also queries.jsonl, and stats.json.
+    """
+    from chronoprobe.datasets.writers import write_lamatk
+
+    stats = write_lamatk(
+        _kg(inputs),
+        ctx.out_dir,
+        task=params.task,
+        conflicts=params.conflicts,
+        sample=params.sample,
+        seed=_seed(ctx, params),
+    )
+    main = stats["statements"]
+    headline = {"statements": main["statements"], "multi_answer_share": main["multi_answer_share"]}
+    if "queries" in stats:
+        headline["queries"] = stats["queries"]["statements"]
+    _finish(ctx, "lamatk", headline)
+
+
 # --- CronQuestions ----------------------------------------------------------------------------
 
 
@@ -224,7 +224,28 @@ class CronQParams(Params):
     seed: int | None = Field(None, description=SEED_HELP)
 
 
-@variant(BUILDERS, "cronq", CronQParams)
+def show_cronq(out: Path):
+    from rich.table import Table
+
+    from chronoprobe.datasets.cronq import QUESTION_TYPES
+
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    table = Table(
+        title="questions per type",
+        caption=f"{stats['dropped_by_split']:,} left out of the splits to keep their entities "
+        "disjoint",
+    )
+    table.add_column("type")
+    for name in ("all", "train", "valid", "test"):
+        table.add_column(name, justify="right")
+    for kind in QUESTION_TYPES:
+        table.add_row(
+            kind, *(str(stats[n]["types"][kind]) for n in ("all", "train", "valid", "test"))
+        )
+    return table
+
+
+@variant(BUILDERS, "cronq", CronQParams, show=show_cronq)
 def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) -> None:
     """Generate CronQuestions-style temporal questions with answers executed over the KG.
 
@@ -249,27 +270,6 @@ def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) 
     _finish(ctx, "cronq", headline)
 
 
-def show_cronq(out: Path):
-    from rich.table import Table
-
-    from chronoprobe.datasets.cronq import QUESTION_TYPES
-
-    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
-    table = Table(
-        title="questions per type",
-        caption=f"{stats['dropped_by_split']:,} left out of the splits to keep their entities "
-        "disjoint",
-    )
-    table.add_column("type")
-    for name in ("all", "train", "valid", "test"):
-        table.add_column(name, justify="right")
-    for kind in QUESTION_TYPES:
-        table.add_row(
-            kind, *(str(stats[n]["types"][kind]) for n in ("all", "train", "valid", "test"))
-        )
-    return table
-
-
 # --- ECBD -------------------------------------------------------------------------------------
 
 
@@ -286,7 +286,12 @@ class ECBDParams(Params):
     seed: int | None = Field(None, description=SEED_HELP)
 
 
-@variant(BUILDERS, "ecbd", ECBDParams)
+def show_ecbd(out: Path) -> str:
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    return f"{stats['examples']:,} examples over {len(stats['groups'])} groups"
+
+
+@variant(BUILDERS, "ecbd", ECBDParams, show=show_ecbd)
 def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) -> None:
     """Build Entity Cloze By Date: masked spans about entities grouped by origination year.
 
@@ -306,11 +311,6 @@ def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) ->
     kg = _kg(inputs, facts=False)  # ECBD reads entities and their dates only
     stats = write_ecbd(kg, ctx.out_dir, articles, config, params.spacy_model)
     _finish(ctx, "ecbd", {"examples": stats["examples"], "groups": len(stats["groups"])})
-
-
-def show_ecbd(out: Path) -> str:
-    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
-    return f"{stats['examples']:,} examples over {len(stats['groups'])} groups"
 
 
 # --- dated statements -------------------------------------------------------------------------
@@ -344,7 +344,16 @@ class DatesParams(Params):
         return self
 
 
-@variant(BUILDERS, "dates", DatesParams)
+def show_dates(out: Path) -> str:
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    parts = [
+        f"{p}: {c['right']} right, {c['before'] + c['after']} wrong"
+        for p, c in stats["by_precision"].items()
+    ]
+    return f"{stats['statements']:,} statements of {stats['facts']:,} facts ({'; '.join(parts)})"
+
+
+@variant(BUILDERS, "dates", DatesParams, show=show_dates)
 def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) -> None:
     """Build dated statements for the date-context test (TimeStress, Ammar Khodja et al., 2025):
     each fact's statement behind its right date and behind wrong dates before its start and
@@ -369,43 +378,27 @@ def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) 
     _finish(ctx, "dates", {"facts": stats["facts"], "statements": stats["statements"]})
 
 
-def show_dates(out: Path) -> str:
-    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
-    parts = [
-        f"{p}: {c['right']} right, {c['before'] + c['after']} wrong"
-        for p, c in stats["by_precision"].items()
-    ]
-    return f"{stats['statements']:,} statements of {stats['facts']:,} facts ({'; '.join(parts)})"
-
-
 # ---------------------------------------------------------------------------------------------
 
-SHOW = {
-    "drift": show_drift,
-    "lamatk": show_lamatk,
-    "cronq": show_cronq,
-    "ecbd": show_ecbd,
-    "dates": show_dates,
-}
 
-
-def show(out: Path):
-    """What ``chronoprobe build`` prints: the family's own summary of what it wrote (nothing
-    for a builder of a plugin, which may write no metrics)."""
+def show_family(out: Path):
+    """The summary of a probe set by the builder of the family its metrics.json names (an
+    imported set is shown as its family's builder shows one it wrote)."""
     metrics = out / "metrics.json"
     if not metrics.is_file():
         return None
     family = json.loads(metrics.read_text(encoding="utf-8")).get("family")
-    return SHOW[family](out) if family in SHOW else None
+    builder = BUILDERS.get(family) if family in BUILDERS else None
+    return builder.show(out) if builder is not None and builder.show else None
 
 
+# each builder's `show` is what `chronoprobe build` prints of what it wrote
 variant_kind(
     "build",
     "family",
     BUILDERS,
     inputs=(Input("kg", "The KG directory to build from (`kg synth`, `kg convert`, ...)."),),
     command=("build",),
-    show=show,
     help="Build probe sets from a KG directory.",
 )
 

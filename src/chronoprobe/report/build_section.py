@@ -1,29 +1,26 @@
-"""The report section of a ``build`` step: what the probe set holds, per family.
+"""The report sections of ``build`` steps: what the probe set holds, per builder.
 
-It reads the ``stats.json`` the builder wrote (the same numbers ``chronoprobe build`` prints):
-drift rows per period and split, LAMA-TK statements per relation and slot, CronQuestions
-questions per reasoning type and split, ECBD examples per origination-year group.
+Each builder that ships with chronoprobe has its section under ``build:FAMILY``, drawn from the
+``stats.json`` it wrote (the same numbers ``chronoprobe build`` prints): drift rows per period
+and split, LAMA-TK statements per relation and slot, CronQuestions questions per reasoning type
+and split, ECBD examples per origination-year group. Any other builder (a plugin's) gets the
+headline counts of its metrics.json.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.lamatk_section import sample_note
 from chronoprobe.report.plots import embed, grouped_bars
-from chronoprobe.report.sections import read_metrics, section
+from chronoprobe.report.sections import SectionFunction, read_metrics, section
 
 DRIFT_SPLITS = ("first period", "unchanged", "updated", "new", "deleted")
-TITLES = {
-    "drift": "Drift probe set (DynamicTempLAMA)",
-    "lamatk": "LAMA-TK statements",
-    "cronq": "CronQuestions questions",
-    "ecbd": "Entity Cloze By Date examples",
-    "dates": "Statements under right and wrong dates",
-}
+HEADLINE = ("rows", "statements", "questions", "examples")
 
 
 def _drift(stats: list[dict]) -> list[Block]:
@@ -92,16 +89,43 @@ def _ecbd(stats: dict) -> list[Block]:
     return [embed(figure, alt="Bars of ECBD examples per origination-year group", data=table)]
 
 
-FAMILIES = {"drift": _drift, "lamatk": _lamatk, "cronq": _cronq, "ecbd": _ecbd}
-
-
-@section("build", headline=("rows", "statements", "questions", "examples"))
-def build_section(step_dir: Path, record: dict[str, Any]) -> Section:
+def _blocks(step_dir: Path, figures: Callable[[Any], list[Block]] | None) -> list[Block]:
+    """The headline counts of metrics.json as tiles, then ``figures`` of stats.json."""
     metrics = read_metrics(step_dir)
-    family = metrics.get("family", "")
     tiles = {k: v for k, v in metrics.items() if k != "family" and not isinstance(v, dict)}
-    blocks: list[Block] = [Stats(tiles)]
-    if family in FAMILIES:  # a builder without its own figures (dates, a plugin's) shows tiles
+    blocks: list[Block] = [Stats(tiles)] if tiles else []
+    if figures is not None:
         stats = json.loads((step_dir / "stats.json").read_text(encoding="utf-8"))
-        blocks += FAMILIES[family](stats)
-    return Section(TITLES.get(family, f"Probe set {record.get('id')} ({family})"), blocks)
+        blocks += figures(stats)
+    return blocks
+
+
+def probe_set_section(
+    title: str, figures: Callable[[Any], list[Block]] | None = None
+) -> SectionFunction:
+    """A builder's section, titled ``title: <step id>``: its headline counts (metrics.json) as
+    tiles, then ``figures`` of the stats.json it wrote."""
+
+    def build(step_dir: Path, record: dict[str, Any]) -> Section:
+        return Section(f"{title}: {record.get('id', step_dir.name)}", _blocks(step_dir, figures))
+
+    return build
+
+
+@section("build", headline=HEADLINE)
+def build_section(step_dir: Path, record: dict[str, Any]) -> Section:
+    """A builder without a section of its own: the counts of its metrics.json."""
+    family = (record.get("params") or {}).get("family") or read_metrics(step_dir).get("family")
+    blocks = _blocks(step_dir, None) or [Text("The builder wrote no metrics.json.", style="note")]
+    return Section(f"Probe set {record.get('id', step_dir.name)} ({family})", blocks)
+
+
+section("build:drift", headline=HEADLINE)(
+    probe_set_section("Drift probe set (DynamicTempLAMA)", _drift)
+)
+section("build:lamatk", headline=HEADLINE)(probe_set_section("LAMA-TK statements", _lamatk))
+section("build:cronq", headline=HEADLINE)(probe_set_section("CronQuestions questions", _cronq))
+section("build:ecbd", headline=HEADLINE)(probe_set_section("Entity Cloze By Date examples", _ecbd))
+section("build:dates", headline=HEADLINE)(
+    probe_set_section("Statements under right and wrong dates")
+)

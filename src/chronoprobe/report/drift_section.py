@@ -1,4 +1,5 @@
-"""The report section of a ``probe`` step: what each model knows, period by period.
+"""The report section of a drift view's ``probe`` step (single-token, multi-token, PLL): what
+each model knows, period by period.
 
 It reads the step's ``matrix.json`` (no model is loaded, no prediction re-scored): a heatmap of
 the models x periods matrix (the paper's Table 2; for one model, a line over the periods), one
@@ -19,6 +20,7 @@ from typing import Any
 from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
 from chronoprobe.report.plots import FEW_ROWS, embed, error_rows, grouped_bars, heatmap, line_plot
 from chronoprobe.report.sections import answered_nothing, read_metrics, section
+from chronoprobe.report.view_section import view_section
 
 # what each metric means, for captions and axis labels
 LABELS = {
@@ -204,8 +206,15 @@ def _skipped_note(metrics: dict) -> Block | None:
     return Text(" ".join(notes), style="note") if notes else None
 
 
-@section("probe", headline=("view", "rows", "model_count", "P@1", "f1", "temporal_acc"))
+HEADLINE = ("view", "rows", "model_count", "P@1", "f1", "temporal_acc")
+
+
+@section("probe:single-token", headline=HEADLINE)
+@section("probe:multi-token", headline=HEADLINE)
+@section("probe:pll", headline=HEADLINE)
 def probe_section(step_dir: Path, record: dict) -> Section:
+    """The models x periods matrix of matrix.json; rows without periods (no matrix) get any
+    view's section."""
     metrics = read_metrics(step_dir)
     title = f"Drift probe: {record.get('id', step_dir.name)}"
     path = step_dir / "matrix.json"
@@ -214,7 +223,7 @@ def probe_section(step_dir: Path, record: dict) -> Section:
     if models and len(notes) == len(models):
         return Section(title, notes)
     if not path.is_file():
-        return Section(title, [Text("The step wrote no matrix.json.", style="error")])
+        return view_section(step_dir, record)
     tables = json.loads(path.read_text(encoding="utf-8"))
     metric = tables["default_metric"]
     by_split = tables["metrics"][metric]

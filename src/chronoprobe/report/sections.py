@@ -2,25 +2,27 @@
 
 Adding a section for a new step kind is one function::
 
-    @section("probe", headline=("hits@1", "mrr"))
-    def probe_section(step_dir: Path, record: dict) -> Section:
+    @section("tkg", headline=("hits@1", "mrr"))
+    def tkg_section(step_dir: Path, record: dict) -> Section:
         metrics = read_metrics(step_dir)
-        return Section("Probe results", [embed(grouped_bars(...), alt="...")])
+        return Section("Link prediction", [embed(grouped_bars(...), alt="...")])
 
-Kinds that ship with chronoprobe are imported by name when first needed (like step kinds), so
-building a report loads only the sections it shows. A member of a kind with variants may have
-its own section (``"probe:span-ppl"``); unknown kinds get :func:`generic_section`.
+Sections that ship with chronoprobe are imported by name when first needed (like step kinds),
+so building a report loads only the sections it shows. A member of a kind with variants has
+its own section under ``KIND:MEMBER`` (a view's ``probe:span-ppl``, a builder's
+``build:drift``), else its kind's (any view's ``probe``, any builder's ``build``); a kind with
+none gets :func:`generic_section`.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chronoprobe.jsonl import read_json_object
+from chronoprobe.registry import Registry
 from chronoprobe.report.blocks import Block, Section, Text, key_value_table
 
 if TYPE_CHECKING:
@@ -41,27 +43,39 @@ class SectionKind:
     compare: CompareFunction | None = None
 
 
-SECTIONS: dict[str, SectionKind] = {}
-
-# sections that ship with chronoprobe: step kind -> module that registers it
-BUILTIN_SECTIONS: dict[str, str] = {
-    "kg": "chronoprobe.report.kg_section",
-    "memorize": "chronoprobe.report.lamatk_section",
-    "probe:recite": "chronoprobe.report.lamatk_section",
-    "build": "chronoprobe.report.build_section",
-    "probe:span-ppl": "chronoprobe.report.ecbd_section",
-    "probe:generate": "chronoprobe.report.generative_section",
-    "probe:date-context": "chronoprobe.report.generative_section",
-    "tkg": "chronoprobe.report.tkg_section",
-    "probe": "chronoprobe.report.drift_section",
-    "kgqa": "chronoprobe.report.kgqa_section",
-}
+# step kind or KIND:MEMBER -> its section; the sections that ship with chronoprobe are named
+# by the module that registers them, imported when one is first shown
+SECTIONS: Registry[SectionKind] = Registry(
+    "report section",
+    {
+        "kg": "chronoprobe.report.kg_section",
+        "memorize": "chronoprobe.report.lamatk_section",
+        "probe:recite": "chronoprobe.report.lamatk_section",
+        "build": "chronoprobe.report.build_section",
+        "build:drift": "chronoprobe.report.build_section",
+        "build:lamatk": "chronoprobe.report.build_section",
+        "build:cronq": "chronoprobe.report.build_section",
+        "build:ecbd": "chronoprobe.report.build_section",
+        "build:dates": "chronoprobe.report.build_section",
+        "probe:span-ppl": "chronoprobe.report.ecbd_section",
+        "probe:generate": "chronoprobe.report.generative_section",
+        "probe:date-context": "chronoprobe.report.generative_section",
+        "tkg": "chronoprobe.report.tkg_section",
+        "probe": "chronoprobe.report.view_section",
+        "probe:single-token": "chronoprobe.report.drift_section",
+        "probe:multi-token": "chronoprobe.report.drift_section",
+        "probe:pll": "chronoprobe.report.drift_section",
+        "kgqa": "chronoprobe.report.kgqa_section",
+        "report": "chronoprobe.report.sections",
+    },
+)
 
 
 def section(
     kind: str, *, headline: Sequence[str] | None = None, compare: CompareFunction | None = None
 ) -> Callable[[SectionFunction], SectionFunction]:
-    """Register ``build(step_dir, record) -> Section`` as the report section of step ``kind``.
+    """Register ``build(step_dir, record) -> Section`` as the report section of step ``kind``
+    (or of one member of a kind with variants: ``probe:VIEW``, ``build:FAMILY``).
 
     ``record`` is the step's ``step.json``. Return None to leave the step out of the report body
     (it still has its row in the summary table). ``compare(run, steps)`` gets every finished
@@ -70,7 +84,8 @@ def section(
     """
 
     def register(function: SectionFunction) -> SectionFunction:
-        SECTIONS[kind] = SectionKind(kind, function, tuple(headline) if headline else None, compare)
+        shown = tuple(headline) if headline else None
+        SECTIONS.add(kind, SectionKind(kind, function, shown, compare))
         return function
 
     return register
@@ -90,12 +105,8 @@ def _variant(kind: str, record: dict | None) -> str | None:
 def section_kind(kind: str, record: dict | None = None) -> SectionKind:
     """The section of a step: its kind's member's own (``probe:span-ppl``), else its kind's."""
     for key in (_variant(kind, record), kind):
-        if key is None:
-            continue
-        if key not in SECTIONS and key in BUILTIN_SECTIONS:
-            importlib.import_module(BUILTIN_SECTIONS[key])
-        if key in SECTIONS:
-            return SECTIONS[key]
+        if key is not None and key in SECTIONS:
+            return SECTIONS.get(key)
     return SectionKind(kind, generic_section)
 
 

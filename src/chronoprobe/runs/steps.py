@@ -8,6 +8,7 @@ are imported by name when first used, and users add their own by listing a modul
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -165,12 +166,15 @@ def step_kind(
 class Variant:
     """One member of a family of operations that share a step kind (a builder, a KG source, a
     view): its own params model and function; the step's params hold ``{key: name, **params}``.
-    Registries of such families may hold any objects with these four attributes."""
+    Registries of such families may hold any objects with these four attributes. ``show(out)``
+    is what the command line prints of a finished step's output (its report section is the
+    one registered for ``KIND:NAME``, see :mod:`chronoprobe.report.sections`)."""
 
     name: str
     params: type[BaseModel]
     run: StepFunction
     help: str = ""
+    show: Callable[[Path], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -201,13 +205,16 @@ def _tagged_union(kind: str, key: str, members: tuple[Any, ...]) -> type[BaseMod
 
 
 def variant(
-    registry: Registry[Any], name: str, params: type[BaseModel]
+    registry: Registry[Any],
+    name: str,
+    params: type[BaseModel],
+    show: Callable[[Path], Any] | None = None,
 ) -> Callable[[StepFunction], StepFunction]:
     """Decorator: register a step function as the member ``name`` of ``registry``, run with
-    ``params``."""
+    ``params`` (and its output summed up by ``show``)."""
 
     def register(run: StepFunction) -> StepFunction:
-        registry.add(name, Variant(name, params, run))
+        registry.add(name, Variant(name, params, run, show=show))
         return run
 
     return register
@@ -215,8 +222,17 @@ def variant(
 
 def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -> StepKind:
     """Register a step kind whose params pick one member of ``registry`` by ``key``; each
-    member's ``run`` gets its own params (the union's chosen member)."""
+    member's ``run`` gets its own params (the union's chosen member), and, unless the kind has
+    a ``show`` of its own, the member's ``show`` sums up its output."""
     variants = Variants(key, registry)
+
+    def show(out: Path) -> Any:
+        record = out / "step.json"
+        chosen = json.loads(record.read_text(encoding="utf-8"))["params"][key]
+        member = variants.get(chosen) if chosen in registry else None
+        return member.show(out) if getattr(member, "show", None) else None
+
+    options.setdefault("show", show)
 
     def run(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> None:
         chosen = params.root
