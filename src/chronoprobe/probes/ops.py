@@ -327,48 +327,43 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
 
 
 def show(out: Path):
-    """What ``chronoprobe probe`` prints: each model's figures, skipped rows and warnings."""
-    from rich.table import Table
+    """What ``chronoprobe probe`` prints: each model's figures (with their 95% intervals where
+    metrics.json has them), skipped rows and warnings, in a table that fits the terminal."""
+    from chronoprobe.core.tables import ResultTable, figures_of
 
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     view = VIEWS.get(metrics["view"])
-    table = Table(title=f"{view.name}: {metrics['rows']:,} rows")
-    figures = {name: view.figures(m) for name, m in metrics["models"].items()}
+    figures = {name: figures_of(view.figures(m)) for name, m in metrics["models"].items()}
     columns = list(next(iter(figures.values()), {}))
-    table.add_column("model", overflow="fold")  # a name cut short would not say which model
-    for column in (*columns, "predicted", "skipped"):
-        table.add_column(column, justify="right")
-    for name, m in metrics["models"].items():
-        values = [_fmt(figures[name].get(c)) for c in columns]
-        table.add_row(name, *values, f"{m['predicted']:,}", f"{sum(m['skipped'].values()):,}")
-    rows = metrics["rows"]
-    notes = [
-        f"{name}: skipped {n:,} of {rows:,} rows: {reason}"
+    rows = [
+        [
+            name,
+            *(figures[name].get(c) for c in columns),
+            m["predicted"],
+            sum(m["skipped"].values()),
+        ]
         for name, m in metrics["models"].items()
-        for reason, n in m["skipped"].items()
+    ]
+    n = metrics["rows"]
+    notes = [
+        f"{name}: skipped {k:,} of {n:,} rows: {reason}"
+        for name, m in metrics["models"].items()
+        for reason, k in m["skipped"].items()
     ]
     notes += [
-        f"{name}: asked {m['asked_as_question']:,} of {rows:,} rows as questions (gap first)"
+        f"{name}: asked {m['asked_as_question']:,} of {n:,} rows as questions (gap first)"
         for name, m in metrics["models"].items()
         if m.get("asked_as_question")
     ]
     notes += [
         f"{name}: warning: {w}" for name, m in metrics["models"].items() for w in m["warnings"]
     ]
-    return table if not notes else _with_notes(table, notes)
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def _with_notes(table, notes: list[str]):
-    from rich.console import Group
-    from rich.text import Text
-
-    return Group(table, *(Text(note) for note in notes))
+    return ResultTable(
+        ["model", *columns, "predicted", "skipped"],
+        rows,
+        title=f"{view.name}: {n:,} rows",
+        notes=notes,
+    )
 
 
 variant_kind(
