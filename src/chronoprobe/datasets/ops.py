@@ -403,3 +403,4 @@ variant_kind(
 )
 
 from chronoprobe.datasets import timeline  # noqa: E402, F401  (registers `build timeline`)
+from chronoprobe.probes import timeline_oracle  # noqa: E402, F401  (`build timeline-oracle`)

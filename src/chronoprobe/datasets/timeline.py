@@ -23,6 +23,7 @@ is not asked about by name: "when did X play for Y" would have several answers.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections import defaultdict
@@ -315,6 +316,15 @@ class Question:
     aliases: list[list[str]]
     precision: Precision
     gold: dict[str, Any]
+    # what the question names beside its facts, never its answer (see `asks` in the rows)
+    asks: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def timed_facts(kg: TemporalKG) -> list[TimedFact]:
+    """Every fact of the KG with its bounds as time points."""
+    starts, ends = bound_points(kg.facts, "start"), bound_points(kg.facts, "end")
+    columns = [kg.facts.column(c).to_pylist() for c in ("subject", "relation", "object")]
+    return [TimedFact(*t, s, e) for *t, s, e in zip(*columns, starts, ends, strict=True)]
 
 
 class Generator:
@@ -324,10 +334,7 @@ class Generator:
         self.kg = kg
         self.templates = templates
         self.split_of = split_of
-        starts, ends = bound_points(kg.facts, "start"), bound_points(kg.facts, "end")
-        columns = [kg.facts.column(c).to_pylist() for c in ("subject", "relation", "object")]
-        facts = [TimedFact(*t, s, e) for *t, s, e in zip(*columns, starts, ends, strict=True)]
-        facts = [f for f in facts if f.relation in templates.relations]
+        facts = [f for f in timed_facts(kg) if f.relation in templates.relations]
         triples: dict[tuple, int] = defaultdict(int)
         for f in facts:
             triples[(f.subject, f.relation, f.object)] += 1
@@ -412,7 +419,8 @@ class Generator:
         when = ("on " if precision == Precision.DAY else "in ") + spoken(point)
         slots = {"ask": self.ask(fact, asked), "when": when}
         gold = {"entities": ids, "time": point.iso()}
-        return Question("at_time", facts, slots, ids, labels, aliases, precision, gold)
+        asks = {"asked": asked, "given": given, "relation": fact.relation, "time": point.iso()}
+        return Question("at_time", facts, slots, ids, labels, aliases, precision, gold, asks)
 
     # -- medium --
 
@@ -450,7 +458,10 @@ class Generator:
             ends = [f.end for f in (a, b) if unit(f.end, precision) == hi]  # type: ignore[arg-type]
             gold = {"range": [cut(starts[0], precision).iso(), cut(ends[0], precision).iso()]}
         label = answer_label(gold)
-        return Question(kind, [a, b], slots, [label], [label], [[]], precision, gold)
+        asks = {"relation": gold["asked"]} if kind == "allen_yes_no" else {}
+        if kind == "allen_choice":
+            asks = {"choices": gold["choices"]}
+        return Question(kind, [a, b], slots, [label], [label], [[]], precision, gold, asks)
 
     def during_fact(self, a: TimedFact, b: TimedFact, asked: str) -> Question | None:
         side = "subject" if asked == "object" else "object"
@@ -468,7 +479,10 @@ class Generator:
         labels, aliases = self.entities(ids)
         slots = {**self.fact_slots(a, "a"), "ask": self.ask(b, asked)}
         gold = {"entities": ids}
-        return Question("during_fact", [a, *facts], slots, ids, labels, aliases, a.precision, gold)
+        asks = {"asked": asked, "given": given, "relation": b.relation}
+        return Question(
+            "during_fact", [a, *facts], slots, ids, labels, aliases, a.precision, gold, asks
+        )
 
     # -- complex --
 
@@ -484,16 +498,24 @@ class Generator:
         names = self.entities(shown)[0]
         options = listing(names, "or" if kind == "ranking" else "and")
         slots = {"ask": self.ask(facts[0], asked), "options": options}
+        side = "subject" if asked == "object" else "object"
+        asks: dict[str, Any] = {
+            "asked": asked, "given": getattr(facts[0], side), "relation": facts[0].relation,
+            "options": shown,
+        }  # fmt: skip
         if kind == "ranking":
             index = rng.choice([0, -1, *range(1, len(facts) - 1)])
             slots["ordinal"] = "last" if index == -1 else ORDINALS[index]
             labels, aliases = self.entities([ids[index]])
             gold: dict[str, Any] = {"entities": [ids[index]], "rank": index}
-            return Question(kind, facts, slots, [ids[index]], labels, aliases, precision, gold)
+            asks["rank"] = index
+            return Question(
+                kind, facts, slots, [ids[index]], labels, aliases, precision, gold, asks
+            )
         labels, aliases = self.entities(ids)
         gold = {"order": ids, "labels": labels}
         label = "; ".join(labels)
-        return Question(kind, facts, slots, ids, [label], [[]], precision, gold)
+        return Question(kind, facts, slots, ids, [label], [[]], precision, gold, asks)
 
     def set_operation(self, facts: list[TimedFact], operation: str) -> Question | None:
         both = spans(facts)
@@ -526,7 +548,10 @@ class Generator:
             )
         gold = {"yes": yes, "operation": operation}
         label = answer_label(gold)
-        return Question("set_operation", facts, slots, [label], [label], [[]], precision, gold)
+        asks = {"operation": operation}
+        return Question(
+            "set_operation", facts, slots, [label], [label], [[]], precision, gold, asks
+        )
 
     def total_duration(self, facts: list[TimedFact]) -> Question | None:
         both = spans(facts)
@@ -745,6 +770,7 @@ def _row(gen: Generator, q: Question, rng: random.Random) -> dict:
             "precision": PRECISION_NAMES[q.precision],
             "paraphrase": index,
             "gold": q.gold,
+            "asks": q.asks,
             "facts": [f.to_dict() for f in q.facts],
         },
     }
