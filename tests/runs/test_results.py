@@ -90,4 +90,4 @@ def test_cli_bad_query_and_bad_directory_are_one_line(run_dir, tmp_path):
     assert result.exit_code == 2
     assert "query failed" in result.output and "nope" in result.output
     result = runner.invoke(app, ["results", str(tmp_path / "nothing")])
-    assert result.exit_code == 2 and "not a run directory" in result.output
+    assert result.exit_code == 2 and "nothing: no such folder" in result.output

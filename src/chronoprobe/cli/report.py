@@ -1,4 +1,4 @@
-"""`chronoprobe report`: the self-contained HTML report of a run directory."""
+"""`chronoprobe report`: the self-contained HTML report of a run or any folder of outputs."""
 
 from __future__ import annotations
 
@@ -30,17 +30,30 @@ class _Warnings(logging.Handler):
 @reflowed
 @user_errors
 def report(
-    run_dir: Path = typer.Argument(..., help="Run directory written by `chronoprobe run`."),
+    run_dir: Path = typer.Argument(
+        ...,
+        help="A run directory (`chronoprobe run`), one command's --out folder, or a folder "
+        "holding several of either.",
+        metavar="FOLDER",
+    ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Where to write the report (default: RUNDIR/report.html)."
+        None,
+        "--out",
+        "-o",
+        help="Where to write the report (default: FOLDER/report.html; for one command's "
+        "output, OUT-report.html beside it).",
     ),
     open_browser: bool = typer.Option(
         False, "--open", help="Open the report in the default web browser."
     ),
 ) -> None:
-    """Write RUNDIR/report.html: a summary table, then one section per step, with its plots.
+    """Write FOLDER/report.html: a summary table, then one section per step, with its plots.
 
-    The file is self-contained (plots embedded, no network), so it can be mailed or archived.
+    FOLDER is a run directory, one command's output (a probe, a build, a training...), or a
+    folder holding several: outputs and run directories are found in it down to four levels,
+    and each is a step named by its path there, e.g. chronoprobe report outputs/ gives the
+    steps probes/smollm2 and demo/world. The file is self-contained (plots embedded, no
+    network), so it can be mailed or archived.
     A step whose section cannot be built shows the error in its place and is named in a warning;
     the rest of the report is still written.
     """

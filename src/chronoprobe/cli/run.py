@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import csv
-import json
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+
+if TYPE_CHECKING:
+    from chronoprobe.core.tables import ResultTable
 
 console = Console(stderr=True)
 
@@ -68,41 +68,43 @@ def run(
         console.print(f"report: [bold]{escape(str(result.report))}[/]", highlight=False)
 
 
-def _print_csv(columns: list[str], rows: list[tuple]) -> None:
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(rows)
+def _result_table(columns: list[str], rows: list[tuple]) -> ResultTable:
+    from chronoprobe.core.tables import ResultTable
 
-
-def _print_json(columns: list[str], rows: list[tuple]) -> None:
-    records = [dict(zip(columns, row, strict=True)) for row in rows]
-    typer.echo(json.dumps(records, indent=2, default=str))
-
-
-def _print_table(columns: list[str], rows: list[tuple]) -> None:
-    table = Table()
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
-    Console().print(table)
+    return ResultTable(columns, [list(row) for row in rows])
 
 
 @reflowed
 @user_errors
 def results(
-    run_dir: Path = typer.Argument(..., help="Run directory written by `chronoprobe run`."),
+    run_dir: Path = typer.Argument(
+        ...,
+        help="A run directory (`chronoprobe run`), one command's --out folder, or a folder "
+        "holding several of either.",
+        metavar="FOLDER",
+    ),
     sql: str | None = typer.Option(
         None, "--sql", help="Query, e.g. \"select * from metrics where metric like 'facts%'\"."
     ),
-    as_csv: bool = typer.Option(False, "--csv", help="Print the result as CSV."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as a JSON list."),
+    fmt: Literal["table", "markdown", "latex", "csv", "json"] = typer.Option(
+        "table",
+        "--format",
+        help="table: fitted to the terminal; markdown or latex (a booktabs tabular, special "
+        "characters escaped) to paste into a paper, figures rounded and written with their "
+        "95% interval, 0.412 [0.380, 0.440]; csv or json: every value whole, for a program. "
+        "E.g. --format latex.",
+    ),
+    as_csv: bool = typer.Option(False, "--csv", hidden=True, help="Same as --format csv."),
+    as_json: bool = typer.Option(False, "--json", hidden=True, help="Same as --format json."),
 ) -> None:
-    """Query a run's results with SQL (DuckDB); without --sql, list the tables.
+    """Query results with SQL (DuckDB); without --sql, list the tables.
 
-    Builds RUNDIR/results.duckdb with one view per Parquet file under steps/, named
-    <step id>_<file name>, and a `metrics` table (step_id, kind, metric, value, text) from every
-    step's metrics.json. Open it with any DuckDB client for more.
+    FOLDER is a run directory, one command's output, or a folder holding several (found down
+    to four levels; each is a step named by its path there, e.g. probes/smollm2). For a run,
+    builds RUNDIR/results.duckdb; for any other folder, the same database in memory. It has
+    one view per Parquet file, named <step id>_<file name> (probes/smollm2's predictions:
+    probes_smollm2_predictions), and a `metrics` table (step_id, kind, metric, value, text)
+    from every step's metrics.json. Open it with any DuckDB client for more.
     """
     import duckdb
 
@@ -121,5 +123,9 @@ def results(
             rows = cursor.fetchall()
     finally:
         con.close()
-    printer = _print_csv if as_csv else _print_json if as_json else _print_table
-    printer(columns, rows)
+    fmt = "csv" if as_csv else "json" if as_json else fmt
+    table = _result_table(columns, rows)
+    if fmt == "table":
+        Console().print(table)
+    else:
+        typer.echo(table.render(fmt), nl=False)

@@ -17,14 +17,26 @@ REPORT_FILE = "report.html"
 def write_report(
     run_dir: str | Path, out: str | Path | None = None, *, tmp_dir: Path | None = None
 ) -> Path:
-    """Write the self-contained report of ``run_dir`` (default ``RUNDIR/report.html``);
-    ``tmp_dir`` is where its temporary file goes (default: beside it)."""
+    """Write the self-contained report of ``run_dir``, a run directory or any folder of
+    outputs (default ``FOLDER/report.html``; see :func:`default_target`); ``tmp_dir`` is where
+    its temporary file goes (default: beside it)."""
     from chronoprobe.report.document import render_report
 
-    target = Path(out) if out is not None else Path(run_dir) / REPORT_FILE
+    target = Path(out) if out is not None else default_target(Path(run_dir))
     check_report_target(target)
     atomic_write_text(target, render_report(run_dir), tmp_dir)
     return target
+
+
+def default_target(folder: Path) -> Path:
+    """``FOLDER/report.html``; beside a single command's output (``OUT-report.html``), since
+    that folder holds only what its command wrote and the command would refuse to replace it."""
+    from chronoprobe.runs.outputs import is_output, is_run
+
+    if is_output(folder) and not is_run(folder):
+        resolved = folder.resolve()
+        return resolved.with_name(f"{resolved.name}-{REPORT_FILE}")
+    return folder / REPORT_FILE
 
 
 # How an earlier report is recognised (the generator tag; the title, before it was added).

@@ -65,6 +65,8 @@ def headline(step: StepInfo) -> str:
         return f"unreadable metrics: {err}"
     metrics = flatten(raw)
     keys = section_kind(step.kind, step.record).headline
+    if callable(keys):
+        return " · ".join(f"{k} {format_value(v)}" for k, v in keys(raw).items())
     if keys is None:
         keys = tuple(
             k
@@ -160,9 +162,10 @@ def _comparisons(run: RunInfo) -> dict[str, list[Block]]:
     return out
 
 
-def _step_view(step: StepInfo, first: list[Block]) -> StepView | None:
-    """The step's section with its parameters, inputs and files (after ``first``, the
-    comparisons it opens); None for steps not run yet."""
+def _step_view(step: StepInfo, first: list[Block], known: set[str]) -> StepView | None:
+    """The step's section with its parameters, inputs (linked to the ``known`` steps that
+    made them) and files (after ``first``, the comparisons it opens); None for steps not run
+    yet."""
     if step.error is not None:
         log.warning("report: step %s: %s", step.id, step.error)
         box = Text(f"The record of step {step.id} could not be read: {step.error}", style="error")
@@ -181,7 +184,10 @@ def _step_view(step: StepInfo, first: list[Block]) -> StepView | None:
     if step.record.get("inputs"):
         inputs = Table(
             ["input", "from step"],
-            [[name, Link(src, f"#{anchor(src)}")] for name, src in step.record["inputs"].items()],
+            [
+                [name, Link(src, f"#{anchor(src)}") if src in known else src]
+                for name, src in step.record["inputs"].items()
+            ],
         )
         extra.append(Details("Inputs", [inputs]))
     extra.append(Details("Files", [_files(step.dir)]))
@@ -215,10 +221,25 @@ def _environment(run: RunInfo) -> list[tuple[str, str]]:
     return [(k, format_value(v) if not isinstance(v, str) else v) for k, v in pairs]
 
 
+def _span(run: RunInfo) -> list[tuple[str, str]]:
+    """The header of a folder of outputs: what it holds and when its steps ran."""
+    times = sorted(
+        str(step.record[key])
+        for step in run.steps
+        for key in ("started", "finished")
+        if isinstance(step.record.get(key), str)
+    )
+    pairs = [("outputs", run.found), ("chronoprobe", chronoprobe.__version__ + " (this report)")]
+    if times:
+        pairs += [("first started", _when(times[0])), ("last finished", _when(times[-1]))]
+    return pairs
+
+
 def _appendix(run: RunInfo) -> list[Block]:
-    blocks: list[Block] = [
-        Details("Configuration (config.yaml, resolved)", [Code(run.config_text)])
-    ]
+    blocks: list[Block] = []
+    if run.config_text or not run.found:
+        title = "Configuration (config.yaml, resolved)" if not run.found else "Configurations"
+        blocks.append(Details(title, [Code(run.config_text)]))
     packages = run.environment.get("packages") or {}
     if packages:
         rows = [[name, version or "not installed"] for name, version in packages.items()]
@@ -251,22 +272,28 @@ def render_report(run_dir: str | Path) -> str:
     """The report of the run in ``run_dir`` as one HTML string."""
     run = load_run(run_dir)
     comparisons = _comparisons(run)
+    known = {step.id for step in run.steps}
     views = [
         view
         for step in run.steps
-        if (view := _step_view(step, comparisons.get(step.id, []))) is not None
+        if (view := _step_view(step, comparisons.get(step.id, []), known)) is not None
     ]
     for problem in run.problems:
         log.warning("report: %s", problem)
     started = _when(run.environment.get("started", "at an unknown time"))
     now = _when(datetime.now(UTC).isoformat())
+    subtitle = f"Run started {started}, {len(run.steps)} steps, in {run.dir}"
+    if run.found:
+        steps = f"{len(run.steps)} step{'s' * (len(run.steps) != 1)}"
+        subtitle = f"{steps} from {run.found} in {run.dir}"
     return render_page(
         title=f"chronoprobe report: {run.name}",
-        subtitle=f"Run started {started}, {len(run.steps)} steps, in {run.dir}",
-        environment=_environment(run),
+        subtitle=subtitle,
+        environment=_environment(run) if not run.found else _span(run),
         summary=_summary(run, {view.id for view in views}),
         steps=views,
         appendix=_appendix(run),
         problems=[Text(f"{p[0].upper()}{p[1:]}", style="error") for p in run.problems],
+        appendix_title="Run" if not run.found else "Runs in this folder",
         footer=f"Written by chronoprobe {chronoprobe.__version__} at {now}.",
     )

@@ -212,14 +212,19 @@ def render_page(
     appendix: Sequence[Block],
     footer: str,
     problems: Sequence[Block] = (),
+    appendix_title: str = "Run",
 ) -> str:
-    """The page. ``problems`` (run files that could not be read) are shown under the header."""
+    """The page. ``problems`` (run files that could not be read) are shown under the header;
+    the ``appendix`` (config, packages, log) at the end under ``appendix_title``, if any."""
     env = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(v)}</dd></div>" for k, v in environment)
     toc = " ".join(
         f'<a href="#{anchor(s.id)}">{escape(s.id)}</a>' for s in steps if s.section.blocks
     )
     body = "\n".join(_step(s) for s in steps)
     extra = "\n".join(render_block(b) for b in appendix)
+    if extra:
+        heading = f"<h2>{escape(appendix_title)}</h2>"
+        extra = f'<section class="summary" id="run">\n{heading}\n{extra}\n</section>'
     notes = "\n".join(render_block(b) for b in problems)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -244,10 +249,7 @@ def render_page(
 {_table(summary)}
 </section>
 {body}
-<section class="summary" id="run">
-<h2>Run</h2>
 {extra}
-</section>
 <footer>{escape(footer)}</footer>
 </main>
 </body>

@@ -21,6 +21,7 @@ import yaml
 
 from chronoprobe import safe_yaml
 from chronoprobe.jsonl import read_json_object
+from chronoprobe.runs.run_directory import is_run_directory
 
 STEP_RECORD = "step.json"
 _STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # as configs allow them
@@ -61,6 +62,7 @@ class RunInfo:
     environment: dict[str, Any]
     steps: list[StepInfo]
     problems: list[str] = field(default_factory=list)  # run files that could not be read
+    found: str = ""  # what a folder of outputs holds ("2 command outputs"); "" for a run
 
 
 def _regular(path: Path, limit: int = MAX_RECORD_BYTES) -> Path:
@@ -101,7 +103,7 @@ def _read_config(path: Path) -> tuple[dict[str, Any], str]:
     return config, text
 
 
-def _record(step_dir: Path) -> tuple[dict[str, Any], str | None]:
+def read_record(step_dir: Path) -> tuple[dict[str, Any], str | None]:
     """A step's record and, when it cannot be read, why."""
     path = step_dir / STEP_RECORD
     if not path.exists():
@@ -157,29 +159,25 @@ def _found_steps(path: Path) -> list[StepInfo]:
     for step_dir in folders:
         if step_dir.name.startswith("."):
             continue
-        record, error = _record(step_dir)
+        record, error = read_record(step_dir)
         kind = record.get("kind") if isinstance(record.get("kind"), str) else "unknown"
         steps.append(StepInfo(step_dir.name, kind, step_dir, record, error))
     return steps
 
 
 def load_run(run_dir: str | Path) -> RunInfo:
-    """The run's config, environment and steps in config order.
+    """The run's config, environment and steps in config order; for a folder that is not a
+    run directory, the outputs in it (see :mod:`chronoprobe.report.outputs`).
 
     Step directories the config does not name (an older config's leftovers) are not shown;
     the engine removes them on the next run.
     """
     path = Path(run_dir)
-    if path.is_file():
-        raise ValueError(f"{path}: a file, not a run directory (made by `chronoprobe run`)")
-    if not path.is_dir():
-        raise FileNotFoundError(f"{path}: no such run directory")
     config_path = path / "config.yaml"
-    if not config_path.is_file():
-        raise ValueError(
-            f"{path}: not a run directory (no config.yaml); "
-            "create one with `chronoprobe run CONFIG.yaml`"
-        )
+    if not config_path.is_file() and not is_run_directory(path):
+        from chronoprobe.report.outputs import load_outputs  # any other folder of outputs
+
+        return load_outputs(path)
     problems: list[str] = []
     try:
         config, text = _read_config(config_path)
@@ -203,7 +201,7 @@ def load_run(run_dir: str | Path) -> RunInfo:
         for step in config["steps"]:
             for step_id in _copies(path, step["id"], config.get("seeds")):
                 step_dir = path / "steps" / step_id
-                steps.append(StepInfo(step_id, step["kind"], step_dir, *_record(step_dir)))
+                steps.append(StepInfo(step_id, step["kind"], step_dir, *read_record(step_dir)))
     else:
         steps = _found_steps(path)
     name = config.get("name")

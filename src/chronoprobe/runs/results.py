@@ -21,6 +21,9 @@ import duckdb
 import pyarrow as pa
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.jsonl import read_json_object
+from chronoprobe.runs.outputs import find_outputs, output_id, step_id
+from chronoprobe.runs.run_directory import is_run_directory
 
 DATABASE = "results.duckdb"
 METRICS_SCHEMA = pa.schema(
@@ -47,14 +50,33 @@ GROUP BY step, kind, metric
 """
 
 
-def _step_dirs(run_dir: Path) -> Iterator[tuple[Path, dict]]:
-    steps = run_dir / "steps"
-    if not steps.is_dir():
-        raise FileNotFoundError(f"{run_dir}: not a run directory (no steps/)")
-    for step_dir in sorted(steps.iterdir()):
-        record = step_dir / "step.json"
-        if step_dir.is_dir() and not step_dir.name.startswith(".") and record.is_file():
-            yield step_dir, json.loads(record.read_text(encoding="utf-8"))
+def _read_record(path: Path) -> dict:
+    record = read_json_object(path, "the step record")
+    if not (isinstance(record.get("id"), str) and isinstance(record.get("kind"), str)):
+        raise ValueError(f"{path}: a step record names its step's id and kind")
+    return record
+
+
+def _step_dirs(folder: Path) -> Iterator[tuple[Path, dict]]:
+    """Every step under ``folder`` (see :mod:`chronoprobe.runs.outputs`) with its record,
+    whose ``id`` (and ``step``, for a repeat over seeds) is the step's id in what was found."""
+    found = find_outputs(folder)
+    steps = []
+    for prefix, run in found.runs:
+        if not (run / "steps").is_dir():
+            continue
+        for step_dir in sorted((run / "steps").iterdir()):
+            path = step_dir / "step.json"
+            if step_dir.is_dir() and not step_dir.name.startswith(".") and path.is_file():
+                record = _read_record(path)
+                renamed = {"id": step_id(prefix, record["id"])}
+                if isinstance(record.get("step"), str):
+                    renamed["step"] = step_id(prefix, record["step"])
+                steps.append((step_dir, {**record, **renamed}))
+    for prefix, step_dir in found.outputs:
+        record = _read_record(step_dir / "step.json")
+        steps.append((step_dir, {**record, "id": output_id(found, prefix)}))
+    yield from sorted(steps, key=lambda step: step[1]["id"])
 
 
 def _sanitize(name: str) -> str:
@@ -133,7 +155,7 @@ def metrics_table(run_dir: Path) -> pa.Table:
         path = step_dir / "metrics.json"
         if not path.is_file():
             continue
-        for metric, value, uncertainty in _figures(json.loads(path.read_text(encoding="utf-8"))):
+        for metric, value, uncertainty in _figures(read_json_object(path, "metrics.json")):
             number = isinstance(value, int | float)
             rows.append(
                 {
@@ -154,30 +176,47 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
+    """Create the views over ``folder``'s Parquet files, ``metrics`` and ``seeds`` in ``con``."""
+    metrics = metrics_table(folder)
+    for name, file in parquet_tables(folder).items():
+        path = str(file.resolve()).replace("'", "''")
+        con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet('{path}')")
+    con.register("metrics_rows", metrics)
+    con.execute("CREATE TABLE metrics AS SELECT * FROM metrics_rows")
+    con.unregister("metrics_rows")
+    con.execute(SEEDS_VIEW)
+
+
 def build_results(run_dir: str | Path) -> Path:
     """(Re)build ``RUNDIR/results.duckdb``: one view per Parquet table, and ``metrics``."""
     run_dir = Path(run_dir)
+    if not is_run_directory(run_dir):
+        raise ValueError(
+            f"{run_dir}: not a run directory (no .chronoprobe-run); `chronoprobe results` "
+            "writes results.duckdb only into a folder `chronoprobe run` made"
+        )
     target = run_dir / DATABASE
-    metrics = metrics_table(run_dir)
     with atomic_path(target) as tmp:
         tmp.unlink()  # DuckDB creates its own file; an empty one is not a database
         con = duckdb.connect(str(tmp))
         try:
-            for name, file in parquet_tables(run_dir).items():
-                path = str(file.resolve()).replace("'", "''")
-                con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet('{path}')")
-            con.register("metrics_rows", metrics)
-            con.execute("CREATE TABLE metrics AS SELECT * FROM metrics_rows")
-            con.unregister("metrics_rows")
-            con.execute(SEEDS_VIEW)
+            _fill(con, run_dir)
         finally:
             con.close()  # checkpoints: everything is in the one file
     return target
 
 
-def open_results(run_dir: str | Path) -> duckdb.DuckDBPyConnection:
-    """A connection to the freshly rebuilt results database of ``run_dir``."""
-    return duckdb.connect(str(build_results(run_dir)))
+def open_results(folder: str | Path) -> duckdb.DuckDBPyConnection:
+    """A connection to the results of ``folder``: a run directory's freshly rebuilt
+    ``results.duckdb``; for any other folder of outputs (a command's ``--out``, a folder of
+    several), a database in memory, since such a folder holds only what its commands wrote."""
+    find_outputs(folder)  # refuses a folder with none
+    if is_run_directory(Path(folder)):
+        return duckdb.connect(str(build_results(folder)))
+    con = duckdb.connect(":memory:")
+    _fill(con, Path(folder))
+    return con
 
 
 def list_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
