@@ -130,14 +130,6 @@ def test_one_value_has_a_point_interval():
     assert (e.value, e.low, e.high, e.n) == (0.25, 0.25, 0.25, 1)
 
 
-def test_spread_over_seeds():
-    s = u.spread([0.4, 0.5, None, 0.6])
-    assert s["mean"] == pytest.approx(0.5) and s["sd"] == pytest.approx(0.1)
-    assert s["runs"] == 3
-    assert u.spread([0.3]) == {"mean": 0.3, "sd": None, "runs": 1}
-    assert u.spread([None]) is None
-
-
 def test_mean_over_seeds_merges_metrics_files():
     runs = [
         {

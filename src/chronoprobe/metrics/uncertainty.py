@@ -14,9 +14,12 @@ population, so every rate or mean comes with its ``n`` and an interval:
   other (an entity's sentences, when a perplexity averages per entity first; a fact's pairs of
   dates). A share over clustered rows is bootstrapped over the clusters too.
 
-The bootstrap is seeded, so the same rows give the same interval on every run, and vectorised:
-each resample is a row of counts (how often each unit was drawn), and a statistic is a function
-of that count matrix, computed for a block of resamples at once.
+The bootstrap is seeded, so the same rows give the same interval on every run, and vectorised
+over a block of resamples at once: a statistic of :func:`bootstrap_interval` is a function of a
+count matrix (how often each unit was drawn in each resample), and a mean, the common case, is
+summed over the drawn indices directly (the same resamples, without building the matrix).
+Spreads over seeds (:func:`mean_over_seeds`) are another matter: how much a figure moves when
+the model is trained again, which no interval over test rows can tell.
 """
 
 from __future__ import annotations
@@ -217,16 +220,6 @@ def estimate(
 
 def _ends(interval: tuple[float, float] | None) -> tuple:
     return (None, None) if interval is None else interval
-
-
-def spread(values: Sequence[float | None]) -> dict | None:
-    """Mean and sample standard deviation of one figure over repeated runs (seeds), with how
-    many runs gave it; None when none did. One run has sd None: no spread to tell."""
-    present = [float(v) for v in values if v is not None]
-    if not present:
-        return None
-    sd = float(np.std(present, ddof=1)) if len(present) > 1 else None
-    return {"mean": float(np.mean(present)), "sd": sd, "runs": len(present)}
 
 
 def with_interval(group: dict, name: str, digits: int = 3) -> str:
