@@ -120,6 +120,10 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
                 "updated), in none, or otherwise.",
             )
         )
+    if metrics.get("timeline"):  # timeline questions (build timeline)
+        from chronoprobe.report.timeline_section import timeline_blocks
+
+        blocks.extend(timeline_blocks(model, metrics["timeline"]))
     return blocks
 
 

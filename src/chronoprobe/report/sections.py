@@ -57,6 +57,7 @@ SECTIONS: Registry[SectionKind] = Registry(
         "build:cronq": "chronoprobe.report.build_section",
         "build:ecbd": "chronoprobe.report.build_section",
         "build:dates": "chronoprobe.report.build_section",
+        "build:timeline-oracle": "chronoprobe.report.timeline_section",
         "probe:span-ppl": "chronoprobe.report.ecbd_section",
         "probe:generate": "chronoprobe.report.generative_section",
         "probe:date-context": "chronoprobe.report.generative_section",
