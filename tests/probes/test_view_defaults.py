@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from chronoprobe.cli.main import app
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.metrics.uncertainty import RESAMPLES, proportion, summary
-from chronoprobe.probes.rows import read_rows
 from chronoprobe.probes.view import VIEWS, ProbeParams, View
 from chronoprobe.report.blocks import Stats, Table, Text
 from chronoprobe.report.sections import section_kind
@@ -44,17 +43,12 @@ def ajax_view(**options) -> View:
         params=ProbeParams,
         predict=says_ajax,
         summarize=hits,
-        keys=("id", "period", "split"),
         columns=lambda: [
             ("id", pa.string()),
             ("period", pa.string()),
             ("split", pa.string()),
             ("right", pa.bool_()),
         ],
-        metrics=lambda predictions, params: hits(predictions),
-        aggregate=lambda per_model, params: {},
-        figures=lambda metrics: {"hits": metrics["hits"]},
-        read=read_rows,
         stand_in=lambda params: Oracle(),
         **options,
     )
@@ -97,30 +91,35 @@ def probed(tmp_path, request):
     )
     try:
         assert result.exit_code == 0, result.output
-        yield out
+        yield out, result.output
     finally:
         VIEWS._entries = saved
 
 
 @pytest.mark.parametrize("probed", [{}], indirect=True)
 def test_a_view_at_the_defaults_is_no_drift_view_and_gets_the_section_of_any_view(probed):
+    probed, printed = probed
     assert not ajax_view().drift_rows
     assert not (probed / "matrix.json").exists()
     metrics = json.loads((probed / "metrics.json").read_text())
-    assert metrics["models"]["one"]["hits"] == pytest.approx(4 / 7)
+    one = metrics["models"]["one"]
+    assert one["n"] == 7 and one["hits"] == pytest.approx(4 / 7)  # summarize, as it is
+    assert set(metrics) == {"view", "rows", "model_count", "models"}  # no figures over models
+    low, high = one["hits_ci95"]
+    assert f"0.571 [{low:.3f}, {high:.3f}]" in printed  # the command shows every figure
     record = json.loads((probed / "step.json").read_text())
     section = section_kind("probe", record).build(probed, record)
     assert section.title == f"Probe ajax: {record['id']}"
     assert section.blocks[0] == Stats({"view": "ajax", "rows": 7, "models": 2})
     table = section.blocks[1]
     assert isinstance(table, Table) and table.columns == ["model", "hits", "predicted", "skipped"]
-    low, high = metrics["models"]["one"]["hits_ci95"]
     assert table.rows[0] == ["one", f"0.571 [{low:.3f}, {high:.3f}]", 7, 0]
     assert not any(isinstance(b, Text) and b.style == "error" for b in section.blocks)
 
 
 @pytest.mark.parametrize("probed", [{"drift_rows": True}], indirect=True)
 def test_a_drift_view_at_the_defaults_gets_its_matrix_from_its_own_figures(probed):
+    probed, _ = probed
     tables = json.loads((probed / "matrix.json").read_text())
     assert tables["default_metric"] == "hits" and list(tables["metrics"]) == ["hits"]
     by_split = tables["metrics"]["hits"]

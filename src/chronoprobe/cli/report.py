@@ -55,10 +55,13 @@ def report(
     steps probes/smollm2 and demo/world. The file is self-contained (plots embedded, no
     network), so it can be mailed or archived.
     A step whose section cannot be built shows the error in its place and is named in a warning;
-    the rest of the report is still written.
+    the rest of the report is still written. The plugins named in CHRONOPROBE_PLUGINS draw
+    their own steps' sections; without them, such a step shows its metrics.
     """
+    from chronoprobe.cli.plugins import import_env_plugins
     from chronoprobe.report import write_report
 
+    import_env_plugins()  # the report sections of their builders and views
     console = Console(stderr=True)
     warnings = _Warnings(console)
     logger = logging.getLogger("chronoprobe.report")

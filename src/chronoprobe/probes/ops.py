@@ -303,14 +303,14 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
             "skipped": count_skipped([s for s in skipped if s["model"] == name]),
             "warnings": record["warnings"],
             "options": record["params"],
-            **view.metrics(own, mine),
+            **view.model_metrics(own, mine),
         }
     shutil.rmtree(area, ignore_errors=True)
     metrics = {
         "view": view.name,
         "rows": len(rows) if rows is not None else read,
         "model_count": len(models),
-        **view.aggregate(per_model, params),
+        **view.overall(per_model, params),
         **({"selection": view.selection} if view.selection else {}),
         "models": per_model,
     }
@@ -333,7 +333,7 @@ def show(out: Path):
 
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     view = VIEWS.get(metrics["view"])
-    figures = {name: figures_of(view.figures(m)) for name, m in metrics["models"].items()}
+    figures = {name: figures_of(view.shown(m)) for name, m in metrics["models"].items()}
     columns = list(next(iter(figures.values()), {}))
     rows = [
         [

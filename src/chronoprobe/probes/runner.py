@@ -159,7 +159,7 @@ class ShardedProbe:
             "warnings": warnings,
             "options": params.model_dump(mode="json"),
             **({"selection": view.selection} if view.selection else {}),
-            **view.metrics(predictions, params),
+            **view.model_metrics(predictions, params),
         }
         atomic_write_text(self.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         shutil.rmtree(self.shard_dir)

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.params import Cli, Params, choice_of
+from chronoprobe.probes.rows import read_rows
 from chronoprobe.registry import Registry
 
 Progress = Callable[[int, int], None] | None
@@ -84,9 +85,10 @@ class View:
     ``summarize(predictions, resamples=...)`` is its figures over any group of them, as
     metrics.json holds them: ``n`` (the rows) and each figure with its 95% interval beside it
     (``name`` and ``name_ci95``, see :func:`chronoprobe.metrics.uncertainty.summary`);
-    ``columns()`` names every prediction field (pyarrow types), the row's ``keys`` first;
-    ``metrics(predictions, params)`` is one model's metrics.json entry, and
-    ``aggregate(per_model, params)`` the figures over all models.
+    ``columns()`` names every prediction field (pyarrow types), the row's ``keys`` first.
+    Everything else has a default: one model's metrics.json entry is ``summarize`` over its
+    predictions, there are no figures over all models, the command line shows every figure,
+    and the rows are cloze rows (``examples.jsonl``: a query with one [MASK], its answers).
 
     Its report section is the one registered for ``probe:NAME`` in
     :data:`chronoprobe.report.sections.SECTIONS`, else the generic section of any view (each
@@ -96,14 +98,17 @@ class View:
     help: str
     params: type[ProbeParams]
     predict: Callable[..., list[dict]]
-    summarize: Callable[[Sequence[dict]], dict[str, Any]]
-    keys: tuple[str, ...]  # the row's fields every prediction (and skipped row) repeats
+    summarize: Callable[..., dict[str, Any]]
     columns: Callable[[], list[tuple[str, Any]]]
-    metrics: Callable[[Sequence[dict], Any], dict]
-    aggregate: Callable[[dict[str, dict], Any], dict]
+    keys: tuple[str, ...] = ("id", "period", "split")  # what every prediction repeats of its row
+    # (predictions, params) -> one model's metrics.json entry (default: ``summarize``)
+    metrics: Callable[[Sequence[dict], Any], dict] | None = None
+    # (per-model entries, params) -> the figures over all models (default: none)
+    aggregate: Callable[[dict[str, dict], Any], dict] | None = None
     # one model's metrics.json entry -> the few figures the command line shows for it
-    figures: Callable[[dict], dict[str, Any]]
-    read: Callable[[Path], Sequence[Any]]
+    # (default: every figure, with its interval)
+    figures: Callable[[dict], dict[str, Any]] | None = None
+    read: Callable[[Path], Sequence[Any]] = read_rows
     rows_file: str = "examples.jsonl"
     # the fields that tell this view's rows from other files' (cloze rows by default)
     row_fields: tuple[str, ...] = ("query", "answer_labels")
@@ -127,13 +132,27 @@ class View:
     # the model as usual
     stand_in: Callable[[Any], Any] | None = None
 
+    def model_metrics(self, predictions: Sequence[dict], params: Any) -> dict:
+        """One model's metrics.json entry."""
+        return self.metrics(predictions, params) if self.metrics else self.summarize(predictions)
+
+    def overall(self, per_model: dict[str, dict], params: Any) -> dict:
+        """The figures over all models, beside their entries in metrics.json."""
+        return self.aggregate(per_model, params) if self.aggregate else {}
+
+    def shown(self, entry: dict) -> dict[str, Any]:
+        """What the command line shows of one model's entry."""
+        if self.figures:
+            return self.figures(entry)
+        return {k: v for k, v in entry.items() if figure_name(k, entry) is not None}
+
     def metric_names(self, predictions: Sequence[dict]) -> tuple[str, ...]:
         """The metrics a matrix of these predictions can show, the default first: the view's
         ``matrix_metrics``, else each figure its ``summarize`` gives (a key with an interval)."""
         if self.matrix_metrics:
             return self.matrix_metrics
         summary = self.summarize(predictions, resamples=0)
-        return tuple(k for k in summary if f"{k}_ci95" in summary)
+        return tuple(k for k in summary if figure_name(k, summary) == k)
 
     @property
     def run(self):
@@ -190,6 +209,14 @@ def check_rows_kind(view: View, path: Path) -> None:
         f"{path}:{number}: these are {kind} (fields {', '.join(sorted(first)[:8])}), not "
         f"the {view.name} view's (it needs {', '.join(view.row_fields)}); {reader}"
     )
+
+
+def figure_name(key: str, entry: dict) -> str | None:
+    """The figure ``key`` of a metrics.json group is or belongs to (``accuracy`` for
+    ``accuracy`` and ``accuracy_ci95``), None for a key that is no figure's: a figure is a key
+    with its interval beside it."""
+    name = key.removesuffix("_ci95")
+    return name if f"{name}_ci95" in entry else None
 
 
 def mean(values: Sequence[float]) -> float | None:
