@@ -7,10 +7,10 @@ import textwrap
 
 from rich.console import Console
 
-from chronoprobe.report.blocks import Image, Stats
+from chronoprobe.report.blocks import DASH, Image, Stats
 from chronoprobe.report.rundir import load_run
 from chronoprobe.report.sections import section_kind
-from chronoprobe.report.tkg_section import tkg_section
+from chronoprobe.report.tkg_section import DIRECTIONS, tkg_section
 from chronoprobe.runs.engine import run_experiment
 from chronoprobe.tkg import checkpoint
 
@@ -56,11 +56,14 @@ def test_tkg_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch)
     compared = section_kind("tkg").compare(
         run_info, [s for s in run_info.steps if s.kind == "tkg" and s.done]
     )
-    assert stats.items["MRR"] == round(metrics["mrr"], 4)
+    assert stats.items["MRR"].startswith(f"{metrics['mrr']:.4f} [")  # with its interval
     chart = next(b for b in compared if isinstance(b, Image))
     assert [row[0] for row in chart.data.rows] == ["temporal (tcomplex)", "static (complex)"]
-    assert chart.data.rows[1][-1] == "—"  # ComplEx has no time accuracy
-    own = next(b for b in first.blocks if isinstance(b, Image))  # its own model only
-    assert [row[0] for row in own.data.rows] == ["temporal (tcomplex)"]
+    assert chart.data.rows[1][-1] == DASH  # ComplEx has no time accuracy
+    # its own bars say what its tiles do not: the MRR of each query direction
+    own = next(b for b in first.blocks if isinstance(b, Image))
+    assert [row[0] for row in own.data.rows] == list(DIRECTIONS.values())
+    for row, key in zip(own.data.rows, DIRECTIONS, strict=True):
+        assert row[1].startswith(f"{metrics[key]:.4f} [") and row[2] == metrics[f"{key}_n"]
     html = (run / "report.html").read_text()
     assert "Temporal KG embeddings: temporal" in html and "could not be built" not in html

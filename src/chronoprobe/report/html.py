@@ -64,13 +64,15 @@ section h2 { font-size: 20px; margin: 0 0 2px; }
   background: #fafbfc; }
 .stat .v { font-size: 20px; font-weight: 700; font-variant-numeric: tabular-nums; }
 .stat .k { font-size: 12px; color: var(--muted); }
+.stat .ci { display: block; font-size: 12px; font-weight: 400; color: var(--muted);
+  font-variant-numeric: tabular-nums; }
 table { border-collapse: collapse; width: 100%; margin: 0 0 6px; font-size: 14px; }
 caption { text-align: left; font-weight: 600; padding: 0 0 6px; }
 th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--line);
   vertical-align: top; }
 th { background: #eef1f4; font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.nowrap { white-space: nowrap; }
+td.nowrap, td > a { white-space: nowrap; }
 tbody tr:nth-child(even) { background: #f8f9fa; }
 .table-wrap { overflow-x: auto; margin: 0 0 16px; }
 figure { margin: 0 0 18px; }
@@ -87,6 +89,14 @@ p.error { color: var(--error); border-left: 4px solid var(--error); padding: 6px
 pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px;
   overflow-x: auto; font-size: 13px; line-height: 1.4; }
 footer { color: var(--muted); font-size: 12px; text-align: center; margin-top: 28px; }
+@media (max-width: 900px) {
+  /* a narrow window: tables of a dozen figures fit without scrolling their captions away */
+  main { padding: 20px 10px 48px; }
+  section.step, section.summary { padding: 14px 12px 16px; }
+  table { font-size: 13px; }
+  th, td { padding: 4px 6px; }
+  th, th.num { white-space: normal; }
+}
 """
 
 
@@ -108,11 +118,13 @@ def anchor(step_id: str) -> str:
 _DATE = re.compile(r"-?\d{4}(-\d\d){0,2}(T[\d:.+Z-]*)?")
 
 
-def _cell(value: object) -> str:
+def _cell(value: object, numeric: bool = False) -> str:
+    """A table cell; in a ``numeric`` column a missing value's dash is aligned as the numbers
+    are, under its own header rather than by the column to its left."""
     if isinstance(value, Link):
         return f'<td><a href="{escape(value.href)}">{escape(value.text)}</a></td>'
     css = ""
-    if isinstance(value, Number) and not isinstance(value, bool):
+    if (isinstance(value, Number) and not isinstance(value, bool)) or (numeric and value is None):
         css = ' class="num"'
     elif isinstance(value, str) and _DATE.fullmatch(value):
         css = ' class="nowrap"'
@@ -133,7 +145,10 @@ def _table(table: Table) -> str:
         f"<th{' class=num' if num else ''}>{escape(c)}</th>"
         for c, num in zip(table.columns, numeric, strict=True)
     )
-    body = "\n".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in table.rows)
+    body = "\n".join(
+        "<tr>" + "".join(_cell(v, num) for v, num in zip(row, numeric, strict=True)) + "</tr>"
+        for row in table.rows
+    )
     cap = f"<caption>{escape(caption.strip())}</caption>" if caption.strip() else ""
     return (
         f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead>'
@@ -141,9 +156,24 @@ def _table(table: Table) -> str:
     )
 
 
+_NUMBER = r"-?[\d.,]+%?"
+# a figure and its interval or spread: "0.412 [0.380, 0.440]", "0.41 ± 0.02"
+_INTERVAL = re.compile(rf"({_NUMBER}) (\[{_NUMBER}, {_NUMBER}\]|± {_NUMBER})")
+
+
+def _tile_value(value: object) -> str:
+    """A tile's figure large, its interval (or spread) small under it, so that the figure
+    reads at a glance and the tile does not break it over three lines."""
+    text = format_value(value)
+    parts = _INTERVAL.fullmatch(text)
+    if parts is None:
+        return escape(text)
+    return f'{escape(parts[1])}<span class="ci">{escape(parts[2])}</span>'
+
+
 def _stats(stats: Stats) -> str:
     tiles = "".join(
-        f'<div class="stat"><div class="v">{escape(format_value(v))}</div>'
+        f'<div class="stat"><div class="v">{_tile_value(v)}</div>'
         f'<div class="k">{escape(k)}</div></div>'
         for k, v in stats.items.items()
     )

@@ -305,4 +305,6 @@ def kg_section(step_dir: Path, record: dict) -> Section:
     else:
         blocks.append(Text("The KG has no facts.", style="error"))
     blocks += text_blocks
-    return Section(f"Knowledge graph: {kg.name}", blocks)
+    step_id = str(record.get("id", step_dir.name))
+    named = f" ({kg.name})" if kg.name and kg.name != step_id else ""
+    return Section(f"Knowledge graph: {step_id}{named}", blocks)

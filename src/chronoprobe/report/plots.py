@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import io
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -81,9 +82,21 @@ def styled():
     return rc_context(_STYLE)
 
 
+TITLE_MARGIN = 1.2  # inches left of a left-aligned title: the y axis' label and ticks
+
+
+def _fitted_title(fig: Figure, ax: Axes, title: str) -> None:
+    """Set the axes' title, wrapped onto more lines where one would run past the figure's
+    edge (a narrow heatmap cut "... (all rows but deleted)" to "... (all rows but de")."""
+    width = ax.set_title(title).get_window_extent().width / fig.dpi  # inches
+    room = fig.get_figwidth() - TITLE_MARGIN
+    if width > room:
+        ax.set_title(textwrap.fill(title, max(12, int(len(title) * room / width))))
+
+
 def _finish(fig: Figure, ax: Axes, title: str, xlabel: str, ylabel: str, legend: bool) -> Figure:
     with styled():
-        ax.set_title(title)
+        _fitted_title(fig, ax, title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         if legend:
@@ -105,6 +118,8 @@ def line_plot(
     categories: Sequence[str] | None = None,
     faded: Mapping[str, Sequence[bool]] | None = None,
     errors: Mapping[str, Sequence[Sequence[float]]] | None = None,
+    colours: Mapping[str, str] | None = None,
+    dashed: Sequence[str] = (),
 ) -> Figure:
     """One line per series (``name -> (x, y)``), e.g. accuracy over training epochs per model.
 
@@ -112,14 +127,17 @@ def line_plot(
     of a whole such as facts per year by relation. ``categories`` names the x positions 0, 1,
     ... (periods such as "2019-H1"); ``faded[name]`` marks points drawn hollow and faint (a
     value from few rows); ``errors[name]`` (rows below, above; see :func:`error_rows`) draws
-    each point's error bar.
+    each point's error bar. ``colours[name]`` fixes a series' colour where it carries a meaning
+    (Correct green, Incorrect red); the ``dashed`` series are drawn thin, dashed and on top, so
+    a summary line over the others hides none of them.
     """
     if not series:
         raise ValueError("line_plot needs at least one series")
     names = list(series)
-    colours = palette(len(names))
+    drawn = palette(len(names))
     if names[-1].lower() == "other":
-        colours[-1] = OTHER
+        drawn[-1] = OTHER
+    drawn = [(colours or {}).get(n, c) for n, c in zip(names, drawn, strict=True)]
     fig, ax = new_figure(height)
     with styled():
         if stacked:
@@ -130,15 +148,16 @@ def line_plot(
                         f"stacked series {name!r} has other x values than {names[0]!r}"
                     )
             ys = [np.asarray(series[n][1], dtype=float) for n in names]
-            ax.stackplot(x, *ys, labels=names, colors=colours, alpha=0.9, linewidth=0)
+            ax.stackplot(x, *ys, labels=names, colors=drawn, alpha=0.9, linewidth=0)
             if len(x) > 1:
                 ax.set_xlim(x.min(), x.max())
         else:
-            for name, colour in zip(names, colours, strict=True):
+            for name, colour in zip(names, drawn, strict=True):
                 x, y = series[name]
-                ax.plot(
-                    x, y, label=name, color=colour, linewidth=2, marker="o" if markers else None
-                )
+                line: dict[str, Any] = {"linewidth": 2, "marker": "o" if markers else None}
+                if name in dashed:
+                    line = {"linewidth": 1.5, "linestyle": (0, (4, 3)), "zorder": 3}
+                ax.plot(x, y, label=name, color=colour, **line)
                 if errors is not None and name in errors:
                     ax.errorbar(
                         x,

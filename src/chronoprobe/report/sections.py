@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from chronoprobe.report.rundir import RunInfo, StepInfo
 
 SectionFunction = Callable[[Path, dict], Section | None]
+Headline = Callable[[dict[str, Any]], dict[str, Any]]  # metrics.json -> {label: figure}
 # (the run, its finished steps of one section kind, in config order) -> run-wide blocks
 CompareFunction = Callable[["RunInfo", list["StepInfo"]], list[Block]]
 
@@ -37,8 +38,9 @@ CompareFunction = Callable[["RunInfo", list["StepInfo"]], list[Block]]
 class SectionKind:
     kind: str
     build: SectionFunction
-    # metrics.json keys shown in the summary table (default: the first few numbers)
-    headline: tuple[str, ...] | None = None
+    # metrics.json keys shown in the summary table (default: the first few numbers), or a
+    # function of metrics.json giving the figures to show, for a kind whose headline is derived
+    headline: tuple[str, ...] | Headline | None = None
     # comparisons across every step of this section kind, shown atop the first one's section
     compare: CompareFunction | None = None
 
@@ -67,13 +69,17 @@ SECTIONS: Registry[SectionKind] = Registry(
         "probe:multi-token": "chronoprobe.report.drift_section",
         "probe:pll": "chronoprobe.report.drift_section",
         "kgqa": "chronoprobe.report.kgqa_section",
+        "series": "chronoprobe.report.series_section",
         "report": "chronoprobe.report.sections",
     },
 )
 
 
 def section(
-    kind: str, *, headline: Sequence[str] | None = None, compare: CompareFunction | None = None
+    kind: str,
+    *,
+    headline: Sequence[str] | Headline | None = None,
+    compare: CompareFunction | None = None,
 ) -> Callable[[SectionFunction], SectionFunction]:
     """Register ``build(step_dir, record) -> Section`` as the report section of step ``kind``
     (or of one member of a kind with variants: ``probe:VIEW``, ``build:FAMILY``).
@@ -85,8 +91,8 @@ def section(
     """
 
     def register(function: SectionFunction) -> SectionFunction:
-        shown = tuple(headline) if headline else None
-        SECTIONS.add(kind, SectionKind(kind, function, shown, compare))
+        shown = headline if callable(headline) or headline is None else tuple(headline)
+        SECTIONS.add(kind, SectionKind(kind, function, shown or None, compare))
         return function
 
     return register
