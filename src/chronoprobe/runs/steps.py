@@ -117,6 +117,7 @@ STEP_KINDS: Registry[StepKind] = Registry(
         "tkg-eval": "chronoprobe.tkg.ops",
         "kgqa": "chronoprobe.kgqa.ops",
         "kgqa-eval": "chronoprobe.kgqa.ops",
+        "lm-eval": "chronoprobe.export.lm_eval",
     },
 )
 

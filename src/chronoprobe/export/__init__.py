@@ -1,0 +1,1 @@
+"""Probe sets written for other tools: lm-evaluation-harness tasks (:mod:`.lm_eval`)."""

@@ -1,0 +1,240 @@
+"""``chronoprobe export lm-eval DATA --out DIR``: a probe set as lm-evaluation-harness tasks.
+
+lm-evaluation-harness (Gao et al., "A framework for few-shot language model evaluation",
+Zenodo, 2021-2024) runs tasks written as YAML; ``lm_eval --include_path DIR --tasks NAME``
+runs the ones this writes:
+
+- ``NAME`` (``generate_until``): each row's prompt as ``probe generate`` renders it (template,
+  shots and exemplars drawn with the same seed), greedy up to ``max_tokens`` tokens or the first
+  newline; the answer is judged by chronoprobe's rules, so ``accuracy`` (by the ``match`` rule)
+  and ``accuracy_<rule>`` equal the generate view's figures for the same model;
+- ``NAME_<period>`` for each period, and the group ``NAME_by_period`` of them (the generate
+  view's ``by_period``);
+- ``NAME_loglikelihood`` (``loglikelihood``): one doc per (row, gold label), the context before
+  the gap and the label with the rest of the sentence, as the pll view scores a causal model;
+  ``mean_label_logprob`` equals pll's, and ``perplexity`` is exp(-mean_label_logprob).
+
+Rows the generate view would skip (no period for the template's ``{period}``, a gap first where
+the template reads ``{statement}``) are left out of the generation tasks, and deleted rows out
+of all of them, as chronoprobe's overall and per-period figures leave them out (unless
+``include_deleted``). Files: ``NAME*.yaml``, ``chronoprobe_task.py`` (the hooks the YAMLs
+name), ``docs/`` (what lm-eval asks), ``rows/`` (a copy of the probe set: judging knows the
+other periods' answers from it) and ``task.json`` (the settings).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from chronoprobe.params import Params
+from chronoprobe.probes.judging import DEFAULT_RULE, RULES
+from chronoprobe.runs.steps import Input, StepContext, step_kind
+
+TASK_MODULE = "chronoprobe_task"
+
+
+class LmEvalExportParams(Params):
+    name: str | None = Field(
+        None,
+        description="The task name lm-eval knows it by (default: chronoprobe_ and the data "
+        "folder's name), e.g. --name templama_2019.",
+    )
+    rows: str | None = Field(
+        None, description="Which file of the data folder holds the rows (default: examples.jsonl)."
+    )
+    template: str = Field(
+        "In {period}, {statement}",
+        description="The prompt, as `probe generate --template` renders it.",
+    )
+    shots: int = Field(0, ge=0, description="Exemplars before each prompt, as `probe generate`.")
+    seed: int | None = Field(
+        None, description="Seed of the exemplar draws (default: the run's seed, as generate's)."
+    )
+    max_tokens: int = Field(12, ge=1, description="Longest answer, in tokens.")
+    match: Literal[RULES] = Field(  # type: ignore[valid-type]
+        DEFAULT_RULE, description="The rule behind `accuracy` (every rule is reported)."
+    )
+    include_deleted: bool = Field(
+        False, description="Keep deleted rows (they carry the previous period's answers)."
+    )
+
+
+def task_name(text: str) -> str:
+    """A name lm-eval takes: letters, digits and underscores."""
+    return re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_") or "chronoprobe"
+
+
+def _yaml(fields: dict, hooks: dict[str, str]) -> str:
+    """A task YAML: ``fields`` as YAML, then ``hooks`` as lm-eval's ``!function`` tags."""
+    import yaml
+
+    text = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True)
+    return text + "".join(f"{key}: !function {TASK_MODULE}.{fn}\n" for key, fn in hooks.items())
+
+
+def _mean(metric: str, higher: bool = True) -> dict:
+    return {"metric": metric, "aggregation": "mean", "higher_is_better": higher}
+
+
+def generation_yaml(name: str, max_tokens: int, period: str | None = None) -> str:
+    fields: dict = {"task": name, "test_split": "test", "output_type": "generate_until"}
+    if period is not None:
+        fields["dataset_kwargs"] = {"period": period}
+    fields |= {
+        "doc_to_text": "prompt",
+        "doc_to_target": "target",
+        "generation_kwargs": {
+            "until": ["\n"],
+            "max_gen_toks": max_tokens,
+            "do_sample": False,
+            "temperature": 0.0,
+        },
+        "metric_list": [
+            _mean("accuracy"),
+            *(_mean(f"accuracy_{rule}") for rule in RULES),
+            _mean("other_period", higher=False),
+        ],
+        "metadata": {"version": 1.0},
+    }
+    hooks = {"custom_dataset": "generation_docs", "process_results": "judge"}
+    return _yaml(fields, hooks)
+
+
+def loglikelihood_yaml(name: str) -> str:
+    fields = {
+        "task": name,
+        "test_split": "test",
+        "output_type": "loglikelihood",
+        "doc_to_text": "context",
+        "doc_to_target": "continuation",
+        "target_delimiter": "",
+        "metric_list": [
+            _mean("mean_label_logprob"),
+            {"metric": "perplexity", "aggregation": "perplexity", "higher_is_better": False},
+        ],
+        "metadata": {"version": 1.0},
+    }
+    hooks = {"custom_dataset": "loglikelihood_docs", "process_results": "label_logprob"}
+    return _yaml(fields, hooks)
+
+
+def group_yaml(name: str, tasks: list[str]) -> str:
+    import yaml
+
+    weighted = {"aggregation": "mean", "weight_by_size": True}
+    group = {
+        "group": name,
+        "task": tasks,
+        "aggregate_metric_list": [{"metric": "accuracy", **weighted}],
+        "metadata": {"version": 1.0},
+    }
+    return yaml.safe_dump(group, sort_keys=False)
+
+
+def generation_docs(rows_file: Path, params: LmEvalExportParams, seed: int) -> list[dict]:
+    """The rows the generate view asks, with their prompts (exemplar set 0)."""
+    from chronoprobe.probes.generate import (
+        DELETED,
+        GenerateParams,
+        prompt_for,
+        read_asked_rows,
+        skip_reason,
+    )
+
+    asked = GenerateParams(template=params.template, shots=params.shots, seed=seed)
+    return [
+        {
+            "id": row.id,
+            "period": row.period,
+            "prompt": prompt_for(row, asked, 0, seed),
+            "target": row.labels[0],
+        }
+        for row in read_asked_rows(rows_file)
+        if skip_reason(params.template, row) is None
+        and (params.include_deleted or row.split != DELETED)
+    ]
+
+
+def loglikelihood_docs(rows_file: Path, include_deleted: bool) -> list[dict]:
+    """(row, label) pairs as the pll view scores them with a causal model."""
+    from chronoprobe.probes.cloze_views import in_gap
+    from chronoprobe.probes.generate import DELETED
+    from chronoprobe.probes.rows import read_rows
+
+    docs = []
+    for row in read_rows(rows_file):
+        if row.split == DELETED and not include_deleted:
+            continue
+        for label in dict.fromkeys(row.labels):
+            cloze = in_gap(row.cloze, label)
+            docs.append({"id": row.id, "context": cloze.left, "continuation": label + cloze.right})
+    return docs
+
+
+def _write_jsonl(path: Path, docs: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), "utf-8")
+
+
+@step_kind(
+    "lm-eval",
+    LmEvalExportParams,
+    inputs=(
+        Input(
+            "data",
+            "The probe set: a directory of rows (e.g. from `build drift` or `import "
+            "templama`), or its rows file.",
+            file_param="rows",
+        ),
+    ),
+    command=("export", "lm-eval"),
+)
+def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[str, Path]) -> None:
+    """Write a probe set as lm-evaluation-harness tasks: NAME (generation, judged by
+    chronoprobe's rules), NAME_<period> and the group NAME_by_period, and NAME_loglikelihood
+    (the pll view's label log-probabilities). Run them with lm_eval --include_path DIR --tasks
+    NAME (chronoprobe installed beside lm-eval: its rules judge the answers).
+
+    Example: chronoprobe export lm-eval drift/ --out lm-eval-drift/ && lm_eval --model hf
+    --model_args pretrained=HuggingFaceTB/SmolLM2-135M --include_path lm-eval-drift/ --tasks
+    chronoprobe_drift
+    """
+    from chronoprobe.probes.known_answers import NAMES_FILE
+
+    rows_file = inputs["data"] / (params.rows or "examples.jsonl")
+    if not rows_file.is_file():
+        raise ValueError(f"{rows_file}: no such file; input `data` must hold the probe rows")
+    name = task_name(params.name or f"chronoprobe_{inputs['data'].resolve().name}")
+    seed = ctx.seed if params.seed is None else params.seed
+    out = ctx.out_dir
+    generate = generation_docs(rows_file, params, seed)
+    loglikelihood = loglikelihood_docs(rows_file, params.include_deleted)
+    if not generate and not loglikelihood:
+        raise ValueError(f"{rows_file}: no row to export")
+    (out / "rows").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(rows_file, out / "rows" / rows_file.name)
+    if (rows_file.parent / NAMES_FILE).is_file():
+        shutil.copyfile(rows_file.parent / NAMES_FILE, out / "rows" / NAMES_FILE)
+    _write_jsonl(out / "docs" / "generate.jsonl", generate)
+    _write_jsonl(out / "docs" / "loglikelihood.jsonl", loglikelihood)
+    shutil.copyfile(Path(__file__).with_name("lm_eval_task.py"), out / f"{TASK_MODULE}.py")
+    settings = {**params.model_dump(mode="json"), "name": name, "rows": rows_file.name}
+    (out / "task.json").write_text(json.dumps({**settings, "seed": seed}, indent=2) + "\n")
+    (out / f"{name}.yaml").write_text(generation_yaml(name, params.max_tokens))
+    (out / f"{name}_loglikelihood.yaml").write_text(loglikelihood_yaml(f"{name}_loglikelihood"))
+    periods = sorted({d["period"] for d in generate if d["period"] is not None})
+    tasks = [f"{name}_{task_name(period)}" for period in periods]
+    for task, period in zip(tasks, periods, strict=True):
+        (out / f"{task}.yaml").write_text(generation_yaml(task, params.max_tokens, period))
+    if tasks:
+        (out / f"{name}_by_period.yaml").write_text(group_yaml(f"{name}_by_period", tasks))
+    ctx.log.info(
+        f"{name}: {len(generate):,} rows to generate, {len(loglikelihood):,} labels to score, "
+        f"{len(periods)} period tasks; run: lm_eval --include_path OUT --tasks {name}"
+    )
