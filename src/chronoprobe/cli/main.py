@@ -12,7 +12,6 @@ from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.report import report
 from chronoprobe.core.threads import configure_threads
 from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
-from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin
 
 app = typer.Typer(
     name="chronoprobe",
@@ -45,22 +44,13 @@ GROUPS = {
 }
 
 
-def _import_plugins() -> None:
-    """Import the modules ``CHRONOPROBE_PLUGINS`` names (comma-separated): each adds its own
-    views, builders, models... to the registries, and so its commands and choices."""
-    for module in env_plugins():
-        problem = import_plugin(module)
-        if problem is not None:
-            typer.echo(f"error: {PLUGINS_ENV}: {problem}", err=True)
-            raise typer.Exit(2)
-
-
 def _group(name: str) -> typer.Typer:
     """The commands of one group: its operations (and, for kg, the read-only tools)."""
     from chronoprobe.cli.operations import group_commands
+    from chronoprobe.cli.plugins import import_env_plugins
     from chronoprobe.runs.steps import STEP_KINDS
 
-    _import_plugins()
+    import_env_plugins()  # their views, builders, models... and so their commands and choices
 
     if name == "kg":
         from chronoprobe.cli.kg import app as group
