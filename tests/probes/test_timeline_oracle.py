@@ -159,3 +159,23 @@ def test_build_timeline_oracle_writes_answers_a_judge_reads(tmp_path, sample):
     assert less["accuracy"] < 1.0 and less["facts_dropped"] > 0
     answers = [json.loads(line) for line in (tmp_path / "full" / "answers.jsonl").open()]
     assert [a["id"] for a in answers] == [r["id"] for r in rows]
+
+
+def test_only_the_oracle_takes_questions_and_it_needs_them(tmp_path):
+    load_sample().save(tmp_path / "kg")
+    runner = CliRunner()
+    kg, out = str(tmp_path / "kg"), str(tmp_path / "out")
+    result = runner.invoke(app, ["build", "timeline-oracle", kg, "-o", out])
+    assert result.exit_code == 2 and "questions: build timeline-oracle answers" in result.output
+    drift = ["build", "drift", kg, "--first", "2000", "--last", "2001", "-o", out]
+    result = runner.invoke(app, [*drift, "--questions", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "only build timeline-oracle reads them, not build drift" in result.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(
+        app, ["build", "timeline-oracle", kg, "--questions", str(empty), "-o", out]
+    )
+    assert result.exit_code == 2 and "questions.jsonl: no such file of timeline questions" in (
+        " ".join(result.output.split())
+    )

@@ -392,14 +392,36 @@ def show_family(out: Path):
     return builder.show(out) if builder is not None and builder.show else None
 
 
+def _questions_for_the_oracle(params: Any, names: frozenset[str]) -> list[str]:
+    """Input ``questions`` is what the timeline oracle answers, and no other builder reads."""
+    oracle = params.family == "timeline-oracle"
+    if oracle and "questions" not in names:
+        return ["questions: build timeline-oracle answers the questions of a `build timeline` "
+                "step (input `questions`; on the command line --questions FILE)"]  # fmt: skip
+    if not oracle and "questions" in names:
+        return [f"questions: only build timeline-oracle reads them, not build {params.family}"]
+    return []
+
+
 # each builder's `show` is what `chronoprobe build` prints of what it wrote
 variant_kind(
     "build",
     "family",
     BUILDERS,
-    inputs=(Input("kg", "The KG directory to build from (`kg synth`, `kg convert`, ...)."),),
+    inputs=(
+        Input("kg", "The KG directory to build from (`kg synth`, `kg convert`, ...)."),
+        Input(
+            "questions",
+            "The timeline questions `build timeline-oracle` answers: a `build timeline` "
+            "folder, or one of its files (--questions timeline/test.jsonl).",
+            required=False,
+            option=True,
+            file_param="rows",
+        ),
+    ),
     command=("build",),
     help="Build probe sets from a KG directory.",
+    check=_questions_for_the_oracle,
 )
 
 from chronoprobe.datasets import timeline  # noqa: E402, F401  (registers `build timeline`)

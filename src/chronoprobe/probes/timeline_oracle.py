@@ -247,14 +247,14 @@ from pydantic import Field  # noqa: E402
 
 from chronoprobe.datasets.ops import BUILDERS, _finish, _kg  # noqa: E402
 from chronoprobe.params import Params  # noqa: E402
-from chronoprobe.runs.config import ExistingPath  # noqa: E402
 from chronoprobe.runs.steps import StepContext, variant  # noqa: E402
 
 
 class OracleParams(Params):
-    questions: ExistingPath = Field(
-        description="The timeline questions to answer: a JSONL file of `build timeline` "
-        "(questions.jsonl, test.jsonl, ...). Example: --questions timeline/test.jsonl."
+    rows: str | None = Field(
+        None,
+        description="Which file of the questions folder to answer (default: questions.jsonl, "
+        "every split); naming the file in --questions sets it.",
     )
     drop: float = Field(
         0.0,
@@ -283,13 +283,16 @@ def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[s
     """
     from chronoprobe.jsonl import numbered_lines, write_jsonl
 
+    questions = inputs["questions"] / (params.rows or "questions.jsonl")
+    if not questions.is_file():
+        raise ValueError(f"{questions}: no such file of timeline questions")
     kg = _kg(inputs)
     facts = timed_facts(kg)
     oracle = Oracle(dropped(facts, params.drop, params.seed) if params.drop else facts)
-    rows = [row for _, row in numbered_lines(params.questions)]
-    judged = judge_rows(oracle, rows, kg, params.questions)
+    rows = [row for _, row in numbered_lines(questions)]
+    judged = judge_rows(oracle, rows, kg, questions)
     if not judged:
-        raise ValueError(f"{params.questions}: no questions")
+        raise ValueError(f"{questions}: no questions")
     write_jsonl(
         ctx.out_dir / "answers.jsonl", ({"id": j["id"], "answer": j["answer"]} for j in judged)
     )
@@ -299,4 +302,4 @@ def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[s
         "facts_dropped": len(facts) - sum(len(v) for v in oracle.by_triple.values()),
         **oracle_metrics(judged),
     }
-    _finish(ctx, params, inputs, headline, extra_sources=(params.questions,))
+    _finish(ctx, params, inputs, headline, extra_sources=(questions,))
