@@ -537,8 +537,9 @@ def test_load_a_source_file_suggests_converting_it(source, fmt, what) -> None:
         "relations.parquet, facts.parquet); it looks like "
     )
     assert what in message
+    kg_dir = path.parent / (path.name.split(".")[0] + "-kg")
     assert message.endswith(
-        f"make a KG of it with `chronoprobe kg convert {path} --format {fmt} -o DIR`"
+        f"make a KG of it with `chronoprobe kg convert {path} --format {fmt} -o {kg_dir}`"
     )
 
 

@@ -27,7 +27,7 @@ def test_rows_of_other_periods_than_the_models_are_refused_with_what_to_build():
         "drift/examples.jsonl: no row has a model of its period in the series: the rows are of "
         "2019-Q1..2021-Q4 (quarter), the models of 2016..2020 (year); build the probe set over "
         "the models' periods, e.g. `chronoprobe build drift KG --granularity year --first 2016 "
-        "--last 2020`"
+        "--last 2020 -o drift-2016-2020`"
     )
     with pytest.raises(ValueError, match=r"the rows are without a period, the models of 2016"):
         check_series_periods([None, None], YEARS, WHERE, pytest.fail)

@@ -552,9 +552,13 @@ def _file_is_no_kg(path: Path) -> str:
     except (OSError, ValueError, EOFError):
         shape = None
     if shape is not None and shape.format is not None:
+        import shlex
+
+        kg_dir = path.with_name(path.name.split(".")[0] + "-kg")
+        words = ["chronoprobe", "kg", "convert", str(path), "--format", shape.format]
         message += (
             f"; it looks like {shape.what}: make a KG of it with "
-            f"`chronoprobe kg convert {path} --format {shape.format} -o DIR`"
+            f"`{shlex.join([*words, '-o', str(kg_dir)])}`"
         )
     return message
 

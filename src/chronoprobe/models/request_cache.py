@@ -28,9 +28,11 @@ from chronoprobe.models import requests as request_types
 STORE_NAME = "requests.sqlite"
 
 
-def model_fingerprint(spec: str, model: Any) -> str:
+def model_fingerprint(spec: str, model: Any, loading: dict[str, Any] | None = None) -> str:
     """What decides a model's answers: its spec, its local weight files (names, sizes, times),
-    family, device type and dtype."""
+    family, device type and dtype, and the ``loading`` options that pick other weights or code
+    (a hub revision, remote code; left out while all are unset, so earlier answers still
+    count)."""
     identity = getattr(model, "identity", None)
     if identity is not None:  # a served model: its server and name decide its answers
         return hashlib.sha256(json.dumps([spec, identity()]).encode()).hexdigest()
@@ -39,6 +41,8 @@ def model_fingerprint(spec: str, model: Any) -> str:
     listing = [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
     parameter = next(model.model.parameters(), None)
     facts = [spec, listing, model.family, model.device.type, str(getattr(parameter, "dtype", ""))]
+    if loading and any(loading.values()):
+        facts.append(sorted(loading.items()))
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()
 
 
@@ -90,10 +94,14 @@ class RequestStore:
         self.connection.close()
 
 
-def answer_cache(spec: str, model: Any, folder: Path) -> CachedModel:
+def answer_cache(
+    spec: str, model: Any, folder: Path, loading: dict[str, Any] | None = None
+) -> CachedModel:
     """``model`` answering from, and into, the request store in ``folder`` (the step cache's
-    folder): processes that share the folder share the answers."""
-    return CachedModel(model, model_fingerprint(spec, model), RequestStore(folder / STORE_NAME))
+    folder): processes that share the folder share the answers. ``loading``: see
+    :func:`model_fingerprint`."""
+    fingerprint = model_fingerprint(spec, model, loading)
+    return CachedModel(model, fingerprint, RequestStore(folder / STORE_NAME))
 
 
 class CachedModel:

@@ -1,9 +1,10 @@
 """Model specs: a Hugging Face id, a local directory, a .gguf file, or package-shipped weights.
 
 ``load_model(spec)`` resolves the spec, picks the family from the config (or is told it), loads
-weights with ``trust_remote_code`` off and wraps them in that family's adapter. GGUF weights are
-converted once (de-quantizing takes tens of seconds) into a ``save_pretrained`` directory under
-the chronoprobe cache, which later loads read in about a second.
+weights with ``trust_remote_code`` off (unless asked) and wraps them in that family's
+adapter. GGUF weights are converted once (de-quantizing takes tens of seconds) into a
+``save_pretrained`` directory under the chronoprobe cache, which later loads read in about a
+second.
 """
 
 from __future__ import annotations
@@ -176,6 +177,15 @@ def checked_family(spec: str, config, family: str | None) -> str:
     return told
 
 
+# --dtype's names; auto (None) is bf16 on a GPU and fp32 on the CPU
+DTYPES: dict[str, torch.dtype | None] = {
+    "auto": None,
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+
+
 def adapter_class(family: str) -> type[LanguageModel]:
     try:
         return ADAPTERS.get(family)
@@ -188,30 +198,46 @@ def load_model(
     *,
     family: str | None = None,
     device: str = "auto",
-    dtype: torch.dtype | None = None,
+    dtype: torch.dtype | str | None = None,
     batch_size: int = 64,
     device_map: str | dict | None = None,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
 ) -> LanguageModel:
-    """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says.
+    """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says (a
+    torch dtype, or one of :data:`DTYPES`' names).
 
     ``device_map`` (``auto``, ``balanced``, ``sequential`` or a map of module names to devices)
     lets accelerate place the model's layers across the GPUs of this machine, then the CPU,
-    for a model larger than one GPU; ``device`` then only picks the default dtype."""
+    for a model larger than one GPU; ``device`` then only picks the default dtype.
+    ``revision`` picks a hub model's branch, tag or commit; ``trust_remote_code`` lets a hub
+    model run the Python code its repository ships (off: only transformers' own classes)."""
     from transformers import AutoConfig, AutoTokenizer
 
     from chronoprobe.core.devices import resolve_device
-    from chronoprobe.core.hub import load_options, unreachable_hint
+    from chronoprobe.core.hub import is_hub_id, load_options, unreachable_hint
     from chronoprobe.models.symbolic import SymbolicLM, is_symbolic
 
     source = resolve_spec(spec)
+    if revision is not None and not is_hub_id(source.location):
+        raise ValueError(
+            f"--revision {revision}: model {spec!r} is a local one; a revision picks a branch, "
+            "tag or commit of a Hugging Face model"
+        )
     if source.gguf_file:
         source = _converted_gguf(source)
     target = resolve_device(device)
     if family in (None, "symbolic") and is_symbolic(source.location):
         return SymbolicLM.load(source.location, target, batch_size=batch_size, name=spec)
-    hub = load_options(source.location)
+    hub = {
+        **load_options(source.location),
+        "revision": revision,
+        "trust_remote_code": trust_remote_code,
+    }
+    if isinstance(dtype, str):
+        dtype = DTYPES[dtype]
     try:
-        config = AutoConfig.from_pretrained(source.location, trust_remote_code=False, **hub)
+        config = AutoConfig.from_pretrained(source.location, **hub)
         family = checked_family(spec, config, family)
         cls = adapter_class(family)
         auto = getattr(importlib.import_module("transformers"), cls.auto_class)
@@ -219,10 +245,9 @@ def load_model(
             source.location,
             dtype=dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32),
             device_map=device_map,
-            trust_remote_code=False,
             **hub,
         )
-        tokenizer = AutoTokenizer.from_pretrained(source.location, trust_remote_code=False, **hub)
+        tokenizer = AutoTokenizer.from_pretrained(source.location, **hub)
     except (SafetensorError, pickle.UnpicklingError, EOFError, RuntimeError) as err:
         problem = weights_problem(err)
         if problem is None:

@@ -178,18 +178,12 @@ def _probe_one(
     model = view.stand_in(params) if view.stand_in else None
     cached = model is None and params.reuse_answers
     if model is None:
-        model = load_model(
-            spec,
-            family=params.family,
-            device=params.device,
-            batch_size=params.batch_size,
-            device_map=params.device_map,
-        )
+        model = load_model(spec, device_map=params.device_map, **params.load_options())
     if cached:
         from chronoprobe.models.request_cache import answer_cache
         from chronoprobe.runs.cache import default_cache_dir
 
-        model = answer_cache(spec, model, default_cache_dir())
+        model = answer_cache(spec, model, default_cache_dir(), params.answer_key())
     mine = view.for_model(params, model, ctx.log.info) if view.for_model else params
     limit = None if view.drift_rows else params.limit  # drift rows were limited already
     try:
@@ -271,11 +265,16 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
         rows = _distinct_queries(data, area / "queries.jsonl", params.limit)
         data = area / "queries.jsonl"
         if "series" in inputs:  # before any model is loaded: a mismatch costs nothing
-            from chronoprobe.probes.series_inputs import check_series_kg, check_series_periods
+            from chronoprobe.probes.series_inputs import (
+                check_series_kg,
+                check_series_periods,
+                series_kg,
+            )
 
             periods = [own["period"] for _, own in rows.values()]
             names = [name for name, _ in models]
-            check_series_periods(periods, names, rows_file, ctx.log.warning)
+            kg = series_kg(inputs["series"])
+            check_series_periods(periods, names, rows_file, ctx.log.warning, kg)
             check_series_kg(rows_file, inputs["series"], ctx.log.warning)
     schema = pa.schema([("model", pa.string()), *view.columns(), (SKIPPED, pa.string())])
     with ExitStack() as stack:

@@ -42,7 +42,8 @@ class ModelWorker:
     """A Ray actor's state: the model of the last spec it was asked for, loaded once.
 
     ``load`` holds :func:`~chronoprobe.models.load_model`'s options, and ``answers_in``: the
-    folder of the request store to answer from and into (the command's step cache), or None.
+    folder of the request store to answer from and into (the command's step cache), or None,
+    with ``answer_key`` (what beside the spec keys the answers).
     """
 
     def __init__(self) -> None:
@@ -59,11 +60,12 @@ class ModelWorker:
 
             options = dict(load)
             answers_in = options.pop("answers_in", None)
+            answer_key = options.pop("answer_key", None)
             model = load_model(spec, **options)
             if answers_in is not None:
                 from chronoprobe.models.request_cache import answer_cache
 
-                model = answer_cache(spec, model, Path(answers_in))
+                model = answer_cache(spec, model, Path(answers_in), answer_key)
             self.model, self.spec = model, spec
         return self.model
 
@@ -127,11 +129,12 @@ class RayProbes:
     def _probe(self, index: int, group: list, data: Path, rows_file: Path, area: Path) -> tuple:
         ray, view, params = self.ray, self.view, self.params
         name, spec = self.models[index]
-        load = {"family": params.family, "device": params.device, "batch_size": params.batch_size}
+        load = params.load_options()
         if params.reuse_answers:
             from chronoprobe.runs.cache import default_cache_dir
 
             load["answers_in"] = str(default_cache_dir())
+            load["answer_key"] = params.answer_key()
         every = list(view.read(rows_file))[: params.limit]  # warnings count over the rows file
         dumped = params.model_dump(mode="json")
         prepared = group[0].prepare.remote(spec, load, view.name, dumped, every)

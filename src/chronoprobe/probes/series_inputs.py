@@ -12,6 +12,7 @@ the series was trained on (its models never read those facts).
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -40,15 +41,27 @@ def _span(labels: Sequence[str]) -> str:
     return f"{span} ({kind})" if kind else span
 
 
-def _build_hint(models: Sequence[str]) -> str:
+def _build_hint(models: Sequence[str], kg: str | None) -> str:
+    """What to build instead: the command itself, with the series' own KG where it is known."""
     ordered = period_order(models)
     kind = _granularity(ordered)
     if not ordered or kind is None:
         return "build the probe set over the periods the models are named by"
-    return (
-        "build the probe set over the models' periods, e.g. `chronoprobe build drift KG "
-        f"--granularity {kind} --first {ordered[0]} --last {ordered[-1]}`"
-    )
+    first, last = ordered[0], ordered[-1]
+    words = ["chronoprobe", "build", "drift", kg or "KG", "--granularity", kind]
+    words += ["--first", first, "--last", last, "-o", f"drift-{first}-{last}"]
+    said = ":" if kg else ", e.g."
+    return f"build the probe set over the models' periods{said} `{shlex.join(words)}`"
+
+
+def series_kg(series_dir: Path) -> str | None:
+    """The KG directory a series was trained on, as its series.json names it (None: unknown)."""
+    try:
+        record = json.loads((series_dir / "series.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    kg = record.get("kg") if isinstance(record, dict) else None
+    return kg if isinstance(kg, str) and Path(kg).is_dir() else None
 
 
 def check_series_periods(
@@ -56,9 +69,10 @@ def check_series_periods(
     models: Sequence[str],
     where: Path,
     warn: Callable[[str], None],
+    kg: str | None = None,
 ) -> None:
-    """Refuse rows none of which has a model of its period (one line, with what to build);
-    warn with the counts when some have none."""
+    """Refuse rows none of which has a model of its period (one line, with what to build from
+    ``kg``, the series' KG); warn with the counts when some have none."""
     counts = Counter(row_periods)
     total = sum(counts.values())
     named = set(models)
@@ -71,7 +85,7 @@ def check_series_periods(
         kinds += ["without a period"] if None in counts else []
         raise ValueError(
             f"{where}: no row has a model of its period in the series: the rows are "
-            f"{' and '.join(kinds)}, the models of {_span(list(models))}; {_build_hint(models)}"
+            f"{' and '.join(kinds)}, the models of {_span(list(models))}; {_build_hint(models, kg)}"
         )
     missing = [p for p in counts if p not in named]
     periods = _span([p for p in missing if p is not None])

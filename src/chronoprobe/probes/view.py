@@ -47,6 +47,25 @@ class ProbeParams(Params):
         "layer by layer, then the CPU: auto, balanced or sequential (transformers' device_map; "
         "needs accelerate). --device then only picks bf16 (GPU) or fp32 (CPU).",
     )
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto",
+        description="Precision of the weights: auto (bfloat16 on a GPU, float32 on the CPU), "
+        "float32, bfloat16 or float16 (lm-evaluation-harness's dtype; float16 overflows in some "
+        "models). Another dtype is another model to the answer cache. Example: --dtype float32.",
+    )
+    revision: str | None = Field(
+        None,
+        description="Branch, tag or commit of a Hugging Face model (default: its main branch); "
+        "pin a commit to probe the same weights next year. Example: --revision "
+        "0d2f2a3 (hub ids only).",
+    )
+    trust_remote_code: bool = Field(
+        False,
+        description="Let a Hugging Face model run the Python code its repository ships (models "
+        "whose architecture transformers lacks). That code runs with your rights as the model "
+        "loads, and can do anything you can: turn it on only for a repository you have read, "
+        "pinned with --revision to that commit. Off: only transformers' own classes load.",
+    )
     batch_size: int = Field(64, ge=1, description="Sequences per forward pass.")
     limit: int | None = Field(None, ge=1, description="Probe only the first N rows (a quick look).")
     reuse_answers: bool = Field(
@@ -77,6 +96,22 @@ class ProbeParams(Params):
         ge=1,
         description="Ray actors with engine ray (default: one per GPU of the cluster, else 1).",
     )
+
+    def load_options(self) -> dict[str, Any]:
+        """What :func:`~chronoprobe.models.load_model` takes from these params, here and in a
+        Ray actor alike (``device_map`` is the local engine's own)."""
+        return {
+            "family": self.family,
+            "device": self.device,
+            "batch_size": self.batch_size,
+            "dtype": self.dtype,
+            "revision": self.revision,
+            "trust_remote_code": self.trust_remote_code,
+        }
+
+    def answer_key(self) -> dict[str, Any]:
+        """What, beside a model's spec and weights, decides its answers in the answer cache."""
+        return {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
 
 
 @dataclass(frozen=True)

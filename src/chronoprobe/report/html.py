@@ -45,7 +45,7 @@ dl.env dt { font-size: 12px; color: var(--muted); text-transform: uppercase;
   letter-spacing: 0.04em; }
 dl.env dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }
 nav.toc { margin: 0 0 20px; font-size: 14px; }
-nav.toc a { margin-right: 14px; }
+nav.toc a { margin-right: 14px; white-space: nowrap; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 section.step, section.summary { background: var(--paper); border: 1px solid var(--line);

@@ -120,6 +120,8 @@ def run_series(ctx: StepContext, params: SeriesParams, inputs: dict[str, Path]) 
     `chronoprobe probe VIEW -m`, or the whole series with `--series OUT`), OUT/tokenizer/,
     OUT/series.json and metrics.json. An interrupted run resumes after its last finished
     period.
+
+    Example: chronoprobe train series kg/world --first 2016 --last 2020 -o series/
     """
     from chronoprobe.train.series import train_series
 
@@ -179,6 +181,8 @@ def run_pretrain(ctx: StepContext, params: PretrainParams, inputs: dict[str, Pat
     with a byte-level BPE tokenizer trained on the same text. Writes OUT/model/ (Hugging Face
     layout with its tokenizer, which `train memorize --init` or a memorize step's input `init`
     starts from) and metrics.json (lines, loss per epoch, seconds).
+
+    Example: chronoprobe train pretrain kg/world --epochs 1 -o pretrained/
     """
     from chronoprobe.kg.graph import TemporalKG
     from chronoprobe.train.mlm import MentionFinder, text_tokenizer
@@ -321,9 +325,25 @@ def show_memorize(out: Path) -> str:
     training = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     return (
         f"trained {training['epochs']} epochs on {training['statements']:,} statements, final "
-        f"loss {training['final_loss']:.4f}; recite it with `chronoprobe probe recite "
-        f"{out} -m {out / MODEL_DIR}`"
+        f"loss {training['final_loss']:.4f}; recite it with `{recite_command(out)}`"
     )
+
+
+def recite_command(out: Path) -> str:
+    """The command that recites the statements a memorize step's output in ``out`` was fed:
+    the statements file it was given (its step.json names it), or the one it built into
+    ``out`` from a KG."""
+    import shlex
+
+    from chronoprobe.runs.run_directory import read_step_record
+
+    record = read_step_record(out) or {}
+    given = (record.get("inputs") or {}).get("statements")
+    rows = (record.get("params") or {}).get("rows") or "statements.jsonl"
+    data = Path(given) / rows if isinstance(given, str) else out / "statements.jsonl"
+    recited = out.with_name(f"{out.name}-recited") if out.name else Path("recited")
+    words = ["chronoprobe", "probe", "recite", data, "--model", out, "-o", recited]
+    return shlex.join(map(str, words))
 
 
 @step_kind(
@@ -346,7 +366,10 @@ def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Pat
 
     Writes OUT/model/ (the trained model), the statements it was fed (with input `kg`) and
     metrics.json (the training record). Recite it with the recite view: `chronoprobe probe
-    recite OUT -m OUT/model`, or a `probe` step with `view: recite` and input `model`.
+    recite STATEMENTS --model OUT -o RECITED` (the command prints it with your paths), or a
+    `probe` step with `view: recite` and input `model`.
+
+    Example: chronoprobe train memorize lamatk/statements.jsonl --preset tiny --epochs 30 -o mem/
     """
     import shutil
 
