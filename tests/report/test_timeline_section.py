@@ -65,7 +65,7 @@ def test_the_grid_orders_complexity_and_capability_as_built_and_keeps_unknown_on
     timeline_section.grid_figure("m", {**TIMELINE["grid"], "medium x my capability": group(1, 1)})
     assert seen["rows"] == ["simple", "medium", "complex"]
     assert seen["columns"] == [
-        "retrieval", "timeline operation", "semantic operation", "my capability"
+        "retrieval", "timeline\noperation", "semantic\noperation", "my\ncapability"
     ]  # fmt: skip
     assert seen["counts"] == [[2, 0, 0, 0], [0, 0, 4, 1], [0, 4, 0, 0]]
     assert seen["values"][0][0] == 0.5 and seen["values"][1][3] == 1.0

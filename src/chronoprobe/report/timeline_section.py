@@ -30,9 +30,17 @@ def grid_figure(who: str, grid: dict[str, dict]) -> Block:
     values = [[_value(cells.get((r, c))) for c in columns] for r in rows]
     counts = [[(cells.get((r, c)) or {}).get("n", 0) for c in columns] for r in rows]
     figure = heatmap(
-        values, rows, columns, title=f"{who}: timeline accuracy", xlabel="capability",
-        ylabel="complexity", value_label="accuracy", vmin=0.0, vmax=1.0, counts=counts,
-    )  # fmt: skip
+        values,
+        rows,
+        [c.replace(" ", "\n") for c in columns],  # two-word labels on two lines
+        title=f"{who}: timeline accuracy",
+        xlabel="capability",
+        ylabel="complexity",
+        value_label="accuracy",
+        vmin=0.0,
+        vmax=1.0,
+        counts=counts,
+    )
     data = Table(
         ["complexity", "capability", "questions", "accuracy [95% interval]"],
         [[r, c, g["n"], with_uncertainty(g, "accuracy")] for (r, c), g in cells.items()],
