@@ -9,6 +9,7 @@ import typer
 
 from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
+from chronoprobe.cli.listing import list_entries
 from chronoprobe.cli.report import report
 from chronoprobe.core.threads import configure_threads
 from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
@@ -23,6 +24,7 @@ app = typer.Typer(
 app.command("run")(run_commands.run)
 app.command("results")(run_commands.results)
 app.command("report")(report)
+app.command("list")(list_entries)
 
 # The command groups, in the order --help lists them. Each operation's step kind names its
 # group in its ``command``; a test checks that every kind's group is here.

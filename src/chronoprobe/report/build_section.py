@@ -109,6 +109,8 @@ def probe_set_section(
     def build(step_dir: Path, record: dict[str, Any]) -> Section:
         return Section(f"{title}: {record.get('id', step_dir.name)}", _blocks(step_dir, figures))
 
+    figured = ", then the figures of stats.json" if figures else ""
+    build.__doc__ = f"{title}: the counts of metrics.json{figured}"
     return build
 
 
