@@ -36,6 +36,33 @@ def test_threads_must_be_positive(restore_threads):
     result = CliRunner().invoke(app, ["--threads", "0", "kg", "info", "x"])
     assert result.exit_code == 2
     assert "--threads" in result.output
+    result = CliRunner().invoke(app, ["kg", "info", "x", "--threads", "0"])
+    assert result.exit_code == 2 and "--threads" in result.output
+
+
+def test_threads_after_the_command_sets_torch_threads_too(tmp_path, restore_threads, monkeypatch):
+    """`chronoprobe COMMAND ... --threads N` on an operation, run, results, report and the KG
+    tools, as before the command; given in both places, the command's own wins."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
+    save_kg(tmp_path / "kg")
+    (tmp_path / "tiny.yaml").write_text(
+        "name: tiny\nsteps:\n  - {id: kg, kind: kg, params: {source: sample}}\n"
+    )
+    commands = [
+        ["kg", "info", "kg"],
+        ["build", "lamatk", "kg", "-o", "lamatk"],
+        ["run", "tiny.yaml", "--out", "run"],
+        ["results", "run"],
+        ["report", "run"],
+    ]
+    for threads, command in enumerate(commands, start=1):
+        torch.set_num_threads(8)
+        result = CliRunner().invoke(app, [*command, "--threads", str(threads)])
+        assert result.exit_code == 0, (command, result.output)
+        assert torch.get_num_threads() == threads, command
+    result = CliRunner().invoke(app, ["--threads", "3", "kg", "info", "kg", "--threads", "2"])
+    assert result.exit_code == 0 and torch.get_num_threads() == 2
 
 
 def test_hugging_face_progress_bars_stay_out_of_piped_logs(tmp_path):

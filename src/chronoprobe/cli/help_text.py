@@ -9,7 +9,9 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from typer.core import TyperArgument, TyperCommand
 
 _LISTED = re.compile(r"\s|[-*] |[0-9]+\. ")  # a list item or an indented line starts so
 
@@ -32,3 +34,25 @@ def reflowed(function: Function) -> Function:
     """``function`` with its docstring reflowed, for typer to show as its command's help."""
     function.__doc__ = reflow(function.__doc__ or "")
     return function
+
+
+def usage_name(argument: TyperArgument) -> str:
+    """How a usage line names a positional argument: ``KG``, ``[SERIES]``, ``PATHS...``."""
+    name = argument.metavar or (argument.name or "").upper()
+    if argument.nargs != 1 and not name.endswith("..."):
+        name += "..."
+    return name if argument.required else f"[{name}]"
+
+
+class Command(TyperCommand):
+    """A command whose usage line names its arguments as above (typer writes ``{kg}``, which a
+    shell would read as a brace expansion)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                pieces.append(usage_name(param))
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces

@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
-from chronoprobe.cli.help_text import reflowed
+from chronoprobe.cli.help_text import Command, reflowed
+from chronoprobe.cli.threads import threads_option, use_threads
 
 app = typer.Typer(
     help="Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
@@ -27,39 +28,48 @@ class ExportWhat(StrEnum):
     relations = "relations"
 
 
-@app.command()
+@app.command(cls=Command)
 @reflowed
 @user_errors
 def export(
-    kg_dir: Path = typer.Argument(..., help="KG directory."),
+    kg_dir: Path = typer.Argument(..., help="KG directory.", metavar="KG"),
     out: Path = typer.Option(..., "--out", "-o", help="JSONL file to write."),
     what: ExportWhat = typer.Option(ExportWhat.facts, help="Which table to export."),
+    threads: int | None = threads_option(),
 ) -> None:
     """Export facts, entities or relations as JSONL (times as ISO strings at their precision).
 
     Facts: {"subject","relation","object","start","end"}; entities:
     {"id","label","aliases","description","start","end"}. The files load back with
     `kg convert --format jsonl`.
+
+    Example: chronoprobe kg export kg/world --out facts.jsonl --what facts
     """
     from chronoprobe.kg.graph import TemporalKG
     from chronoprobe.kg.io.jsonl import export_jsonl
 
+    use_threads(threads)
     rows = export_jsonl(TemporalKG.load(kg_dir), out, what.value)
     console.print(f"[green]wrote[/] {rows:,} {what.value} rows to {escape(str(out))}")
 
 
-@app.command()
+@app.command(cls=Command)
 @reflowed
 @user_errors
 def info(
-    kg_dir: Path = typer.Argument(..., help="KG directory."),
+    kg_dir: Path = typer.Argument(..., help="KG directory.", metavar="KG"),
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
     top: int = typer.Option(10, help="How many of the most popular entities to list."),
+    threads: int | None = threads_option(),
 ) -> None:
-    """Show a KG's size, relation shares, cardinality classes, multi-answer share and time range."""
+    """Show a KG's size, relation shares, cardinality classes, multi-answer share and time range.
+
+    Example: chronoprobe kg info kg/world --top 5
+    """
     from chronoprobe.kg.graph import TemporalKG
     from chronoprobe.kg.stats import kg_statistics
 
+    use_threads(threads)
     stats = kg_statistics(TemporalKG.load(kg_dir), top=top)
     if as_json:
         typer.echo(json.dumps(stats, indent=2))

@@ -9,8 +9,9 @@ import typer
 
 from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
-from chronoprobe.cli.listing import list_entries
+from chronoprobe.cli.help_text import Command
 from chronoprobe.cli.report import report
+from chronoprobe.cli.threads import threads_option
 from chronoprobe.core.threads import configure_threads
 from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
 
@@ -21,10 +22,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.command("run")(run_commands.run)
-app.command("results")(run_commands.results)
-app.command("report")(report)
-app.command("list")(list_entries)
+app.command("run", cls=Command)(run_commands.run)
+app.command("results", cls=Command)(run_commands.results)
+app.command("report", cls=Command)(report)
 
 # The command groups, in the order --help lists them. Each operation's step kind names its
 # group in its ``command``; a test checks that every kind's group is here.
@@ -62,7 +62,7 @@ def _group(name: str) -> typer.Typer:
         group.callback()(lambda: None)
     kinds = [STEP_KINDS.get(kind) for kind in STEP_KINDS.names()]
     for command, function in group_commands(kinds, name):
-        group.command(command)(function)
+        group.command(command, cls=Command)(function)
     return group
 
 
@@ -90,17 +90,7 @@ def main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
-    threads: int | None = typer.Option(
-        None,
-        "--threads",
-        min=1,
-        envvar="CHRONOPROBE_THREADS",
-        help="CPU threads for torch's operations. Default: OMP_NUM_THREADS where set, "
-        "otherwise one per core this process may use (its affinity, capped by a container's "
-        "CPU quota). Waiting threads sleep (OMP_WAIT_POLICY=PASSIVE, unless set), so a machine "
-        "busy with other work slows a run by about the CPU share it lost. Example: "
-        "chronoprobe --threads 1 run experiments/demo.yaml",
-    ),
+    threads: int | None = threads_option(envvar="CHRONOPROBE_THREADS"),
     max_record_bytes: str | None = typer.Option(
         None,
         "--max-record-bytes",

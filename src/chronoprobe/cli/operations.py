@@ -4,9 +4,9 @@ A step kind with a ``command`` becomes that command; a kind with variants (the b
 KG sources) becomes one command per variant under its group. Inputs are positional directory
 arguments (or ``--NAME DIR``), fields are options (``batch_size`` -> ``--batch-size``) with the
 field's default, description and choices (``Literal`` values or a registry's names), and every
-command adds ``--out`` and ``--no-cache``. The command validates the values with the same
-params model a config's step is validated with and runs the step as a one-step experiment, so
-nothing is declared twice.
+command adds ``--out``, ``--no-cache``, ``--json`` and ``--threads``. The command validates the
+values with the same params model a config's step is validated with and runs the step as a
+one-step experiment, so nothing is declared twice.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
+from chronoprobe.cli.threads import threads_option, use_threads
 from chronoprobe.params import Choice, Cli
 from chronoprobe.runs.steps import StepKind, Variant
 
 console = Console(stderr=True)
 
 # options every command adds; a params field may not take these names
-OUT, NO_CACHE, JSON = "out", "no_cache", "as_json"
+OUT, NO_CACHE, JSON, THREADS = "out", "no_cache", "as_json", "threads"
 
 
 def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
@@ -145,7 +146,8 @@ def _field_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
         default = None
         extra["metavar"] = "KEY=VALUE"
     if cli.argument:
-        info = typer.Argument(default, **extra)
+        plural = "..." if get_origin(_unwrap(field.annotation)[0]) is list else ""
+        info = typer.Argument(default, metavar=name.upper() + plural, **extra)
     else:
         flag = "--" + name.replace("_", "-")
         spellings = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag]
@@ -162,7 +164,8 @@ def _input_parameter(kind: StepKind, index: int) -> inspect.Parameter:
         flag = "--" + declared.name.replace("_", "-")
         info = typer.Option(default, flag, help=declared.help)
     else:
-        info = typer.Argument(default, help=declared.help, show_default=False)
+        metavar = declared.name.upper()
+        info = typer.Argument(default, help=declared.help, show_default=False, metavar=metavar)
     annotation = Path if declared.required else Path | None
     return inspect.Parameter(
         declared.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
@@ -189,6 +192,7 @@ def _fixed_parameters(out_optional: bool) -> list[inspect.Parameter]:
         inspect.Parameter(OUT, keyword, default=out, annotation=Path | None),
         inspect.Parameter(NO_CACHE, keyword, default=no_cache, annotation=bool),
         inspect.Parameter(JSON, keyword, default=as_json, annotation=bool),
+        inspect.Parameter(THREADS, keyword, default=threads_option(), annotation=int | None),
     ]
 
 
@@ -264,6 +268,7 @@ def make_command(
 
         given = {name: values.pop(name) for name in input_names}
         out, no_cache, as_json = values.pop(OUT), values.pop(NO_CACHE), values.pop(JSON)
+        use_threads(values.pop(THREADS))
         raw = {k: v for k, v in values.items() if v is not None and v != []}
         for name in dicts:
             if name in raw:
@@ -316,6 +321,46 @@ def make_command(
     command.__annotations__ = {p.name: p.annotation for p in parameters}
     command.__doc__ = reflow(help_text)
     return user_errors(command)
+
+
+def command_line(kind: StepKind, params: BaseModel, inputs: dict[str, Path]) -> str:
+    """The command that runs ``kind`` with ``params`` on ``inputs``, as :func:`make_command`
+    reads it: the inputs and argument fields in order, then every option whose value is not its
+    default (``-o OUT`` left for the reader to add)."""
+    import shlex
+
+    words = ["chronoprobe", *(kind.command or (kind.name,))]
+    key = kind.variants.key if kind.variants is not None else None
+    if key is not None:
+        words.append(str(getattr(params, key)))
+    options: list[str] = []
+    for declared in kind.inputs or ():
+        if declared.name in inputs:
+            flag = ["--" + declared.name.replace("_", "-")] if declared.option else []
+            (options if declared.option else words).extend([*flag, str(inputs[declared.name])])
+    for name, field in type(params).model_fields.items():
+        value = getattr(params, name)
+        if name == key:
+            continue
+        if _cli(field).argument:
+            words += [str(v) for v in value] if isinstance(value, list) else [str(value)]
+            continue
+        if value == _default(field) or value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            options.append(flag if value else f"--no-{flag[2:]}")
+        elif isinstance(value, dict):
+            options += [part for k, v in value.items() for part in (flag, f"{k}={v}")]
+        elif isinstance(value, list):
+            options += (
+                [flag, ",".join(map(str, value))]
+                if _splits_commas(field)
+                else [part for v in value for part in (flag, str(v))]
+            )
+        else:
+            options += [flag, str(value)]
+    return shlex.join([*words, *options])
 
 
 def _help(function: Callable[..., Any]) -> str:

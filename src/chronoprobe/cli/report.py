@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+from chronoprobe.cli.threads import threads_option, use_threads
 
 
 class _Warnings(logging.Handler):
@@ -46,6 +47,7 @@ def report(
     open_browser: bool = typer.Option(
         False, "--open", help="Open the report in the default web browser."
     ),
+    threads: int | None = threads_option(),
 ) -> None:
     """Write FOLDER/report.html: a summary table, then one section per step, with its plots.
 
@@ -57,11 +59,14 @@ def report(
     A step whose section cannot be built shows the error in its place and is named in a warning;
     the rest of the report is still written. The plugins named in CHRONOPROBE_PLUGINS draw
     their own steps' sections; without them, such a step shows its metrics.
+
+    Example: chronoprobe report runs/demo --open
     """
     from chronoprobe.cli.plugins import import_env_plugins
     from chronoprobe.report import write_report
 
     import_env_plugins()  # the report sections of their builders and views
+    use_threads(threads)
     console = Console(stderr=True)
     warnings = _Warnings(console)
     logger = logging.getLogger("chronoprobe.report")

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+from chronoprobe.cli.threads import threads_option, use_threads
 
 if TYPE_CHECKING:
     from chronoprobe.core.tables import ResultTable
@@ -22,7 +23,7 @@ console = Console(stderr=True)
 @user_errors
 def run(
     config: Path = typer.Argument(
-        ..., help="Experiment config (YAML), e.g. experiments/demo.yaml."
+        ..., help="Experiment config (YAML), e.g. experiments/demo.yaml.", metavar="CONFIG"
     ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Run directory (default: runs/<name>)."
@@ -40,6 +41,7 @@ def run(
         "your rights, so a config's plugins are refused without this flag (modules you name "
         "in CHRONOPROBE_PLUGINS need none).",
     ),
+    threads: int | None = threads_option(),
 ) -> None:
     """Run an experiment: every step in order, reusing cached steps, resuming interrupted ones.
 
@@ -48,9 +50,12 @@ def run(
     RUNDIR must be new, empty, or a run directory (it holds .chronoprobe-run): a run never
     writes over a folder it did not make. A config that lists plugins runs only with
     --trust-plugins, e.g. chronoprobe run mine.yaml --trust-plugins.
+
+    Example: chronoprobe run experiments/demo.yaml --out runs/demo
     """
     from chronoprobe.runs.engine import run_experiment
 
+    use_threads(threads)
     try:
         result = run_experiment(
             config,
@@ -96,6 +101,7 @@ def results(
     ),
     as_csv: bool = typer.Option(False, "--csv", hidden=True, help="Same as --format csv."),
     as_json: bool = typer.Option(False, "--json", hidden=True, help="Same as --format json."),
+    threads: int | None = threads_option(),
 ) -> None:
     """Query results with SQL (DuckDB); without --sql, list the tables.
 
@@ -105,7 +111,10 @@ def results(
     one view per Parquet file, named <step id>_<file name> (probes/smollm2's predictions:
     probes_smollm2_predictions), and a `metrics` table (step_id, kind, metric, value, text)
     from every step's metrics.json. Open it with any DuckDB client for more.
+
+    Example: chronoprobe results runs/demo --sql "select step_id, metric, value from metrics"
     """
+    use_threads(threads)
     import duckdb
 
     from chronoprobe.runs.results import list_tables, open_results

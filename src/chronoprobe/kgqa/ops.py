@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.params import Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.steps import (
@@ -36,7 +37,6 @@ QA_MODELS: Registry[type] = Registry(
         "lm": "chronoprobe.kgqa.models:LMBaseline",
     },
 )
-DEVICE_HELP = "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
 QUESTIONS = Input(
     "questions", "A question directory with train/valid/test.jsonl (`build cronq`, `import`)."
 )
@@ -115,6 +115,8 @@ def run_kgqa(ctx: StepContext, params: KGQATrainParams, inputs: dict[str, Path])
     and year. The TKG tables stay frozen. The output holds the checkpoint, metrics.json (with
     the oracle-relation ceiling of the TKG on the simple questions) and predictions.parquet
     (top 10 per test question). An interrupted run continues after its last finished epoch.
+
+    Example: chronoprobe kgqa train cronq/ --tkg tkg/ --model cronkgqa --epochs 5 -o qa/
     """
     from chronoprobe.kgqa.train import train
 
@@ -180,6 +182,8 @@ def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Pa
     (simple_entity, simple_time) vs complex (before_after, first_last, time_join), per type and
     per answer type. A question counts as hit when any of its answers is in the top k. Writes
     metrics.json and predictions.parquet (each question's top 10 answers and rank).
+
+    Example: chronoprobe kgqa eval qa/ cronq/ --split valid -o qa-valid/
     """
     from chronoprobe.core.devices import resolve_device
     from chronoprobe.kg.graph import same_kg

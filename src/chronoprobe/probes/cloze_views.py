@@ -494,7 +494,8 @@ def _view(
 
 SINGLE_TOKEN = _view(
     "single-token",
-    "Rank the vocabulary at the gap; P@1/10/50/100 and MRR of the best single-token gold label.",
+    "Rank the vocabulary at the gap; P@1/10/50/100 and MRR of the best single-token gold "
+    "label.\n\nExample: chronoprobe probe single-token drift/ -m roberta-base -o probe-roberta/",
     SingleTokenParams,
     single_token,
     summarize_single_token,
@@ -503,7 +504,8 @@ SINGLE_TOKEN = _view(
 MULTI_TOKEN = _view(
     "multi-token",
     "Fill 1..M tokens greedily and keep the filling most likely per token (or in sum, "
-    "--selection sum); exact match, token F1, ROUGE-L.",
+    "--selection sum); exact match, token F1, ROUGE-L.\n\nExample: chronoprobe probe "
+    "multi-token drift/ -m package:smollm2 --limit 500 -o probe-smol/",
     MultiTokenParams,
     multi_token,
     summarize_multi_token,
@@ -515,7 +517,8 @@ MULTI_TOKEN = _view(
 PLL = _view(
     "pll",
     "Score every gold label in its sentence (masked: pseudo-log-likelihood; causal: the label "
-    "and the right context after it); temporal accuracy, median NLL.",
+    "and the right context after it); temporal accuracy, median NLL.\n\nExample: chronoprobe "
+    "probe pll drift/ --series series/ -o probe/",
     PllParams,
     pll,
     summarize_pll,

@@ -165,7 +165,8 @@ def _columns() -> list[tuple]:
 DATE_CONTEXT = View(
     name="date-context",
     help="Score each fact's statement under its right date and under wrong dates (build "
-    "dates); the share of (right, wrong) pairs ordered correctly by precision and distance.",
+    "dates); the share of (right, wrong) pairs ordered correctly by precision and distance."
+    "\n\nExample: chronoprobe probe date-context dates/ -m package:smollm2 -o dates-smol/",
     params=DateContextParams,
     predict=predict_date_context,
     summarize=summarize_date_context,

@@ -642,7 +642,8 @@ GENERATE = View(
     help="Ask in words: prompts (optionally k-shot, chat-framed), greedy and sampled answers "
     "(or answers produced elsewhere, --responses) judged by five rules against the answers, "
     "their aliases and the other entities they may be mistaken for; accuracy by rule and "
-    "ChroKnowledge's Correct / Partial / Incorrect per period, split and relation.",
+    "ChroKnowledge's Correct / Partial / Incorrect per period, split and relation.\n\n"
+    "Example: chronoprobe probe generate drift/ -m package:smollm2 --limit 50 -o generated/",
     params=GenerateParams,
     predict=predict_generate,
     summarize=summarize_generate,

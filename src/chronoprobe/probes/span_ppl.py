@@ -458,7 +458,8 @@ def _columns() -> list[tuple]:
 SPAN_PPL = View(
     name="span-ppl",
     help="ECBD span perplexity of each masked span under the paper's input conditions, averaged "
-    "per entity first, per year, seen/unseen group and span type.",
+    "per entity first, per year, seen/unseen group and span type.\n\nExample: chronoprobe "
+    "probe span-ppl ecbd/ -m package:smollm2 --cutoff-year 2019 -o ecbd-smol/",
     params=SpanPplParams,
     predict=predict_span_ppl,
     summarize=summarize_span_ppl,

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.params import Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.steps import (
@@ -36,7 +37,6 @@ TKG_MODELS: Registry[type] = Registry(
         "timeplex": "chronoprobe.tkg.models:TimePlex",
     },
 )
-DEVICE_HELP = "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
 
 
 class TKGTrainParams(Params):
@@ -148,6 +148,8 @@ def run_tkg(ctx: StepContext, params: TKGTrainParams, inputs: dict[str, Path]) -
     smoothness (Lacroix et al., Tensor Decompositions for Temporal Knowledge Base Completion,
     ICLR 2020); after each epoch the checkpoint is replaced atomically, so an interrupted run
     picks up at the last finished epoch.
+
+    Example: chronoprobe tkg train kg/world --model tcomplex --rank 32 --epochs 3 -o tkg/
     """
     from chronoprobe.tkg.train import train
 
@@ -218,6 +220,8 @@ def run_tkg_eval(ctx: StepContext, params: TKGEvalParams, inputs: dict[str, Path
     in that year (in any split) are filtered out before ranking. mrr and hits@1/3/10 average
     both directions; time_accuracy is the share of (s, r, o, ?) whose best-scored year, other
     known years filtered, is the fact's start year. Writes metrics.json.
+
+    Example: chronoprobe tkg eval tkg/ --split valid
     """
     from chronoprobe.atomic import atomic_write_text
     from chronoprobe.core.devices import resolve_device
