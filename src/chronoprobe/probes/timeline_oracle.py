@@ -205,7 +205,8 @@ def judge_rows(oracle: Oracle, rows: Sequence[dict], kg: TemporalKG, where: Path
         if not isinstance(timeline, dict) or "asks" not in timeline or "gold" not in timeline:
             raise ValueError(
                 f"{where}:{number}: not a timeline question with 'asks' (rows of `chronoprobe "
-                "build timeline`; rows built by an earlier chronoprobe: build them again)"
+                "build timeline`; rows of an earlier chronoprobe lack 'asks': build them again, "
+                "with --no-cache where a cached step holds them)"
             )
         answer = oracle.answer(timeline)
         out.append(
