@@ -26,6 +26,64 @@ def test_auto_and_cpu():
     assert resolve_device("auto").type in {expected, "mps", "cpu"} - {None}
 
 
+@pytest.fixture
+def machine(monkeypatch):
+    """Pretend this machine has ``gpus`` CUDA devices and Apple's MPS or not."""
+
+    def have(gpus: int, mps: bool) -> None:
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+        monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+        monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+
+    return have
+
+
+@pytest.mark.parametrize(
+    ("gpus", "mps", "auto"),
+    [(2, True, "cuda:0"), (0, True, "mps"), (0, False, "cpu"), (1, False, "cuda:0")],
+)
+def test_auto_takes_cuda_then_mps_then_the_cpu(machine, gpus, mps, auto):
+    machine(gpus, mps)
+    assert str(resolve_device("auto")) == auto
+    assert str(resolve_device("cpu")) == "cpu"
+
+
+def test_a_named_device_must_be_here(machine):
+    machine(2, False)
+    assert str(resolve_device("cuda:1")) == str(resolve_device("GPU:1")) == "cuda:1"
+    assert str(resolve_device("cuda")) == "cuda:0"
+    with pytest.raises(ValueError) as caught:
+        resolve_device("cuda:2")
+    assert str(caught.value) == (
+        "--device cuda:2: no such device is visible; available here: cuda:0, cuda:1, cpu"
+    )
+    with pytest.raises(ValueError, match="available here: cuda:0, cuda:1, cpu"):
+        resolve_device("mps")
+    machine(0, True)
+    assert str(resolve_device("mps")) == "mps"
+
+
+def test_every_trainer_and_view_resolves_and_documents_devices_one_way(machine):
+    """LAMA-TK memorisation took CUDA or the CPU and never MPS; every device option now says
+    the same thing, in the same words."""
+    from chronoprobe.core import devices
+    from chronoprobe.runs.steps import STEP_KINDS
+    from chronoprobe.train.lamatk import memorize
+
+    machine(0, True)
+    assert memorize.resolve_device is devices.resolve_device
+    assert str(memorize.resolve_device("auto")) == "mps"
+    helps = {}
+    for name in STEP_KINDS.builtin_names():
+        kind = STEP_KINDS.get(name)
+        models = [m.params for m in kind.variants.members()] if kind.variants else [kind.model]
+        for model in models:
+            if "device" in model.model_fields:
+                helps[f"{name}:{model.__name__}"] = model.model_fields["device"].description
+    assert len(helps) >= 8  # probe views, series, pretrain, memorize, tkg, kgqa and their evals
+    assert set(helps.values()) == {devices.DEVICE_HELP}
+
+
 def test_not_a_device_name():
     with pytest.raises(ValueError, match="not a device name"):
         resolve_device("tpu-v9")

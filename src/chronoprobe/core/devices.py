@@ -1,8 +1,14 @@
-"""One place that turns a ``--device`` value into a torch device, or says plainly why not."""
+"""One place that turns a ``--device`` value into a torch device, or says plainly why not.
+
+Every command and step that runs a model (probing, training an LM, a TKG or a QA model) takes
+its device through :func:`resolve_device`, and documents it with :data:`DEVICE_HELP`.
+"""
 
 from __future__ import annotations
 
 ALIASES = {"gpu": "cuda"}
+NAMES = "auto, cpu, cuda, cuda:N or mps"
+DEVICE_HELP = f"Where the model runs: {NAMES} (auto: CUDA, then Apple's MPS, then the CPU)."
 
 
 def available_devices() -> list[str]:
@@ -19,16 +25,15 @@ def resolve_device(name: str = "auto"):
     """``auto`` picks CUDA, then Apple's MPS, then the CPU; anything named must exist here."""
     import torch
 
-    wanted = ALIASES.get(name.strip().lower(), name.strip().lower())
+    kind, colon, index = name.strip().lower().partition(":")
+    wanted = ALIASES.get(kind, kind) + colon + index  # gpu:1 is cuda:1
     have = available_devices()
     if wanted == "auto":
         return torch.device(have[0])
     try:
         device = torch.device(wanted)
     except RuntimeError:
-        raise ValueError(
-            f"--device {name}: not a device name; use auto, cpu, cuda, cuda:N or mps"
-        ) from None
+        raise ValueError(f"--device {name}: not a device name; use {NAMES}") from None
     if device.type == "cpu":
         return device
     if device.type == "cuda" and device.index is None and any(d.startswith("cuda") for d in have):

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.params import Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.steps import (
@@ -36,7 +37,6 @@ QA_MODELS: Registry[type] = Registry(
         "lm": "chronoprobe.kgqa.models:LMBaseline",
     },
 )
-DEVICE_HELP = "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
 QUESTIONS = Input(
     "questions", "A question directory with train/valid/test.jsonl (`build cronq`, `import`)."
 )

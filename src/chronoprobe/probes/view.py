@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.params import Cli, Params, choice_of
 from chronoprobe.probes.rows import read_rows
@@ -38,9 +39,7 @@ class ProbeParams(Params):
     family: choice_of(ADAPTERS) | None = Field(
         None, description="Model family, when the model's config does not tell (it usually does)."
     )
-    device: str = Field(
-        "auto", description="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
-    )
+    device: str = Field("auto", description=DEVICE_HELP)
     device_map: str | None = Field(
         None,
         description="Spread a model too large for one GPU over the GPUs of this machine, "

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.params import Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.steps import (
@@ -36,7 +37,6 @@ TKG_MODELS: Registry[type] = Registry(
         "timeplex": "chronoprobe.tkg.models:TimePlex",
     },
 )
-DEVICE_HELP = "auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps."
 
 
 class TKGTrainParams(Params):

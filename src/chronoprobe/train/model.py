@@ -49,12 +49,6 @@ def quiet_transformers() -> Iterator[None]:
             logging.enable_progress_bar()
 
 
-def resolve_device(device: str) -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def build_model(
     preset: str, tokenizer: PreTrainedTokenizerFast, symbols: int, max_length: int = 128
 ) -> RobertaForMaskedLM:

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.params import Params
 from chronoprobe.runs.steps import SHARDS_DIR, Input, StepContext, step_kind
 
@@ -44,7 +45,7 @@ class MLMTrainingParams(Params):
     seed: int | None = Field(
         None, description="Seed of the weights, shuffles and masking (default: the run's seed)."
     )
-    device: str = Field("auto", description="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N.")
+    device: str = Field("auto", description=DEVICE_HELP)
 
 
 class SeriesParams(MLMTrainingParams):
@@ -270,7 +271,7 @@ class MemorizeParams(Params):
     seed: int | None = Field(
         None, description="Seed of initialisation, order and time masking (default: the run's)."
     )
-    device: str = Field("auto", description="auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N.")
+    device: str = Field("auto", description=DEVICE_HELP)
 
 
 MEMORIZE_INPUTS = (

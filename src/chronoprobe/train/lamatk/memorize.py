@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from rich.progress import Progress
 
+from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train.lamatk import checkpoint as ckpt
@@ -35,7 +36,6 @@ from chronoprobe.train.model import (
     build_model,
     from_pretrained,
     max_positions,
-    resolve_device,
     symbol_logits,
 )
 
