@@ -76,8 +76,9 @@ def test_simple_entity_counts_every_year_of_an_interval(questions):
 
 
 def test_simple_time_lists_every_year_of_repeated_terms(questions):
-    assert answer(questions, "when_office", head=OBAMA, tail=PRES) == list(range(2009, 2018))
-    cleveland = [*range(1885, 1890), *range(1893, 1898)]
+    years = list(map(str, range(2009, 2018)))  # years as text: every answer is a string
+    assert answer(questions, "when_office", head=OBAMA, tail=PRES) == years
+    cleveland = list(map(str, [*range(1885, 1890), *range(1893, 1898)]))
     assert answer(questions, "when_office", head=CLEVELAND, tail=PRES) == cleveland
 
 
@@ -98,8 +99,8 @@ def test_before_after_from_first_and_last_years(questions):
 def test_first_last(questions):
     assert answer(questions, "first_holder", tail=PRES) == [CLEVELAND]
     assert answer(questions, "last_holder", tail=PRES) == [BIDEN]
-    assert answer(questions, "first_time_office", head=CLEVELAND, tail=PRES) == [1885]
-    assert answer(questions, "last_time_office", head=CLEVELAND, tail=PRES) == [1897]
+    assert answer(questions, "first_time_office", head=CLEVELAND, tail=PRES) == ["1885"]
+    assert answer(questions, "last_time_office", head=CLEVELAND, tail=PRES) == ["1897"]
 
 
 def test_time_join_over_an_event_spanning_two_presidencies(questions):

@@ -329,7 +329,7 @@ def generate_questions(
                     "type": template.type,
                     "direction": template.direction,
                     "answer_type": "time" if template.procedure in TIME_PROCEDURES else "entity",
-                    "answers": answers,
+                    "answers": [str(a) for a in answers],  # one JSON type: years as text
                     "entities": annotated_entities(slots, mentioned),
                     "times": [int(slots["time"])] if "time" in slots else [],
                     "relations": [template.relation],

@@ -217,8 +217,8 @@ def _answers(item: dict, answer_type: str) -> list:
     answers = _collection(item, "answers")
     if not answers:
         raise Invalid("no answers", "no answers")
-    if answer_type == "time":
-        return sorted({_year(a, "answers") for a in answers})
+    if answer_type == "time":  # written as text, as entity answers are: one JSON type
+        return [str(year) for year in sorted({_year(a, "answers") for a in answers})]
     return sorted(set(_ids(answers, "answers")))
 
 

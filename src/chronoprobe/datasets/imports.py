@@ -55,6 +55,9 @@ def _nothing(params: ImportParams, problems, what: str) -> ValueError:
 
 
 def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headline: dict):
+    """metrics.json (the headline counts, the source, the rows skipped) and the set's card."""
+    from chronoprobe.datasets.card import write_step_card
+
     for line in problems.summary():
         ctx.log.warning(f"skipped: {line.strip()}")
     metrics = {
@@ -65,6 +68,8 @@ def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headl
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     ctx.log.info(", ".join(f"{k} {v}" for k, v in headline.items() if not isinstance(v, dict)))
+    released = (params.format, list(params.paths))
+    write_step_card(ctx, "import", family, params, {}, released=released)
 
 
 # --- TempLAMA and DynamicTempLAMA -------------------------------------------------------------
@@ -225,7 +230,8 @@ def import_cronquestions(
     bounded. A row's question is the released paraphrases[0] (the released question, which
     names Wikidata ids, is kept as question_ids), its id SPLIT-UNIQ_ID; the template's {type}
     and {adj} slots are filled from the annotation (before/after, first/last), and direction
-    is that word. Sets become sorted lists, years stay integers. A question with a value of
+    is that word. Sets become sorted lists; times stay integers, a time question's answers are
+    written as text ("1885"), as every answer is. A question with a value of
     the wrong kind (text that is no text, a year that is no integer, a uniq_id given twice in a
     split...) is reported as FILE:LINE (FILE: question:INDEX in a pickle) and its reason. The
     split is --split or the file name's. Writes questions.jsonl, train/valid/test.jsonl and

@@ -38,10 +38,20 @@ def _kg(inputs: dict[str, Path], facts: bool = True):
     return kg
 
 
-def _finish(ctx: StepContext, family: str, headline: dict) -> None:
+def _finish(
+    ctx: StepContext, params: Any, inputs: dict[str, Path], headline: dict, **sources: Any
+) -> None:
+    """metrics.json (the headline counts) and the set's card (README.md; ``sources``: files
+    read besides the KG)."""
+    from chronoprobe.datasets.card import write_step_card
+
+    family = params.family
     metrics = {"family": family, **headline}
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     ctx.log.info(", ".join(f"{k} {v}" for k, v in metrics.items() if not isinstance(v, dict)))
+    if getattr(params, "seed", 0) is None:  # the card's command names the seed drawn with
+        params = params.model_copy(update={"seed": ctx.seed})
+    write_step_card(ctx, "build", family, params, inputs, kg=inputs["kg"], **sources)
 
 
 def _seed(ctx: StepContext, params: Any) -> int:
@@ -100,6 +110,8 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
     each row has a split against the previous period: unchanged, updated, new or deleted
     (deleted rows carry the previous answers). Writes examples.jsonl and stats.json (rows per
     split and period).
+
+    Example: chronoprobe build drift kg/world --first 2016 --last 2020 -o drift/
     """
     from chronoprobe.datasets.writers import write_drift
     from chronoprobe.time import Granularity
@@ -122,7 +134,7 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
             templates=params.templates,
             on_period=advance,
         )
-    _finish(ctx, "drift", drift_headline(stats))
+    _finish(ctx, params, inputs, drift_headline(stats))
 
 
 def drift_headline(stats: list[dict]) -> dict:
@@ -195,6 +207,8 @@ def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]
     Writes statements.jsonl (training/reciting rows), vocab.jsonl (the label of every entity
     the rows name: a memorising model reads each mention as one symbol), for boundary and
     implicit also queries.jsonl, and stats.json.
+
+    Example: chronoprobe build lamatk kg/world --sample 600 -o lamatk/
     """
     from chronoprobe.datasets.writers import write_lamatk
 
@@ -210,7 +224,7 @@ def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]
     headline = {"statements": main["statements"], "multi_answer_share": main["multi_answer_share"]}
     if "queries" in stats:
         headline["queries"] = stats["queries"]["statements"]
-    _finish(ctx, "lamatk", headline)
+    _finish(ctx, params, inputs, headline)
 
 
 # --- CronQuestions ----------------------------------------------------------------------------
@@ -252,6 +266,8 @@ def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) 
     Five reasoning types (simple_entity, simple_time, before_after, first_last, time_join) from
     seed templates with paraphrases (templates/cronq.yaml). Writes questions.jsonl, the
     entity-disjoint train.jsonl / valid.jsonl / test.jsonl, and stats.json.
+
+    Example: chronoprobe build cronq kg/world --max-per-template 200 -o cronq/
     """
     from chronoprobe.datasets.writers import write_cronq
 
@@ -267,7 +283,7 @@ def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) 
         **{f"{split}_questions": stats[split]["questions"] for split in ("train", "test")},
         "types": stats["all"]["types"],
     }
-    _finish(ctx, "cronq", headline)
+    _finish(ctx, params, inputs, headline)
 
 
 # --- ECBD -------------------------------------------------------------------------------------
@@ -297,6 +313,8 @@ def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) ->
 
     Sentences (from the second paragraph on) that mention the entity outside quotes; NP and
     random spans after the mention, within ten words of it; dev/test split by entity.
+
+    Example: chronoprobe build ecbd kg/world --per-group 10 -o ecbd/
     """
     from chronoprobe.datasets.ecbd import ECBDConfig
     from chronoprobe.datasets.writers import write_ecbd
@@ -310,7 +328,9 @@ def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) ->
     articles = params.articles or inputs["kg"] / "articles.parquet"
     kg = _kg(inputs, facts=False)  # ECBD reads entities and their dates only
     stats = write_ecbd(kg, ctx.out_dir, articles, config, params.spacy_model)
-    _finish(ctx, "ecbd", {"examples": stats["examples"], "groups": len(stats["groups"])})
+    headline = {"examples": stats["examples"], "groups": len(stats["groups"])}
+    own = () if params.articles is None else (params.articles,)  # else the KG's articles
+    _finish(ctx, params, inputs, headline, extra_sources=own)
 
 
 # --- dated statements -------------------------------------------------------------------------
@@ -358,6 +378,8 @@ def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) 
     """Build dated statements for the date-context test (TimeStress, Ammar Khodja et al., 2025):
     each fact's statement behind its right date and behind wrong dates before its start and
     after its end, at year, month and day precision. Writes statements.jsonl and stats.json.
+
+    Example: chronoprobe build dates kg/real --first-year 1990 --max-facts 30 -o dates/
     """
     from chronoprobe.datasets.dates import build_dated_statements
     from chronoprobe.jsonl import write_jsonl
@@ -375,7 +397,7 @@ def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) 
         raise ValueError("no fact with a start date and a statement template: nothing to write")
     write_jsonl(ctx.out_dir / "statements.jsonl", statements)
     atomic_write_text(ctx.out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
-    _finish(ctx, "dates", {"facts": stats["facts"], "statements": stats["statements"]})
+    _finish(ctx, params, inputs, {"facts": stats["facts"], "statements": stats["statements"]})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -155,8 +155,11 @@ def _checked(row: object, where: str, question_input: str) -> dict:
     for key in ("answers", "entities", "times"):
         if not isinstance(row[key], list):
             raise ValueError(f"{where}: {key} must be a list")
-    if row["answer_type"] == "time" and not all(_is_year(a) for a in row["answers"]):
-        raise ValueError(f"{where}: a time question's answers must be years")
+    if row["answer_type"] == "time":
+        years = [_year(a) for a in row["answers"]]
+        if None in years:
+            raise ValueError(f"{where}: a time question's answers must be years")
+        row = {**row, "answers": years}
     if not all(_is_year(t) for t in row["times"]):
         raise ValueError(f"{where}: times must be years")
     template = row.get("template")
@@ -173,6 +176,16 @@ def _checked(row: object, where: str, question_input: str) -> dict:
 
 def _is_year(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _year(value: object) -> int | None:
+    """A time answer as a year: sets write them as text ("1995", so that every answer is a
+    string), older sets as integers; None for anything else."""
+    if _is_year(value):
+        return value  # type: ignore[return-value]
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
+        return int(value)
+    return None
 
 
 def encode(rows: Sequence[dict], vocab: AnswerVocab, question_input: str = "question") -> Questions:
