@@ -9,6 +9,7 @@ import gzip
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -110,14 +111,39 @@ def small_limit(monkeypatch) -> int:
     return 4096
 
 
-@pytest.mark.parametrize("fmt", ["wikidata-json", "jsonl", "wikidata-sparql", "cronquestions"])
-def test_endless_input_stops_at_the_record_limit(fmt, small_limit):
+@pytest.mark.parametrize(
+    ("fmt", "name"),
+    [
+        ("wikidata-json", "dump.json"),
+        ("jsonl", "rows.jsonl"),
+        ("wikidata-sparql", "results.json.gz"),  # a document whose size is not known
+        ("cronquestions", "full.txt"),
+    ],
+)
+def test_a_record_without_end_stops_at_the_limit(tmp_path, small_limit, fmt, name):
+    path = tmp_path / name
+    data = b"{" + b"x" * 10_000  # no newline, no end
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
     with pytest.raises(RecordTooLong) as caught:
-        load(fmt, Path("/dev/zero"))  # grew 22 GB before
+        load(fmt, path)
     assert str(caught.value) == (
-        "/dev/zero:1: record longer than 4,096 bytes (no newline within them); if it is sound, "
+        f"{path}:1: record longer than 4,096 bytes (no newline within them); if it is sound, "
         f"raise the limit with --max-record-bytes or {MAX_RECORD_ENV}"
     )
+
+
+@pytest.mark.parametrize("fmt", ["wikidata-json", "jsonl", "wikidata-sparql", "cronquestions"])
+def test_dev_zero_is_refused_at_once(fmt):
+    with pytest.raises(ValueError, match=r"^/dev/zero:1: this looks like UTF-16 or UTF-32 text"):
+        load(fmt, Path("/dev/zero"))  # grew 22 GB before
+
+
+def test_readers_that_take_no_format_stop_dev_zero_at_the_limit(small_limit):
+    from chronoprobe.datasets.released import records
+
+    for read in (read_jsonl, lambda path: records(path, Problems())):
+        with pytest.raises(RecordTooLong, match=r"^/dev/zero:1: record longer than 4,096 bytes"):
+            list(read(Path("/dev/zero")))
 
 
 def test_a_long_line_is_named_by_its_number_in_each_reader(tmp_path, small_limit):
@@ -219,3 +245,21 @@ def test_every_jsonl_reader_decompresses_and_names_damage(tmp_path):
     for read in (read_jsonl, iter_articles):  # the articles' reader raised BadGzipFile
         with pytest.raises(CorruptInput, match=r"not gzip data: the name ends in \.gz"):
             list(read(packed))
+
+
+@pytest.mark.parametrize(
+    ("encode", "reason"),
+    [
+        (lambda t: t.encode("utf-16"), "UTF-16 or UTF-32 text, or binary data"),
+        (lambda t: t.encode("utf-16-le"), "UTF-16 or UTF-32 text, or binary data"),
+        (lambda t: t.encode("utf-32"), "UTF-16 or UTF-32 text, or binary data"),
+        (lambda t: t.replace("\n", "\r").encode(), "text whose lines end in a carriage return"),
+    ],
+)
+def test_text_not_in_utf8_with_newlines_is_told_as_such(tmp_path, encode, reason):
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(encode(ROWS.read_text()))  # was: a bad record a line, or one line
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}:1: this looks like {reason}"):
+        load("jsonl", path)
+    path.write_bytes(ROWS.read_bytes().replace(b"\n", b"\r\n"))
+    assert load("jsonl", path).facts.num_rows == 7  # CRLF is read as LF

@@ -74,9 +74,9 @@ def sniff_bytes(head: bytes, complete: bool) -> Shape | None:
         return Shape(None, "a Python pickle", line)
     if body[:4] == b"PAR1":
         return Shape(None, "a Parquet file (a KG directory's table?)", line)
-    undecodable = _not_utf8(text, complete)
-    if undecodable is not None:
-        return Shape(None, undecodable, 1)
+    other = _not_text(head, complete)
+    if other is not None:
+        return Shape(None, other, 1)
     if body[:1] in (b"{", b"["):
         return _json_shape(body, line, complete)
     first = body.split(b"\n", 1)[0]
@@ -88,10 +88,19 @@ def sniff_bytes(head: bytes, complete: bool) -> Shape | None:
     return None
 
 
-def _not_utf8(text: bytes, complete: bool, least: int = 8) -> str | None:
-    """What a file is when most of its first lines (at least ``least`` of them) are no UTF-8:
-    binary data (``/dev/urandom``, an image) or text in another encoding, which would
-    otherwise be read line after line as problem after problem, without end for a device."""
+_WIDE_MARKS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16's byte-order marks (UTF-32 LE starts alike)
+
+
+def _not_text(text: bytes, complete: bool, least: int = 8) -> str | None:
+    """What a file is when it is no UTF-8 text with newlines: UTF-16 or UTF-32 text, binary
+    data (``/dev/urandom``, an image), text in another encoding (most of its first lines, at
+    least ``least``, are no UTF-8), or text whose lines end in CR alone. Such a file would
+    otherwise be read line after line as problem after problem (without end, for a device), or
+    as one line the size of the file."""
+    if text.startswith(_WIDE_MARKS) or text.count(b"\x00") * 10 > len(text):
+        return "UTF-16 or UTF-32 text, or binary data (NUL bytes throughout); save it as UTF-8"
+    if b"\n" not in text and text.count(b"\r") >= 2:
+        return "text whose lines end in a carriage return alone; save it with LF line ends"
     lines = text.split(b"\n")
     if not complete:
         lines = lines[:-1]  # the last may be cut inside a character
