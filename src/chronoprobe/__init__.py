@@ -1,3 +1,3 @@
 """chronoprobe: measure and build time-scoped knowledge in language models."""
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
