@@ -116,8 +116,11 @@ def read_document(stream: BinaryIO, name: str | Path, sized: bool) -> bytes:
     a thousandfold) at most :func:`max_record_bytes`, :class:`RecordTooLong` past that."""
     if sized:
         return stream.read()
-    limit = max_record_bytes()
-    data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise RecordTooLong(f"{name}:1", limit)
-    return data
+    limit, chunks, total = max_record_bytes(), [], 0
+    # in chunks, to the end: a decompressing reader may return less than asked before its end
+    while chunk := stream.read(min(1 << 20, limit + 1 - total)):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise RecordTooLong(f"{name}:1", limit)
+    return b"".join(chunks)

@@ -16,7 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.inputs import MAX_RECORD_ENV, RecordTooLong, bounded_lines, parse_size
+from chronoprobe.inputs import (
+    MAX_RECORD_ENV,
+    RecordTooLong,
+    bounded_lines,
+    parse_size,
+    read_document,
+)
 from chronoprobe.jsonl import read_jsonl
 from chronoprobe.kg.io.compressed import CorruptInput, line_blocks
 from chronoprobe.kg.io.options import LoadOptions, get_loader
@@ -263,3 +269,23 @@ def test_text_not_in_utf8_with_newlines_is_told_as_such(tmp_path, encode, reason
         load("jsonl", path)
     path.write_bytes(ROWS.read_bytes().replace(b"\n", b"\r\n"))
     assert load("jsonl", path).facts.num_rows == 7  # CRLF is read as LF
+
+
+class _Trickle(io.RawIOBase):
+    """A stream that hands out three bytes a read, as a decompressor may before its end."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        chunk, self.data = self.data[:3], self.data[3:]
+        return chunk
+
+
+def test_a_document_of_unknown_size_is_read_to_its_end_within_the_limit(small_limit):
+    assert read_document(_Trickle(b"0123456789"), "doc", sized=False) == b"0123456789"
+    with pytest.raises(RecordTooLong, match=r"^doc:1: record longer than 4,096 bytes"):
+        read_document(_Trickle(b"x" * 5000), "doc", sized=False)
