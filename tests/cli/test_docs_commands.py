@@ -1,0 +1,255 @@
+"""The commands the docs show are commands the tool has.
+
+Every ``chronoprobe ...`` line in a code block of README.md and docs/*.md is parsed by the real
+command tree, as the shell would hand it over: its command path must exist and each option must
+be one of that command's, with a value of the right type. Every leaf command's ``--help`` ends
+with an example, parsed the same way. The README's quick start is run as written, at the tiny
+sizes of ``TINY`` (the only change made to its lines), so it cannot break unnoticed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer._click import ClickException, Context
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+
+ROOT = Path(__file__).parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^\s*```")
+STOP = {"|", "||", "&&", ";", ">", ">>", "2>&1", "&"}  # the shell's, not the command's
+
+
+def code_lines(path: Path) -> Iterator[tuple[int, int, str]]:
+    """(block number, line number, text) of each line inside the file's fenced code blocks,
+    continuation lines (ending in a backslash) joined to the line they continue."""
+    inside, pending, start, block = False, "", 0, 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if FENCE.match(line):
+            inside, pending, block = not inside, "", block + 1
+            continue
+        if not inside:
+            continue
+        if not pending:
+            start = number
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        yield block, start, pending + line
+        pending = ""
+
+
+def command_words(line: str) -> list[str] | None:
+    """The arguments of a ``chronoprobe`` command line (after a ``$`` prompt and ``VAR=value``
+    settings, up to a pipe or a redirection), or None for any other line."""
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:
+        return None
+    words = words[1:] if words[:1] == ["$"] else words
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
+        words = words[1:]
+    if not words or words[0].rpartition("bin/")[2] != "chronoprobe":
+        return None
+    cut = next((i for i, w in enumerate(words) if w in STOP), len(words))
+    return words[1:cut]
+
+
+PLUGINS = re.compile(r"^\s*export CHRONOPROBE_PLUGINS=(\S+)")
+
+
+def documented_commands() -> list[tuple[str, list[str], str | None]]:
+    """(file:line, arguments, the plugin an ``export CHRONOPROBE_PLUGINS=`` line of the same
+    block names) of every command line of the docs."""
+    found = []
+    for path in DOCS:
+        plugin, current = None, None
+        for block, number, line in code_lines(path):
+            if block != current:
+                plugin, current = None, block
+            named = PLUGINS.match(line)
+            plugin = named.group(1) if named else plugin
+            words = command_words(line)
+            if words is not None:
+                found.append((f"{path.relative_to(ROOT)}:{number}", words, plugin))
+    return found
+
+
+@functools.cache
+def command_tree():
+    """The click command of the whole app, made once (its groups fill as they are asked)."""
+    return typer.main.get_command(app)
+
+
+def parse(words: list[str], command=None) -> list[str]:
+    """The command path ``words`` name, after click has parsed every level's options and
+    arguments as a run would (unknown commands and options, bad values, missing or extra
+    arguments raise click's usage errors). Nothing runs. ``command``: another tree (one made
+    with a plugin)."""
+    command = command or command_tree()
+    path, name, args = [], "chronoprobe", list(words)
+    while True:
+        ctx = command.make_context(name, list(args))
+        if not isinstance(command, TyperGroup):
+            return path
+        rest = [*ctx._protected_args, *ctx.args]
+        if not rest:
+            raise UsageError(f"{' '.join(path) or 'chronoprobe'}: no command given")
+        name, command, args = command.resolve_command(ctx, rest)
+        path.append(name)
+
+
+def leaves() -> Iterator[tuple[list[str], object]]:
+    def walk(command, path):
+        if isinstance(command, TyperGroup):
+            ctx = Context(command)
+            for name in command.list_commands(ctx):
+                yield from walk(command.get_command(ctx, name), [*path, name])
+        else:
+            yield path, command
+
+    yield from walk(command_tree(), [])
+
+
+DOCUMENTED = documented_commands()
+
+
+@pytest.fixture
+def extending_plugin(tmp_path, monkeypatch):
+    """docs/extending.md's plugin module, importable as my_plugin and named in
+    CHRONOPROBE_PLUGINS, for the commands it adds; the registries are given back after."""
+    from chronoprobe.datasets.ops import BUILDERS
+    from chronoprobe.probes.view import VIEWS
+    from chronoprobe.report.sections import SECTIONS
+    from chronoprobe.tkg.ops import TKG_MODELS
+
+    registries = (BUILDERS, VIEWS, TKG_MODELS, SECTIONS)
+    SECTIONS.items()  # built-in sections register as their modules load: load them first
+    saved = [dict(r._entries) for r in registries]
+    page = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    after = page[page.index("The whole of `my_plugin.py`") :]
+    source = re.search(r"```python\n(.*?)```", after, re.DOTALL).group(1)
+    (tmp_path / "my_plugin.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("CHRONOPROBE_PLUGINS", "my_plugin")
+    yield
+    sys.modules.pop("my_plugin", None)
+    for registry, entries in zip(registries, saved, strict=True):
+        registry._entries = entries
+
+
+def test_the_docs_show_commands():
+    """The collector sees the docs' commands (a broken collector would pass everything)."""
+    where = {place.split(":")[0] for place, _, _ in DOCUMENTED}
+    assert {"README.md", "docs/lamatk.md", "docs/runs.md", "docs/ecbd.md"} <= where
+    assert len(DOCUMENTED) > 60
+    assert {plugin for _, _, plugin in DOCUMENTED} == {None, "my_plugin"}
+
+
+@pytest.mark.parametrize(
+    ("place", "words", "plugin"), DOCUMENTED, ids=[p for p, _, _ in DOCUMENTED]
+)
+def test_a_documented_command_exists_with_its_options(request, place, words, plugin):
+    tree = None
+    if plugin is not None:
+        request.getfixturevalue("extending_plugin")
+        tree = typer.main.get_command(app)  # its groups list the plugin's commands
+    try:
+        parse(words, tree)
+    except ClickException as err:
+        pytest.fail(f"{place}: chronoprobe {shlex.join(words)}: {err.format_message()}")
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["probe", "recite", "data", "--modle", "m", "-o", "o"],  # a misspelt option
+        ["build", "drift", "kg", "--first", "2016", "--last", "2020"],  # -o missing
+        ["kg", "synth", "--facts", "many", "-o", "kg"],  # not a number
+        ["probe", "pll", "a", "b", "-m", "x", "-o", "o"],  # an extra argument
+        ["train", "memorise", "x", "-o", "o"],  # no such command
+        ["probe", "pll", "data", "--dtype", "float8", "-m", "x", "-o", "o"],  # no such choice
+    ],
+)
+def test_a_broken_command_line_is_caught(words):
+    with pytest.raises(UsageError):
+        parse(words)
+
+
+def test_the_line_reader_joins_continuations_and_stops_at_the_shell(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "chronoprobe kg info outside/a/block\n"
+        "```bash\n"
+        "$ CHRONOPROBE_THREADS=1 chronoprobe kg synth --facts 10 \\\n"
+        "    -o kg/   # a comment\n"
+        "chronoprobe kg info kg/ | head\n"
+        "python -m something\n"
+        "```\n",
+        encoding="utf-8",
+    )
+    lines = [(n, command_words(text)) for _, n, text in code_lines(page)]
+    assert lines == [
+        (3, ["kg", "synth", "--facts", "10", "-o", "kg/"]),
+        (5, ["kg", "info", "kg/"]),
+        (6, None),
+    ]
+
+
+def test_every_leaf_command_teaches_by_an_example_that_parses():
+    found = list(leaves())
+    assert len(found) >= 32
+    for path, command in found:
+        examples = re.findall(r"^Example: (chronoprobe .+)$", command.help or "", re.MULTILINE)
+        assert examples, f"chronoprobe {' '.join(path)} --help shows no example"
+        for example in examples:
+            try:
+                assert parse(command_words(example)) == path, example
+            except ClickException as err:
+                pytest.fail(f"{' '.join(path)}: {example}: {err.format_message()}")
+
+
+# The quick start at test sizes: each README value on the left is run as the one on the right.
+TINY = {
+    "--facts 20000": "--facts 300",
+    "--sample 600": "--sample 20",
+    "--epochs 30": "--epochs 1",
+    "package:smollm2": "tiny-causal",  # a random causal LM the fixture saves there
+}
+
+
+def quick_start() -> list[str]:
+    """The command lines of the README's Quick start block, as written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("\n## Quick start") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL).group(1)
+    return [line for line in block.splitlines() if command_words(line) is not None]
+
+
+def test_the_readme_quick_start_runs_at_tiny_sizes(tmp_path, monkeypatch):
+    from chronoprobe.models.tiny import random_model
+    from chronoprobe.models.tokenizer import train_tokenizer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path / "cache"))
+    tokenizer = train_tokenizer(["Barack Obama was the president of the United States."], "gpt2")
+    random_model("gpt2", tokenizer, seed=0).save_pretrained("tiny-causal")
+    tokenizer.save_pretrained("tiny-causal")
+    lines = quick_start()
+    assert len(lines) >= 5 and all(any(k in line for k in TINY) for line in lines[:1])
+    for line in lines:
+        for written, tiny in TINY.items():
+            line = line.replace(written, tiny)
+        result = CliRunner().invoke(app, command_words(line))
+        assert result.exit_code == 0, f"{line}\n{result.output}"
