@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.datasets.ops import BUILDERS
+from chronoprobe.families import FAMILIES
 from chronoprobe.jsonl import read_jsonl
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.models.tiny import random_model
@@ -35,7 +36,7 @@ def plugin_source() -> str:
     return re.search(r"```python\n(.*?)```", after, re.DOTALL).group(1)
 
 
-REGISTRIES = (BUILDERS, VIEWS, TKG_MODELS, SECTIONS)
+REGISTRIES = (BUILDERS, VIEWS, TKG_MODELS, SECTIONS, FAMILIES)
 
 
 def forget_plugin(saved: list[dict]) -> None:
@@ -106,6 +107,12 @@ def test_the_documented_plugin_adds_a_builder_a_view_and_a_tkg_model(tmp_path, p
     trained = json.loads((out / "metrics.json").read_text())
     assert trained["model"] == "tdistmult" and trained["split"] == "test"
     assert 0 < trained["mrr"] <= 1 and trained["queries"] > 0
+
+    listed = json.loads(invoke("list", "teams", "--format", "json"))
+    assert [(f["build"], f["views"], f["models"]) for f in listed] == [
+        (["teams"], ["top1"], ["tdistmult"])
+    ]
+    assert listed[0]["report sections"] == ["build:teams", "probe:top1"]
 
 
 def test_a_plugin_that_cannot_be_imported_is_one_line(monkeypatch):

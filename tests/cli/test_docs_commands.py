@@ -130,11 +130,12 @@ def extending_plugin(tmp_path, monkeypatch):
     """docs/extending.md's plugin module, importable as my_plugin and named in
     CHRONOPROBE_PLUGINS, for the commands it adds; the registries are given back after."""
     from chronoprobe.datasets.ops import BUILDERS
+    from chronoprobe.families import FAMILIES
     from chronoprobe.probes.view import VIEWS
     from chronoprobe.report.sections import SECTIONS
     from chronoprobe.tkg.ops import TKG_MODELS
 
-    registries = (BUILDERS, VIEWS, TKG_MODELS, SECTIONS)
+    registries = (BUILDERS, VIEWS, TKG_MODELS, SECTIONS, FAMILIES)
     SECTIONS.items()  # built-in sections register as their modules load: load them first
     saved = [dict(r._entries) for r in registries]
     page = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
