@@ -101,3 +101,26 @@ def test_the_build_command_printed_for_rows_no_model_of_the_series_fits_runs(tmp
     ]
     invoke(*command)
     assert "pll: 2 rows" in invoke(*probe[:2], "drift-2019-2020", *probe[2:])
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("release", "asked", "format_"),
+    [
+        ("ecbd/2019/np_spans_dev.json", "templama", "ecbd"),  # another format's fields
+        ("dynamic-templama/quarters.jsonl", "templama", "dynamic-templama"),  # quarters
+    ],
+)
+def test_the_import_command_printed_for_a_file_of_another_format_runs(
+    tmp_path, release, asked, format_
+):
+    name = Path(release).name
+    (tmp_path / name).write_bytes((FIXTURES / release).read_bytes())
+    refused = invoke("import", asked, name, "-o", "imported", code=2)
+    command = printed_command(refused)
+    folder = tmp_path / f"{name.split('.')[0]}-{format_}"  # beside the file, named for both
+    assert command == ["import", format_, str(tmp_path / name), "-o", str(folder)]
+    invoke(*command)
+    assert (folder / "examples.jsonl").is_file()

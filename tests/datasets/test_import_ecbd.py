@@ -183,7 +183,7 @@ def test_bad_ecbd_rows_name_file_line_and_reason(tmp_path):
     assert f"{EKP}:1: not an ecbd row (no masked_sentence, answer_str, year, entity_span_str, " in (
         " ".join(result.output.split())
     )
-    assert "looks like ecbd-ekp rows; read them with `chronoprobe import ecbd-ekp`" in " ".join(
+    assert "looks like ecbd-ekp rows; read them with `chronoprobe import ecbd-ekp " in " ".join(
         result.output.split()
     )
 

@@ -83,7 +83,7 @@ def converted(
     the error's ``kind`` where it has one, as :class:`~chronoprobe.kg.io.checks.Invalid` does)
     instead."""
     for where, record in items(path, problems):
-        missing = check_fields(record, fmt, where)
+        missing = check_fields(record, fmt, where, path)
         if missing:
             problem(problems, where, f"missing fields: {', '.join(missing)}", "missing fields")
             continue

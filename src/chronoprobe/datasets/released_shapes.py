@@ -7,7 +7,9 @@ like and which command reads it, instead of one problem per line.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
+from pathlib import Path
 
 # format -> the fields every row of it has, in the order the error lists them
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -43,13 +45,19 @@ _BUILT = {
 }
 
 
-def looks_like(fields: Iterable[str], asked: str) -> str | None:
-    """The released format (or chronoprobe row kind) whose fields a row has, other than
-    ``asked``; None when it has none's."""
+def import_command(fmt: str, path: Path) -> str:
+    """The command that imports the file ``path`` as ``fmt``, into a folder beside it."""
+    out = path.with_name(f"{path.name.split('.')[0]}-{fmt}")
+    return shlex.join(["chronoprobe", "import", fmt, str(path), "-o", str(out)])
+
+
+def looks_like(fields: Iterable[str], asked: str, path: Path) -> str | None:
+    """The released format (or chronoprobe row kind) whose fields a row of ``path`` has, other
+    than ``asked``, with the command that reads the file so; None when it has none's."""
     keys = set(fields)
     for name, required in REQUIRED.items():
         if name != asked and set(required) <= keys and REQUIRED[asked] != required:
-            return f"{name} rows; read them with `chronoprobe import {name}`"
+            return f"{name} rows; read them with `{import_command(name, path)}`"
     for what, required in _BUILT.items():
         if set(required) <= keys:
             return what
@@ -64,14 +72,15 @@ class WrongFormat(ValueError):
     """A file that holds another format than the one asked for (never skipped)."""
 
 
-def check_fields(row: object, fmt: str, where: str) -> list[str]:
-    """The fields of ``fmt`` that ``row`` lacks; :class:`WrongFormat` when the row is another
-    format's (its message names file and line, the format it looks like and what is missing)."""
+def check_fields(row: object, fmt: str, where: str, path: Path) -> list[str]:
+    """The fields of ``fmt`` that ``row`` (at ``where`` in the file ``path``) lacks;
+    :class:`WrongFormat` when the row is another format's (its message names file and line, the
+    format it looks like, what is missing and the command that reads it)."""
     if not isinstance(row, dict):
         raise WrongFormat(f"{where}: not {_a(fmt)} row: expected a JSON object")
     missing = missing_fields(row, fmt)
     if missing:
-        other = looks_like(row, fmt)
+        other = looks_like(row, fmt, path)
         if other is not None:
             raise WrongFormat(
                 f"{where}: not {_a(fmt)} row (no {', '.join(missing)}); this looks like {other}"

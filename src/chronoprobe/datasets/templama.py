@@ -25,6 +25,7 @@ from pathlib import Path
 from chronoprobe.datasets import row_checks
 from chronoprobe.datasets.drift import split_of
 from chronoprobe.datasets.released import JSON_SUFFIXES, converted, release_files, report
+from chronoprobe.datasets.released_shapes import import_command
 from chronoprobe.kg.io.checks import Invalid, json_type
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.templates import MASK
@@ -104,7 +105,8 @@ def read_templama(
                     problems,
                     where,
                     f"date {record['date']!r} is a {kind.name.lower()}, TempLAMA's are years; "
-                    "read DynamicTempLAMA files with `chronoprobe import dynamic-templama`",
+                    "read DynamicTempLAMA files with "
+                    f"`{import_command('dynamic-templama', path)}`",
                     "not a year",
                 )
                 continue
