@@ -10,6 +10,7 @@ import typer
 from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.help_text import Command
+from chronoprobe.cli.listing import list_entries
 from chronoprobe.cli.report import report
 from chronoprobe.cli.threads import threads_option
 from chronoprobe.core.threads import configure_threads
@@ -25,6 +26,7 @@ app = typer.Typer(
 app.command("run", cls=Command)(run_commands.run)
 app.command("results", cls=Command)(run_commands.results)
 app.command("report", cls=Command)(report)
+app.command("list", cls=Command)(list_entries)
 
 # The command groups, in the order --help lists them. Each operation's step kind names its
 # group in its ``command``; a test checks that every kind's group is here.
