@@ -65,3 +65,15 @@ def test_interval_falls_back_on_a_bad_value(monkeypatch):
     assert interval_s() == 30.0
     monkeypatch.setenv("CHRONOPROBE_PROGRESS_INTERVAL", "2.5")
     assert interval_s() == 2.5
+
+
+def test_a_long_line_is_not_folded_in_a_log():
+    console = Console(file=io.StringIO(), force_terminal=False, width=40)
+    bar = LineProgress(
+        TextColumn("{task.description}"), console=console, interval=10, transient=True
+    )
+    with bar:
+        bar.add_task("probe generate: package:smollm2 (generate)", total=10_693)
+        bar.print_lines()
+    lines = [line for line in console.file.getvalue().splitlines() if line]
+    assert lines == ["probe generate: package:smollm2 (generate): 0/10,693 (0.0%)"]

@@ -76,7 +76,7 @@ class LineProgress(Progress):
         """Print a line for each task still running."""
         for task in self.tasks:
             if not task.finished and task.visible:
-                self.console.print(task_line(task), markup=False, highlight=False)
+                self.console.print(task_line(task), markup=False, highlight=False, soft_wrap=True)
 
     def _print_lines(self) -> None:
         while not self._stop.wait(self._interval):
