@@ -71,3 +71,30 @@ class StubServer:
     def __exit__(self, *exc: Any) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def echo_server(adapter):
+    """A stub that echoes prompt log-probabilities computed by ``adapter``'s model, as vLLM
+    does for completions with echo and logprobs (no BOS added: the first token has none)."""
+    import torch
+
+    tokenizer, model = adapter.tokenizer, adapter.model
+
+    def reply(path, body, headers):
+        text = body["prompt"]
+        encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        ids = encoded["input_ids"]
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([ids])).logits[0].float()
+        logprobs = torch.log_softmax(logits, -1)
+        values = [None] + [logprobs[i - 1, ids[i]].item() for i in range(1, len(ids))]
+        offsets = [a for a, _ in encoded["offset_mapping"]]
+        logs = {
+            "tokens": [*tokenizer.convert_ids_to_tokens(ids), "x"],
+            "token_logprobs": [*values, -0.5],  # the generated token is not the prompt's
+            "text_offset": [*offsets, len(text)],
+        }
+        choice = {"index": 0, "text": text + "x", "logprobs": logs}
+        return 200, {"model": "tiny", "choices": [choice]}, {}
+
+    return reply

@@ -9,13 +9,12 @@ import threading
 import time
 
 import pytest
-import torch
 
 from chronoprobe.models.requests import Cloze, PromptRequest, ScoreRequest
 from chronoprobe.models.served import RateLimit, ServedError, ServedLM, span_logprob
 
 from .conftest import CLOZES, SPANS
-from .served_stub import StubServer, completion
+from .served_stub import StubServer, completion, echo_server
 
 KEY = "sk-stub-abcdef0123456789"
 ASK = [PromptRequest(Cloze("In 2019, Alice Smith works for ", ""), max_tokens=4)]
@@ -39,18 +38,18 @@ def scripted(*replies):
 def test_a_prompt_is_sent_as_a_local_model_reads_it_and_the_answer_cut_as_its_is(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     reply = completion(" Acme Corp. Before that", system_fingerprint="fp_1")
-    with StubServer(scripted(reply)) as stub:
+    chatted = {
+        "model": "m-2024",
+        "choices": [{"message": {"role": "assistant", "content": "Globex"}}],
+    }
+
+    def by_path(path, body, headers):
+        return 200, chatted if path.endswith("/chat/completions") else reply, {}
+
+    with StubServer(by_path) as stub:
         model = served(stub.url)
         sampled = PromptRequest(Cloze("Q: who? ", ""), 5, temperature=0.7, top_p=0.9, seed=42)
         chat = PromptRequest(Cloze("In 2019, Bob works for ", ""), 3, chat=True)
-        stub.reply = scripted(
-            reply,
-            reply,
-            {
-                "model": "m-2024",
-                "choices": [{"message": {"role": "assistant", "content": "Globex"}}],
-            },
-        )
         answers = model.complete([*ASK, sampled, chat])
     bodies = sorted(stub.requests, key=lambda r: r[1].get("prompt", "~"))
     assert [path for path, _, _ in bodies] == ["/v1/completions"] * 2 + ["/v1/chat/completions"]
@@ -102,6 +101,7 @@ def fails(reply, **options) -> str:
         ((429, {"error": {"message": "slow down"}}, {}), "lower --concurrency"),
         ((200, "<html>not json", {}), "malformed reply from /completions: not JSON"),
         ((200, {"object": "list"}, {}), "malformed reply: no choices in it"),
+        ((200, {"choices": [{"message": {"content": "x"}}]}, {}), "its choice holds no text"),
         ((200, {"error": "quota"}, {}), "no choices in it: quota"),
         (
             (404, {"error": {"message": "The model `tiny` does not exist"}}, {}),
@@ -221,31 +221,6 @@ def test_span_log_probabilities_are_those_of_the_tokens_overlapping_it():
     assert (score.logprob, score.n_tokens) == (-11.0, 2)
     assert span_logprob(offsets, logprobs, 21, 31, 31).logprob == -18.0  # with the "."
     assert span_logprob(offsets, logprobs, 0, 2, 31) is None  # the first token: no context
-
-
-def echo_server(adapter):
-    """A stub that echoes prompt log-probabilities computed by ``adapter``'s model, as vLLM
-    does for completions with echo and logprobs (no BOS added: the first token has none)."""
-    tokenizer, model = adapter.tokenizer, adapter.model
-
-    def reply(path, body, headers):
-        text = body["prompt"]
-        encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        ids = encoded["input_ids"]
-        with torch.inference_mode():
-            logits = model(input_ids=torch.tensor([ids])).logits[0].float()
-        logprobs = torch.log_softmax(logits, -1)
-        values = [None] + [logprobs[i - 1, ids[i]].item() for i in range(1, len(ids))]
-        offsets = [a for a, _ in encoded["offset_mapping"]]
-        logs = {
-            "tokens": [*tokenizer.convert_ids_to_tokens(ids), "x"],
-            "token_logprobs": [*values, -0.5],  # the generated token is not the prompt's
-            "text_offset": [*offsets, len(text)],
-        }
-        choice = {"index": 0, "text": text + "x", "logprobs": logs}
-        return 200, {"model": "tiny", "choices": [choice]}, {}
-
-    return reply
 
 
 def test_scores_from_echoed_log_probabilities_equal_the_local_models(adapters):

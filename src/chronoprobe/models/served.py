@@ -330,16 +330,16 @@ class ServedLM:
             prompt = request.cloze.left.strip()
             messages = [{"role": "user", "content": prompt}]
             reply = self._post(client, "/chat/completions", {**options, "messages": messages})
-            raw = self._choice(reply).get("message", {})
-            raw = raw.get("content") if isinstance(raw, dict) else None
+            message = self._choice(reply).get("message")
+            if not isinstance(message, dict):
+                raise self._fail("malformed reply: its choice holds no message")
+            raw = message.get("content") or ""  # None: a refusal or a tool call, no text
         else:
             prompt = request.cloze.left.rstrip()
             reply = self._post(client, "/completions", {**options, "prompt": prompt})
             raw = self._choice(reply).get("text")
-        if raw is None:
-            raw = ""
         if not isinstance(raw, str):
-            raise self._fail("malformed reply: the answer's text is not a string")
+            raise self._fail("malformed reply: its choice holds no text")
         served = {
             "model": reply.get("model"),
             "system_fingerprint": reply.get("system_fingerprint"),

@@ -1,4 +1,5 @@
-"""Model specs: a Hugging Face id, a local directory, a .gguf file, or package-shipped weights.
+"""Model specs: a Hugging Face id, a local directory, a .gguf file, package-shipped weights, or
+``openai:MODEL``, a model behind an OpenAI-compatible server (:mod:`chronoprobe.models.served`).
 
 ``load_model(spec)`` resolves the spec, picks the family from the config (or is told it), loads
 weights with ``trust_remote_code`` off (unless asked) and wraps them in that family's
@@ -203,6 +204,7 @@ def load_model(
     device_map: str | dict | None = None,
     revision: str | None = None,
     trust_remote_code: bool = False,
+    served: dict | None = None,
 ) -> LanguageModel:
     """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says (a
     torch dtype, or one of :data:`DTYPES`' names).
@@ -211,7 +213,15 @@ def load_model(
     lets accelerate place the model's layers across the GPUs of this machine, then the CPU,
     for a model larger than one GPU; ``device`` then only picks the default dtype.
     ``revision`` picks a hub model's branch, tag or commit; ``trust_remote_code`` lets a hub
-    model run the Python code its repository ships (off: only transformers' own classes)."""
+    model run the Python code its repository ships (off: only transformers' own classes).
+    An ``openai:MODEL`` spec is a model behind an OpenAI-compatible server, reached with the
+    ``served`` options (:class:`~chronoprobe.models.served.ServedLM`)."""
+    from chronoprobe.models.served import connect, is_served
+
+    if is_served(spec):
+        loading = {"family": family, "device": device, "dtype": dtype, "device_map": device_map}
+        loading |= {"revision": revision, "trust_remote_code": trust_remote_code}
+        return connect(spec, served, **loading)  # type: ignore[return-value]
     from transformers import AutoConfig, AutoTokenizer
 
     from chronoprobe.core.devices import resolve_device

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.probes.view import SKIPPED, VIEWS, View, check_rows_kind
+from chronoprobe.probes.view import SERVED_OPTIONS, SKIPPED, VIEWS, View, check_rows_kind
 from chronoprobe.runs.steps import SHARDS_DIR, Input, StepContext, variant_kind
 
 INPUTS = (
@@ -67,10 +67,28 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
         problems.append("address and workers apply to engine ray only")
     if params.engine == "ray" and params.device_map is not None:
         problems.append("device_map applies to engine local only (a Ray actor holds one GPU)")
+    problems += _check_served(params)
     unknown = sorted(set(getattr(params, "cutoff_years", {})) - set(params.models or ()))
     if unknown and params.models:
         problems.append(f"cutoff_years: names models not in `models`: {', '.join(unknown)}")
     return problems
+
+
+def _check_served(params: Any) -> list[str]:
+    """Options of served models need one (and Ray actors hold models loaded there)."""
+    from chronoprobe.models.served import is_served
+
+    served = [spec for spec in params.models or () if is_served(spec)]
+    if served and params.engine == "ray":
+        return [
+            f"engine ray loads models on the cluster's GPUs; {served[0]} is answered by its "
+            "server: use engine local, with --concurrency requests in flight"
+        ]
+    if served:
+        return []
+    fields = type(params).model_fields
+    given = [n for n in SERVED_OPTIONS if getattr(params, n) != fields[n].default]
+    return [f"{given[0]} applies to openai: models only (-m openai:MODEL)"] if given else []
 
 
 def _weights_fingerprint(params: Any) -> list | None:
@@ -179,6 +197,7 @@ def _probe_one(
     cached = model is None and params.reuse_answers
     if model is None:
         model = load_model(spec, device_map=params.device_map, **params.load_options())
+    served = model if hasattr(model, "record") else None
     if cached:
         from chronoprobe.models.request_cache import answer_cache
         from chronoprobe.runs.cache import default_cache_dir
@@ -202,7 +221,10 @@ def _probe_one(
         del model
         gc.collect()
     answers = [*read_jsonl(work / "predictions.jsonl"), *read_jsonl(work / "skipped.jsonl")]
-    return answers, mine, {k: metrics[k] for k in ("rows", "family", "warnings")}
+    run = {k: metrics[k] for k in ("rows", "family", "warnings")}
+    if served is not None:  # what the server was asked, and said it was
+        run["served"] = served.record()
+    return answers, mine, run
 
 
 def _split_skipped(merged: Path, keys: list[str]) -> list[dict]:
@@ -301,6 +323,7 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
             "predicted": len(own),
             "skipped": count_skipped([s for s in skipped if s["model"] == name]),
             "warnings": record["warnings"],
+            **({"served": record["served"]} if "served" in record else {}),
             "options": record["params"],
             **view.model_metrics(own, mine),
         }

@@ -33,8 +33,9 @@ class ProbeParams(Params):
     models: Annotated[list[str] | None, Cli(short="-m")] = Field(
         None,
         description="Model specs to probe, in order: a Hugging Face id, a local "
-        "save_pretrained directory, a .gguf file, or package:smollm2 (offline). Leave out when "
-        "the input `series` or `model` gives the models.",
+        "save_pretrained directory, a .gguf file, package:smollm2 (offline), or openai:MODEL "
+        "(a model behind an OpenAI-compatible server, see --base-url). Leave out when the "
+        "input `series` or `model` gives the models.",
     )
     family: choice_of(ADAPTERS) | None = Field(
         None, description="Model family, when the model's config does not tell (it usually does)."
@@ -95,6 +96,51 @@ class ProbeParams(Params):
         ge=1,
         description="Ray actors with engine ray (default: one per GPU of the cluster, else 1).",
     )
+    base_url: str | None = Field(
+        None,
+        description="The OpenAI-compatible server an openai:MODEL spec is asked at (default: "
+        "OPENAI_BASE_URL, else OpenAI's API), e.g. --base-url http://127.0.0.1:8000/v1 for "
+        "vLLM, SGLang, llama.cpp's server or transformers serve.",
+    )
+    api_key_env: str = Field(
+        "OPENAI_API_KEY",
+        description="The environment variable holding the server's key (openai: specs). The "
+        "key itself is never written to a run, a log or the answer cache.",
+    )
+    concurrency: int = Field(
+        8, ge=1, description="Requests in flight at once to the server (openai: specs)."
+    )
+    request_timeout: float = Field(
+        60.0, gt=0, description="Seconds one request may take before it is tried again."
+    )
+    retries: int = Field(
+        5,
+        ge=0,
+        description="Tries again after a 429, a 5xx, a timeout or a broken connection, waiting "
+        "1, 2, 4... seconds (or the server's Retry-After) between them.",
+    )
+    requests_per_minute: int | None = Field(
+        None, ge=1, description="Send at most this many requests in any minute (openai: specs)."
+    )
+    tokens_per_minute: int | None = Field(
+        None,
+        ge=1,
+        description="Send at most this many tokens in any minute, estimated before sending as "
+        "characters / 4 plus the tokens a request may generate (openai: specs).",
+    )
+    price_prompt: float | None = Field(
+        None,
+        ge=0,
+        description="Price of a million prompt tokens, for the cost in metrics.json, e.g. "
+        "--price-prompt 0.15 --price-completion 0.6.",
+    )
+    price_completion: float | None = Field(
+        None, ge=0, description="Price of a million generated tokens, for the cost."
+    )
+
+    def served_options(self) -> dict[str, Any]:
+        """How an ``openai:`` spec's server is asked (see ``chronoprobe.models.served``)."""
+        return {name: getattr(self, name) for name in SERVED_OPTIONS}
 
     def load_options(self) -> dict[str, Any]:
         """What :func:`~chronoprobe.models.load_model` takes from these params, here and in a
@@ -106,11 +152,26 @@ class ProbeParams(Params):
             "dtype": self.dtype,
             "revision": self.revision,
             "trust_remote_code": self.trust_remote_code,
+            "served": self.served_options(),
         }
 
     def answer_key(self) -> dict[str, Any]:
         """What, beside a model's spec and weights, decides its answers in the answer cache."""
         return {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
+
+
+# the params that say how a served model's server is asked, named as ServedLM's options
+SERVED_OPTIONS = (
+    "base_url",
+    "api_key_env",
+    "concurrency",
+    "request_timeout",
+    "retries",
+    "requests_per_minute",
+    "tokens_per_minute",
+    "price_prompt",
+    "price_completion",
+)
 
 
 @dataclass(frozen=True)
