@@ -8,7 +8,7 @@ from typing import Any
 
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
 from chronoprobe.probes.judging import RULES
-from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
+from chronoprobe.report.blocks import DASH, Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, line_plot
 from chronoprobe.report.sections import per_model_section, section
 
@@ -21,7 +21,16 @@ def _shares_chart(
     series: dict, *, title: str, xlabel: str, ylabel: str, alt: str, caption: str, data: Table
 ) -> Block:
     """Lines of shares (0 to 1) with markers, embedded with their table."""
-    fig = line_plot(series, title=title, xlabel=xlabel, ylabel=ylabel, markers=True, ylim=(0, 1))
+    fig = line_plot(
+        series,
+        title=title,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        markers=True,
+        ylim=(-0.03, 1.03),  # a point at 0 or 1 drawn whole
+        colours=CATEGORY_COLOURS,
+        dashed=[ACCURACY],
+    )
     return embed(fig, alt=alt, caption=caption, data=data)
 
 
@@ -32,11 +41,22 @@ def _x(periods: list[str]) -> tuple[list[float], str]:
     return [float(i) for i in range(len(periods))], "period (in order: " + ", ".join(periods) + ")"
 
 
+ACCURACY = "accuracy (first greedy answer)"
+CATEGORY_COLOURS = {
+    "Correct": "#009E73",  # Okabe-Ito's green, amber and vermillion; the accuracy in black
+    "Partial": "#E69F00",
+    "Incorrect": "#D55E00",
+    ACCURACY: "#000000",
+}
+EXAMPLES = 8  # example answers shown per model
+ANSWER_CHARS = 80  # an answer longer than this is cut in the examples table
+
+
 def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
     periods = sorted(by_period)
     x, label = _x(periods)
     series = {c: (x, [by_period[p].get(c) or 0.0 for p in periods]) for c in CATEGORIES}
-    series["accuracy (first greedy answer)"] = (x, [by_period[p]["accuracy"] or 0 for p in periods])
+    series[ACCURACY] = (x, [by_period[p]["accuracy"] or 0 for p in periods])
     data = Table(
         ["period", "rows", "accuracy", *CATEGORIES],
         [
@@ -51,9 +71,10 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
         xlabel=label,
         ylabel="share of facts",
         alt=f"Share of Correct, Partial and Incorrect facts per period for {model}",
-        caption="Correct: every greedy answer (one per exemplar set) matches; Partial: some "
-        "greedy or sampled answer matches; Incorrect: none does (ChroKnowledge, Park et al., "
-        "2024).",
+        caption="Correct (green): every greedy answer (one per exemplar set) matches; Partial "
+        "(amber): some greedy or sampled answer matches; Incorrect (red): none does "
+        "(ChroKnowledge, Park et al., 2024). Dashed: the accuracy of the first greedy answer, "
+        "which the Correct line often shares.",
         data=data,
     )
 
@@ -105,7 +126,11 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
         caption = "Per split against the previous period."
         blocks.append(_group_table(metrics["by_split"], "split", caption))
     if metrics.get("by_relation"):
-        blocks.append(_group_table(metrics["by_relation"], "relation", "Per relation."))
+        labels = relation_labels()
+        named = {
+            f"{r} {labels[r]}" if r in labels else r: g for r, g in metrics["by_relation"].items()
+        }
+        blocks.append(_group_table(named, "relation", "Per relation."))
     timelines = metrics.get("timelines") or {}
     if timelines.get("facts"):
         order = (*TIMELINES, MIXED)
@@ -127,9 +152,74 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
     return blocks
 
 
+def relation_labels() -> dict[str, str]:
+    """Relation id -> label, from the drift templates ("P39" -> "position held")."""
+    from chronoprobe.templates import load_cloze_templates
+
+    return {r: t.label for r, t in load_cloze_templates("drift").items()}
+
+
+def _examples(rows: list[dict]) -> list[dict]:
+    """A few rows that teach the most: those the rules judge differently first, then one of
+    each category, then the rest, each group in the file's order."""
+    split = [r for r in rows if len(set((r.get("judged") or {}).values())) > 1]
+    chosen = split[:EXAMPLES]
+    for category in CATEGORIES:
+        first = next((r for r in rows if r.get("category") == category and r not in chosen), None)
+        if first is not None and len(chosen) < EXAMPLES:
+            chosen.append(first)
+    chosen += [r for r in rows if r not in chosen][: EXAMPLES - len(chosen)]
+    return sorted(chosen, key=rows.index)
+
+
+def _cut(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= ANSWER_CHARS else text[: ANSWER_CHARS - 1] + "…"
+
+
+def example_answers(step_dir: Path, model: str) -> list[Block]:
+    """The model's answers to a few questions beside the gold ones, with each rule's verdict."""
+    path = step_dir / "predictions.parquet"
+    if not path.is_file():
+        return []
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    wanted = ["model", "query", "period", "answer_labels", "prediction", "judged", "category"]
+    table = pq.read_table(path, columns=[c for c in wanted if c in pq.read_schema(path).names])
+    if "judged" not in table.column_names:
+        return []
+    rows = table.filter(pc.equal(table.column("model"), model)).to_pylist()
+    if not rows:
+        return []
+    shown = _examples(rows)
+    return [
+        Table(
+            ["question", "period", "gold", "answer", *RULES, "category"],
+            [
+                [
+                    r.get("query"),
+                    r.get("period"),
+                    " | ".join(r.get("answer_labels") or []) or DASH,
+                    _cut(r.get("prediction")),
+                    *("✓" if (r.get("judged") or {}).get(rule) else "✗" for rule in RULES),
+                    r.get("category"),
+                ]
+                for r in shown
+            ],
+            caption=f"Example answers of {model} ({len(shown)} of {len(rows):,} rows; rows the "
+            "rules judge differently first): the first greedy answer, each rule's verdict "
+            "(✓ matches a gold answer), and the row's category.",
+        )
+    ]
+
+
 @section("probe:generate", headline=("accuracy",))
 def generate_section(step_dir: Path, record: dict) -> Section:
-    return per_model_section(step_dir, record, "Generated answers", generate_blocks)
+    def blocks_of(model: str, metrics: dict) -> list[Block]:
+        return [*generate_blocks(model, metrics), *example_answers(step_dir, model)]
+
+    return per_model_section(step_dir, record, "Generated answers", blocks_of)
 
 
 def win_rate_figure(model: str, by_precision_distance: dict[str, dict]) -> Block:
