@@ -80,15 +80,23 @@ class Usage:
     reused: int = 0
     reused_models: Counter = field(default_factory=Counter)
 
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
     def add(self, reply: dict) -> None:
-        self.requests += 1
-        usage = reply.get("usage") or {}
-        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-        self.completion_tokens += int(usage.get("completion_tokens") or 0)
-        if reply.get("model"):
-            self.models[str(reply["model"])] += 1
-        if reply.get("system_fingerprint"):
-            self.fingerprints[str(reply["system_fingerprint"])] += 1
+        """Count one reply (from any of the threads asking)."""
+        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        with self.lock:
+            self.requests += 1
+            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+            if reply.get("model"):
+                self.models[str(reply["model"])] += 1
+            if reply.get("system_fingerprint"):
+                self.fingerprints[str(reply["system_fingerprint"])] += 1
+
+    def retried(self) -> None:
+        with self.lock:
+            self.retries += 1
 
 
 class RateLimit:
@@ -423,7 +431,7 @@ class ServedLM:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _pause(self, attempt: int, retry_after: str | None) -> None:
-        self.usage.retries += 1
+        self.usage.retried()
         try:
             wait_for = float(retry_after) if retry_after is not None else None
         except ValueError:
@@ -497,24 +505,29 @@ class ServedLM:
             pending: dict[Future, int] = {
                 pool.submit(ask, client, r): i for i, r in enumerate(requests)
             }
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    index = pending.pop(future)
-                    if future.cancelled():
-                        continue
-                    if future.exception() is not None:
-                        if failure is None:
-                            failure = future.exception()
-                            for other in pending:
-                                other.cancel()
-                        continue
-                    answers[index] = future.result()
-                    if keep is not None:
-                        keep(index, answers[index])
-                    done += 1
-                    if progress:
-                        progress(done, len(requests))
+            try:
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        index = pending.pop(future)
+                        if future.cancelled():
+                            continue
+                        if future.exception() is not None:
+                            if failure is None:
+                                failure = future.exception()
+                                for other in pending:
+                                    other.cancel()
+                            continue
+                        answers[index] = future.result()
+                        if keep is not None:
+                            keep(index, answers[index])
+                        done += 1
+                        if progress:
+                            progress(done, len(requests))
+            except BaseException:  # an interrupt: no request waiting in the pool is sent
+                for future in pending:
+                    future.cancel()
+                raise
         if failure is not None:
             raise failure
         return answers
