@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import yaml
 
+from chronoprobe import safe_yaml
 from chronoprobe.kg.graph import TemporalKG, table_rows
 
 QUESTION_TYPES = ("simple_entity", "simple_time", "before_after", "first_last", "time_join")
@@ -48,7 +48,7 @@ class SeedTemplate:
 
 def load_cronq_templates(path: str | Path | None = None) -> list[SeedTemplate]:
     source = Path(path) if path else resources.files("chronoprobe.templates") / "cronq.yaml"
-    entries = yaml.safe_load(source.read_text(encoding="utf-8"))
+    entries = safe_yaml.load(source.read_text(encoding="utf-8"))
     templates = []
     for number, entry in enumerate(entries, start=1):
         where = f"{source}: template {number} ({entry.get('name', '?')})"

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import yaml
 
+from chronoprobe import safe_yaml
 from chronoprobe.kg.graph import TemporalKG, table_rows
 from chronoprobe.templates import MASK
 from chronoprobe.time import format_year
@@ -38,7 +38,7 @@ class LamaTKTemplates:
 
 def load_lamatk_templates(path: str | Path | None = None) -> LamaTKTemplates:
     source = Path(path) if path else resources.files("chronoprobe.templates") / "lamatk.yaml"
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data = safe_yaml.load(source.read_text(encoding="utf-8"))
     missing = {"relations", "interval", "point", "boundary", "implicit"} - set(data or {})
     if missing:
         raise ValueError(f"{source}: missing keys {', '.join(sorted(missing))}")
