@@ -312,3 +312,21 @@ def test_pll_on_a_server_that_echoes_prompt_log_probabilities_equals_the_local_m
     for row_id, prediction in scored.items():
         for label, logprob in prediction["label_scores"].items():
             assert logprob == pytest.approx(expected[row_id]["label_scores"][label], abs=1e-4)
+
+
+def test_answers_are_reused_across_runs_unless_asked_again(data, tmp_path):
+    asked: list[str] = []
+
+    def reply(path: str, body: dict, headers: dict):
+        asked.append(body["prompt"])
+        return 200, completion(" Paris."), {}
+
+    with StubServer(reply) as stub:
+        served = ["-m", "openai:stub", "--base-url", stub.url, "--no-cache"]
+        probe(data, tmp_path / "a", *served)
+        probe(data, tmp_path / "b", *served)
+        assert len(asked) == len(ROWS)  # the second run's answers all came from the cache
+        metrics = probe(data, tmp_path / "c", *served, "--no-reuse-answers")
+    assert len(asked) == 2 * len(ROWS) and sorted(asked[:4]) == sorted(asked[4:])
+    record = metrics["models"]["openai:stub"]["served"]
+    assert (record["requests"], record["answers_reused"]) == (len(ROWS), 0)
