@@ -36,6 +36,7 @@ from typing import Any
 
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import bound_points
+from chronoprobe.templates import read_templates_yaml
 from chronoprobe.time import (
     Granularity,
     Period,
@@ -251,7 +252,7 @@ def load_timeline_templates(path: str | Path | None = None) -> Templates:
     """The built-in templates (templates/timeline.yaml) or a user's file of the same form;
     a file's problem is one line naming it, the entry and the reason."""
     source = Path(path) if path else resources.files("chronoprobe.templates") / "timeline.yaml"
-    data = _read_yaml(source)
+    data = read_templates_yaml(source)
     if not isinstance(data, dict) or not {"relations", "questions"} <= set(data):
         raise ValueError(f"{source}: expected a mapping with 'relations' and 'questions'")
     relations, questions = data["relations"], data["questions"]
@@ -284,23 +285,6 @@ def load_timeline_templates(path: str | Path | None = None) -> Templates:
         if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
             raise ValueError(f"{source}: questions.{kind}: a list of paraphrases (strings)")
     return Templates(phrases, {k: list(v) for k, v in questions.items()})
-
-
-def _read_yaml(source: Any) -> Any:
-    import yaml
-
-    from chronoprobe import safe_yaml
-
-    try:
-        return safe_yaml.load(source.read_text(encoding="utf-8"))
-    except (IsADirectoryError, FileNotFoundError) as err:
-        raise ValueError(f"{source}: not a YAML file of templates ({err.strerror})") from None
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{source}: not a YAML file of templates: {err}") from None
-    except yaml.YAMLError as err:
-        line, reason = safe_yaml.problem_of(err)
-        where = f"{source}:{line}" if line else str(source)
-        raise ValueError(f"{where}: not a YAML file of templates: {reason}") from None
 
 
 # --- the generator ----------------------------------------------------------------------------

@@ -11,7 +11,9 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -62,19 +64,27 @@ class ClozeTemplate:
         return fill_slots(self.template, {"subject": subject, "object": object})
 
 
-def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[str, ClozeTemplate]:
-    """Read ``templates/<family>.yaml`` (or a user's file) into relation -> template."""
-    source = Path(path) if path else resources.files("chronoprobe.templates") / f"{family}.yaml"
+def read_templates_yaml(source: Path | Traversable) -> Any:
+    """A templates file's YAML, read with the bounded reader; a folder, a missing file, text
+    that is no YAML or not UTF-8 is a ValueError naming the file (and the line where known)."""
     try:
-        data = safe_yaml.load(source.read_text(encoding="utf-8"))
+        return safe_yaml.load(source.read_text(encoding="utf-8"))
     except IsADirectoryError:
         raise ValueError(f"{source}: a folder; pass a YAML file of templates") from None
+    except FileNotFoundError:
+        raise ValueError(f"{source}: no such file of templates") from None
     except UnicodeDecodeError as err:
         raise ValueError(f"{source}: not a YAML file of templates: {err}") from None
     except yaml.YAMLError as err:
         line, reason = safe_yaml.problem_of(err)
         where = f"{source}:{line}" if line else str(source)
         raise ValueError(f"{where}: not a YAML file of templates: {reason}") from None
+
+
+def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[str, ClozeTemplate]:
+    """Read ``templates/<family>.yaml`` (or a user's file) into relation -> template."""
+    source = Path(path) if path else resources.files("chronoprobe.templates") / f"{family}.yaml"
+    data = read_templates_yaml(source)
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a mapping of relation id to template")
     templates = {}
