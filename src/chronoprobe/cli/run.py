@@ -41,6 +41,14 @@ def run(
         "your rights, so a config's plugins are refused without this flag (modules you name "
         "in CHRONOPROBE_PLUGINS need none).",
     ),
+    seeds: str | None = typer.Option(
+        None,
+        "--seeds",
+        help="Repeat the steps that train (tkg, kgqa, memorize, pretrain, series) and the steps "
+        "that read them once per seed, as <id>-seed<S>; `results` and the report then give "
+        "mean ± sd over the seeds. Comma-separated, e.g. --seeds 0,1,2 (replaces the config's "
+        "`seeds:`).",
+    ),
     threads: int | None = threads_option(),
 ) -> None:
     """Run an experiment: every step in order, reusing cached steps, resuming interrupted ones.
@@ -64,6 +72,7 @@ def run(
             use_cache=not no_cache,
             console=console,
             trust_plugins=trust_plugins,
+            seeds=None if seeds is None else parse_seeds(seeds),
         )
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: run the same command again to resume")
@@ -73,10 +82,35 @@ def run(
         console.print(f"report: [bold]{escape(str(result.report))}[/]", highlight=False)
 
 
-def _result_table(columns: list[str], rows: list[tuple]) -> ResultTable:
-    from chronoprobe.core.tables import ResultTable
+def parse_seeds(text: str) -> list[int]:
+    """``--seeds 0,1,2`` as a list of ints; anything else is refused with what to write."""
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        return [int(part) for part in parts]
+    except ValueError:
+        bad = next(p for p in parts if not p.lstrip("-").isdigit())
+        raise ValueError(
+            f"--seeds {text}: {bad!r} is not a seed; give integers separated by commas, "
+            "e.g. --seeds 0,1,2"
+        ) from None
 
-    return ResultTable(columns, [list(row) for row in rows])
+
+def _result_table(columns: list[str], rows: list[tuple], figures: bool) -> ResultTable:
+    """A query's result as a table; with ``figures`` (the rows of --metric), each value and
+    its interval as one cell."""
+    from chronoprobe.core.tables import Figure, ResultTable
+
+    if not figures:
+        return ResultTable(columns, [list(row) for row in rows])
+    value, interval = columns.index("value"), columns.index("ci95")
+    merged = []
+    for row in rows:
+        cells = list(row)
+        low, high = cells[interval] or (None, None)
+        if cells[value] is not None:
+            cells[value] = Figure(cells[value], low, high)
+        merged.append(cells[:interval] + cells[interval + 1 :])
+    return ResultTable(columns[:interval] + columns[interval + 1 :], merged)
 
 
 @reflowed
@@ -101,6 +135,14 @@ def results(
     ),
     as_csv: bool = typer.Option(False, "--csv", hidden=True, help="Same as --format csv."),
     as_json: bool = typer.Option(False, "--json", hidden=True, help="Same as --format json."),
+    metric: str | None = typer.Option(
+        None,
+        "--metric",
+        help="Show one figure of every step: its value, 95% interval and n; for a step "
+        "repeated over seeds, the mean and sd over the seeds and each seed's value. A metric "
+        "path of metrics.json, * for any part, e.g. --metric hits@1, --metric 'types.*.hits@1', "
+        "--metric 'overall.P@1'.",
+    ),
     threads: int | None = threads_option(),
 ) -> None:
     """Query results with SQL (DuckDB); without --sql, list the tables.
@@ -109,19 +151,26 @@ def results(
     to four levels; each is a step named by its path there, e.g. probes/smollm2). For a run,
     builds RUNDIR/results.duckdb; for any other folder, the same database in memory. It has
     one view per Parquet file, named <step id>_<file name> (probes/smollm2's predictions:
-    probes_smollm2_predictions), and a `metrics` table (step_id, kind, metric, value, text)
-    from every step's metrics.json. Open it with any DuckDB client for more.
+    probes_smollm2_predictions), a `metrics` table (step_id, kind, metric, value, text, n, ci_low,
+    ci_high, step, seed) from every step's metrics.json, and a `seeds` view (step, kind,
+    metric, mean, sd, runs, min, max) over the steps repeated over seeds. Open it with any
+    DuckDB client for more. One figure of every step, with its interval or its spread over
+    seeds: chronoprobe results runs/cronq-comparison --metric simple.hits@1.
 
     Example: chronoprobe results runs/demo --sql "select step_id, metric, value from metrics"
     """
     use_threads(threads)
     import duckdb
 
-    from chronoprobe.runs.results import list_tables, open_results
+    from chronoprobe.runs.results import FIGURE_COLUMNS, figure_rows, list_tables, open_results
 
+    if sql is not None and metric is not None:
+        raise ValueError("give --sql or --metric, not both")
     con = open_results(run_dir)
     try:
-        if sql is None:
+        if metric is not None:
+            columns, rows = FIGURE_COLUMNS, figure_rows(con, metric)
+        elif sql is None:
             columns, rows = ["name", "type"], list_tables(con)
         else:
             try:
@@ -133,7 +182,7 @@ def results(
     finally:
         con.close()
     fmt = "csv" if as_csv else "json" if as_json else fmt
-    table = _result_table(columns, rows)
+    table = _result_table(columns, rows, metric is not None and fmt not in ("csv", "json"))
     if fmt == "table":
         Console().print(table)
     else:

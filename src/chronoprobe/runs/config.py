@@ -25,6 +25,7 @@ from pydantic import (
 
 from chronoprobe import safe_yaml
 from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin, nearest
+from chronoprobe.runs.seeds import StepRun, seed_problems, step_runs
 from chronoprobe.runs.steps import StepKind, get_kind
 
 Loc = tuple[str | int, ...]
@@ -70,6 +71,8 @@ class ExperimentConfig(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=MAX_NAME)
     seed: int = 0
+    # repeat the steps that train (and those that read them) once per seed
+    seeds: list[int] | None = Field(None, min_length=1)
     cache_dir: Path | None = None
     plugins: list[str] = Field(default_factory=list)
     steps: list[StepConfig] = Field(min_length=1)
@@ -84,6 +87,14 @@ class ExperimentConfig(BaseModel):
                 f"its kind, params and inputs (`- id: {first}`, not `{first}:`)"
             )
         return steps
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, seeds: list[int] | None) -> list[int] | None:
+        if seeds is not None and len(set(seeds)) != len(seeds):
+            twice = next(s for s in seeds if seeds.count(s) > 1)
+            raise ValueError(f"seed {twice} is listed twice; each seed runs once")
+        return seeds
 
     @field_validator("name")
     @classmethod
@@ -104,9 +115,15 @@ class Experiment:
     params: dict[str, BaseModel]  # step id -> validated params of its kind
     kinds: dict[str, StepKind]  # step id -> its registered kind
 
+    def step_runs(self) -> list[StepRun]:
+        """Every step the run executes, in order, repeated steps once per seed."""
+        return step_runs(self.config.steps, self.kinds, self.config.seed, self.config.seeds)
+
     def resolved(self) -> dict[str, Any]:
         """The config with every default filled in, as it is written to ``RUNDIR/config.yaml``."""
         data = self.config.model_dump(mode="json")
+        if data["seeds"] is None:  # a config without seeds resolves as it always did
+            del data["seeds"]
         for step in data["steps"]:
             step["params"] = self.params[step["id"]].model_dump(mode="json")
         return data
@@ -387,12 +404,17 @@ def _check_steps(
 
 
 def load_experiment(
-    path: str | Path, overrides: Sequence[str] = (), *, trust_plugins: bool = False
+    path: str | Path,
+    overrides: Sequence[str] = (),
+    *,
+    trust_plugins: bool = False,
+    seeds: Sequence[int] | None = None,
 ) -> Experiment:
     """Read, override, validate; raise :class:`ConfigError` listing every problem found.
 
     The config's ``plugins:`` are imported only with ``trust_plugins`` (or when named in
-    ``CHRONOPROBE_PLUGINS``); otherwise a config that has any is refused, before any runs."""
+    ``CHRONOPROBE_PLUGINS``); otherwise a config that has any is refused, before any runs.
+    ``seeds`` (``run --seeds``) replaces the config's own ``seeds``."""
     path = Path(path)
     data, root = _parse_yaml(path)
     lines = _Lines(path, root)
@@ -400,6 +422,9 @@ def load_experiment(
         raise ConfigError([f"{path.name}:1: expected a mapping with name, seed and steps"])
     for text in overrides:
         _apply_override(data, text, lines)
+    if seeds is not None:
+        data["seeds"] = list(seeds)
+        lines.where[("seeds",)] = "--seeds"
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:
@@ -407,6 +432,9 @@ def load_experiment(
     _refuse_untrusted_plugins(config, lines, trust_plugins)
     problems = _import_plugins(config, lines)
     params, kinds, step_problems = _check_steps(config, data, path.parent, lines)
+    if config.seeds and not step_problems:
+        for loc, reason in seed_problems(config.steps, kinds, params, config.seeds):
+            step_problems.append(f"{lines.locate(loc)}: {format_loc(loc)}: {reason}")
     if problems or step_problems:
         raise ConfigError(problems + step_problems)
     return Experiment(path=path, config=config, params=params, kinds=kinds)

@@ -185,9 +185,12 @@ class StepExecutor:
         input_keys: dict[str, str],
         destination: Destination,
         recorded_inputs: dict[str, str],
+        repeat: dict | None = None,
     ) -> StepResult:
         """Run (or fetch from the cache) one step into ``destination``; ``input_keys``
-        identify what each input holds, ``recorded_inputs`` is how step.json names them."""
+        identify what each input holds, ``recorded_inputs`` is how step.json names them, and
+        ``repeat`` (the config ``step`` and the ``seed`` of a step repeated over seeds) is
+        added to it."""
         extra = kind.fingerprint(params) if kind.fingerprint else None
         key = step_key(kind.name, params.model_dump(mode="json"), input_keys, self.seed, extra)
         started, began = _now(), time.perf_counter()
@@ -218,6 +221,7 @@ class StepExecutor:
                 "finished": _now(),
                 "seconds": round(seconds, 3),
                 "compute_seconds": computed["seconds"] if computed else round(seconds, 3),
+                **(repeat or {}),
                 "outputs": outputs,
                 # what was written, to tell later whether a user changed it (never served)
                 "files": {name: file_record(staged / name, digests.get(name)) for name in outputs},
@@ -357,8 +361,12 @@ def run_experiment(
     use_cache: bool = True,
     console: Console | None = None,
     trust_plugins: bool = False,
+    seeds: Sequence[int] | None = None,
 ) -> RunResult:
     """Run every step of an experiment config into ``out`` (default ``runs/<name>``).
+
+    ``seeds`` replaces the config's ``seeds``: the steps that train, and those that read
+    them, run once per seed (see :mod:`chronoprobe.runs.seeds`).
 
     Finished steps come from the shared cache; an interrupted step resumes from its finished
     shards. The whole plan is checked before anything is written: an invalid config raises
@@ -366,7 +374,7 @@ def run_experiment(
     write over a ValueError. ``trust_plugins`` lets the config's ``plugins:`` be imported
     (they run code; see :func:`~chronoprobe.runs.config.load_experiment`).
     """
-    experiment = load_experiment(config_path, overrides, trust_plugins=trust_plugins)
+    experiment = load_experiment(config_path, overrides, trust_plugins=trust_plugins, seeds=seeds)
     config = experiment.config
     run_dir = Path(out) if out is not None else Path("runs") / config.name
     console = console or Console(stderr=True)
@@ -374,7 +382,7 @@ def run_experiment(
     problems = _paths_inside(experiment, run_dir)
     if problems:
         raise ConfigError(problems)
-    keep = [step.id for step in config.steps]
+    keep = [run.id for run in experiment.step_runs()]
     with claimed(run_dir, cache_root) as directory:
         directory.check(keep)
         return _run(experiment, directory, cache_root, use_cache, console)
@@ -388,7 +396,7 @@ def _run(
     console: Console,
 ) -> RunResult:
     config, run_dir = experiment.config, directory.path
-    keep = [step.id for step in config.steps]
+    keep = [run.id for run in experiment.step_runs()]
     foreign = directory.start(keep)
     tmp = directory.tmp
     resolved = yaml.safe_dump(experiment.resolved(), sort_keys=False, allow_unicode=True)
@@ -404,20 +412,20 @@ def _run(
         if foreign:
             names = escape(", ".join(foreign))
             _say(log, f"[yellow]left alone[/] in steps/ (not made by this run): {names}")
-        executor = StepExecutor(
-            StepCache(cache_root), use_cache, log, progress, run_dir, config.seed
-        )
+        cache = StepCache(cache_root)
         keys: dict[str, str] = {}
-        for step in config.steps:
+        for step in experiment.step_runs():
+            executor = StepExecutor(cache, use_cache, log, progress, run_dir, step.seed)
             try:
                 result = executor.execute(
                     step.id,
-                    experiment.kinds[step.id],
-                    experiment.params[step.id],
+                    experiment.kinds[step.step],
+                    experiment.params[step.step],
                     {name: directory.steps / source for name, source in step.inputs.items()},
                     {name: keys[source] for name, source in step.inputs.items()},
                     directory,
-                    dict(step.inputs),
+                    step.inputs,
+                    {"step": step.step, "seed": step.seed} if step.repeated else None,
                 )
                 keys[step.id] = result.key
                 results.append(result)
