@@ -90,9 +90,7 @@ def test_each_model_gets_the_runners_predictions_and_metrics(model_dirs, data_di
     assert first["models"] == specs and first["periods"] == ["2019", "2020", "2021"]
 
 
-def test_the_printed_table_keeps_each_model_name_whole_on_one_line(
-    model_dirs, data_dir, tmp_path
-):
+def test_the_printed_table_keeps_each_model_name_whole_on_one_line(model_dirs, data_dir, tmp_path):
     from rich.console import Console
 
     from chronoprobe.probes.ops import show

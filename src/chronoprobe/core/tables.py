@@ -41,8 +41,8 @@ INTERVAL_NOTE = "In brackets: 95% intervals."
 
 def format_number(value: float, digits: int = 3) -> str:
     """A figure as tables print it: ``digits`` decimals below 100, fewer above (a perplexity
-    of 1234.5 reads ``1234``, a count of 244.0 ``244``), no thousands separators (they would read as list commas
-    inside an interval)."""
+    of 1234.5 reads ``1234``, a count of 244.0 ``244``), no thousands separators (they would
+    read as list commas inside an interval)."""
     if math.isnan(value) or math.isinf(value):
         return str(value)
     if abs(value) >= 1000:

@@ -571,9 +571,7 @@ def _columns() -> list[tuple]:
 
     strings = pa.list_(pa.string())
     judged = pa.struct([(rule, pa.bool_()) for rule in RULES])
-    timeline = pa.struct(
-        [*((f, pa.string()) for f in TIMELINE_FIELDS), ("lenient", pa.bool_())]
-    )
+    timeline = pa.struct([*((f, pa.string()) for f in TIMELINE_FIELDS), ("lenient", pa.bool_())])
     types = {"answer_labels": strings, "timeline": timeline}
     keys = [(k, types.get(k, pa.string())) for k in KEYS]
     return [
