@@ -53,7 +53,8 @@ def start_transformers(continuous: bool) -> tuple[subprocess.Popen, str, str]:
     command = [str(Path(sys.executable).with_name("transformers")), "serve", weights]
     command += ["--host", "127.0.0.1", "--port", str(port)]
     if continuous:
-        command.append("--continuous-batching")
+        # its paged KV cache sized by hand: left to itself on a CPU it takes most of the memory
+        command += ["--continuous-batching", "--cb-block-size", "32", "--cb-num-blocks", "256"]
     log = Path(tempfile.mkdtemp(prefix="bench-served-")) / "serve.log"
     with log.open("wb") as sink:
         server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
