@@ -74,14 +74,14 @@ def test_oracle_ranks_are_the_tkg_evaluators_ranks(tiny):
         slots = row["annotation"]
         if row["answer_type"] == "time":
             s, o = entity[slots["head"]], entity[slots["tail"]]
-            quads = [(s, relation, o, year - first) for year in row["answers"]]
+            quads = [(s, relation, o, int(year) - first) for year in row["answers"]]
             asks = "time"
         elif "head" in slots:  # (s, r, ?, t)
-            s, t = entity[slots["head"]], slots["time"] - first
+            s, t = entity[slots["head"]], int(slots["time"]) - first
             quads = [(s, relation, entity[a], t) for a in row["answers"]]
             asks = "object"
         else:  # (?, r, o, t): the TKG's subject query, through the reciprocal relation
-            o, t = entity[slots["tail"]], slots["time"] - first
+            o, t = entity[slots["tail"]], int(slots["time"]) - first
             quads = [(entity[a], relation, o, t) for a in row["answers"]]
             asks = "subject"
         seen[asks] += 1

@@ -212,7 +212,8 @@ def encode(rows: Sequence[dict], vocab: AnswerVocab, question_input: str = "ques
             unknown["question years"] += 1
         times.append(year_index.get(when, n_t))
         if row["answer_type"] == "time":
-            known = [n_e + year_index[a] for a in row["answers"] if a in year_index]
+            years = map(_year, row["answers"])  # text ("1995") as sets write it, or int
+            known = [n_e + year_index[y] for y in years if y in year_index]
         else:
             known = [entity_index[a] for a in map(str, row["answers"]) if a in entity_index]
         unknown["answers"] += len(row["answers"]) - len(known)
