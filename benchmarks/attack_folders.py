@@ -1043,6 +1043,12 @@ def main() -> None:
             hang = f"hang: still running after {LIMIT_S} s" if outcome["hang"] else None
             for problem in filter(None, [hang, outcome["error"], *outcome["lost"]]):
                 print(f"    {problem}", file=sys.stderr)
+    print_table(outcomes, "error")
+
+
+def print_table(outcomes: list[dict], wrong: str) -> None:
+    """The markdown table of attack outcomes by class (docs/reliability.md's "Fresh attacks");
+    ``wrong`` names the outcome field that holds a wrong result. attack_inputs.py uses it too."""
     rows: dict[str, Counter] = defaultdict(Counter)
     for o in outcomes:
         row = rows[o["group"]]
@@ -1052,7 +1058,7 @@ def main() -> None:
         row["tracebacks"] += bool(o["tracebacks"])
         row["hangs"] += o["hang"]
         row["lost files"] += len(o["lost"])
-        row["wrong outcome"] += bool(o["error"])
+        row["wrong outcome"] += bool(o[wrong])
     columns = [
         "cases",
         "refused in one line",

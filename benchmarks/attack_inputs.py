@@ -28,11 +28,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from attack_folders import print_table  # run as a script: benchmarks/ is on the path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -837,7 +838,6 @@ def main() -> None:
         MODEL = _tiny_model(scratch / "tiny-roberta")
         with ThreadPoolExecutor(args.jobs) as pool:
             outcomes = list(pool.map(lambda c: attack(c, scratch), chosen))
-    rows: dict[str, Counter] = defaultdict(Counter)
     for o in outcomes:
         bad = o["tracebacks"] or o["hang"] or o["lost"] or o["wrong"]
         if args.verbose or bad:
@@ -847,30 +847,7 @@ def main() -> None:
             )
             for problem in filter(None, ["hang" if o["hang"] else None, o["wrong"], *o["lost"]]):
                 print(f"    {problem}", file=sys.stderr)
-        row = rows[o["group"]]
-        row["cases"] += 1
-        row["refused in one line"] += o["refused"] and not o["tracebacks"]
-        row["completed"] += not o["refused"] and not o["tracebacks"] and not o["hang"]
-        row["tracebacks"] += bool(o["tracebacks"])
-        row["hangs"] += o["hang"]
-        row["lost files"] += len(o["lost"])
-        row["wrong outcome"] += bool(o["wrong"])
-    columns = [
-        "cases",
-        "refused in one line",
-        "completed",
-        "tracebacks",
-        "hangs",
-        "lost files",
-        "wrong outcome",
-    ]
-    print(f"| class | {' | '.join(columns)} |")
-    print("|---|" + "---:|" * len(columns))
-    total: Counter = Counter()
-    for group, row in rows.items():
-        total.update(row)
-        print(f"| {group} | {' | '.join(str(row[c]) for c in columns)} |")
-    print(f"| all | {' | '.join(f'**{total[c]}**' for c in columns)} |")
+    print_table(outcomes, "wrong")
 
 
 if __name__ == "__main__":
