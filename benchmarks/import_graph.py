@@ -31,6 +31,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "time",
+        "steps",
         "atomic",
         "jsonl",
         "inputs",

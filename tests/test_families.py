@@ -18,7 +18,7 @@ from chronoprobe.kgqa.ops import QA_MODELS
 from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.probes.view import VIEWS
 from chronoprobe.report.sections import SECTIONS
-from chronoprobe.runs.steps import STEP_KINDS, Variant
+from chronoprobe.steps import STEP_KINDS, Variant
 from chronoprobe.tkg.ops import TKG_MODELS
 
 ROOT = Path(__file__).parents[1]

@@ -9,7 +9,7 @@ import sys
 CODE = """
 import sys
 import chronoprobe.cli.main, chronoprobe.runs.engine, chronoprobe.report.ecbd_section
-from chronoprobe.runs.steps import STEP_KINDS
+from chronoprobe.steps import STEP_KINDS
 from chronoprobe.probes.view import VIEWS
 for name in STEP_KINDS.names():
     STEP_KINDS.get(name).params

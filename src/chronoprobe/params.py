@@ -16,9 +16,10 @@ Field ``description``s are the options' help texts; defaults are the options' de
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo
 
 from chronoprobe.registry import Registry, nearest
 
@@ -54,3 +55,16 @@ class Params(BaseModel):
     """Base of every operation's params: unknown keys are errors, not silently ignored."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def _existing_path(value: Path, info: ValidationInfo) -> Path:
+    """Resolve relative to the config's folder, so a config means the same from any directory."""
+    base = (info.context or {}).get("base_dir", Path.cwd())
+    path = value if value.is_absolute() else Path(base) / value
+    if not path.exists():
+        raise ValueError(f"no such file or directory: {path}")
+    return path.resolve()
+
+
+# A params field that names an input file: it must exist when the config is loaded.
+ExistingPath = Annotated[Path, AfterValidator(_existing_path)]

@@ -15,7 +15,7 @@ from chronoprobe.cli.operations import group_commands
 from chronoprobe.params import Params, choice_of
 from chronoprobe.registry import Registry
 from chronoprobe.runs.engine import run_experiment
-from chronoprobe.runs.steps import STEP_KINDS, Input, Variant, get_kind, step_kind, variant_kind
+from chronoprobe.steps import STEP_KINDS, Input, Variant, get_kind, step_kind, variant_kind
 
 COLORS: Registry[int] = Registry("colour")
 COLORS.add("red", 1)

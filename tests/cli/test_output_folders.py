@@ -175,7 +175,7 @@ def test_an_input_is_keyed_by_its_record_only_while_unchanged(tmp_path):
 
 
 def _synth_operation(facts: int):
-    from chronoprobe.runs.steps import get_kind
+    from chronoprobe.steps import get_kind
 
     kind = get_kind("kg")
     params = kind.params.model_validate({"source": "synth", "facts": facts, "text": False})

@@ -17,7 +17,7 @@ from chronoprobe.cli.main import GROUPS, app
 from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.params import Params
 from chronoprobe.registry import Registry
-from chronoprobe.runs.steps import STEP_KINDS
+from chronoprobe.steps import STEP_KINDS
 
 ROOT = typer.main.get_command(app)
 

@@ -67,7 +67,7 @@ def test_every_trainer_and_view_resolves_and_documents_devices_one_way(machine):
     """LAMA-TK memorisation took CUDA or the CPU and never MPS; every device option now says
     the same thing, in the same words."""
     from chronoprobe.core import devices
-    from chronoprobe.runs.steps import STEP_KINDS
+    from chronoprobe.steps import STEP_KINDS
     from chronoprobe.train.lamatk import memorize
 
     machine(0, True)

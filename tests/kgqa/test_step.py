@@ -106,7 +106,7 @@ def test_kgqa_step_needs_a_cronq_build(tmp_path):
     import pytest
 
     from chronoprobe.kgqa.ops import KGQATrainParams, run_kgqa
-    from chronoprobe.runs.steps import StepContext, get_kind
+    from chronoprobe.steps import StepContext, get_kind
 
     ctx = StepContext("qa", tmp_path, tmp_path, 0, logging.getLogger("t"))
     [problem] = get_kind("kgqa").problems(KGQATrainParams(), ["tkg"])

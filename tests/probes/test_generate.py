@@ -25,7 +25,7 @@ from chronoprobe.probes.generate import (
 )
 from chronoprobe.probes.judging import RULES
 from chronoprobe.probes.series_matrix import read_predictions
-from chronoprobe.runs.steps import StepContext, get_kind
+from chronoprobe.steps import StepContext, get_kind
 
 from .conftest import CORPUS
 

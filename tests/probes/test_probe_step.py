@@ -19,7 +19,7 @@ from chronoprobe.models import load_model
 from chronoprobe.probes import run_probe
 from chronoprobe.probes.series_matrix import read_predictions
 from chronoprobe.runs.engine import run_experiment
-from chronoprobe.runs.steps import StepContext, get_kind
+from chronoprobe.steps import StepContext, get_kind
 
 from .conftest import as_dicts
 
@@ -383,8 +383,8 @@ def test_a_killed_ray_probe_resumes_at_its_missing_shards(
 def test_ray_actors_answer_into_the_request_store_that_a_local_run_reads(
     ray_session, model_dirs, data_dir, tmp_path
 ):
+    from chronoprobe.core.cache_dir import default_cache_dir
     from chronoprobe.models.request_cache import STORE_NAME
-    from chronoprobe.runs.cache import default_cache_dir
 
     def stored() -> int:
         with sqlite3.connect(default_cache_dir() / STORE_NAME) as store:

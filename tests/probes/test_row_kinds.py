@@ -8,7 +8,7 @@ import pytest
 
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.probes import run_probe
-from chronoprobe.runs.steps import StepContext, get_kind
+from chronoprobe.steps import StepContext, get_kind
 
 from .conftest import as_dicts
 from .test_span_ppl import ROWS as ECBD_ROWS

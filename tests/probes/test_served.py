@@ -197,8 +197,8 @@ def again_record(out: Path, weights: str) -> dict:
 def stored_answers() -> int:
     import sqlite3
 
+    from chronoprobe.core.cache_dir import default_cache_dir
     from chronoprobe.models.request_cache import STORE_NAME
-    from chronoprobe.runs.cache import default_cache_dir
 
     path = default_cache_dir() / STORE_NAME
     if not path.is_file():

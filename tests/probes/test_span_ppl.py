@@ -362,7 +362,7 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
 
     from chronoprobe.probes import ops
     from chronoprobe.report.ecbd_section import ecbd_section
-    from chronoprobe.runs.steps import SHARDS_DIR, StepContext, get_kind
+    from chronoprobe.steps import SHARDS_DIR, StepContext, get_kind
 
     specs = []
     for architecture in ("llama", "t5"):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.kg import Entity, Fact, TemporalKG
-from chronoprobe.runs.steps import StepContext, step_kind
+from chronoprobe.steps import StepContext, step_kind
 from chronoprobe.time import TimePoint
 
 

@@ -194,7 +194,7 @@ def test_progress_task_shows_a_bar_while_its_block_runs(tmp_path):
 
     from rich.progress import Progress
 
-    from chronoprobe.runs.steps import StepContext
+    from chronoprobe.steps import StepContext
 
     display = Progress(console=Console(file=io.StringIO()))
     ctx = StepContext("probe", tmp_path, tmp_path, 0, logging.getLogger("t"), display)
@@ -217,7 +217,7 @@ def test_a_folder_input_is_fingerprinted_by_the_files_in_it(tmp_path):
     import os
     from types import SimpleNamespace
 
-    from chronoprobe.runs.steps import files_fingerprint
+    from chronoprobe.steps import files_fingerprint
 
     folder = tmp_path / "release"
     (folder / "2019").mkdir(parents=True)

@@ -44,7 +44,7 @@ Rows = list[dict[str, Any]]
 def _families() -> Rows:
     from chronoprobe.families import FAMILIES
     from chronoprobe.report.sections import SECTIONS
-    from chronoprobe.runs.steps import STEP_KINDS
+    from chronoprobe.steps import STEP_KINDS
 
     sections = SECTIONS.names()
     rows = []
@@ -138,7 +138,7 @@ def _models() -> Rows:
 
 def _kinds() -> Rows:
     from chronoprobe.families import SHARED_KINDS
-    from chronoprobe.runs.steps import STEP_KINDS
+    from chronoprobe.steps import STEP_KINDS
 
     owners = _owners("kinds")
     return [

@@ -52,7 +52,7 @@ def _group(name: str) -> typer.Typer:
     """The commands of one group: its operations (and, for kg, the read-only tools)."""
     from chronoprobe.cli.operations import group_commands
     from chronoprobe.cli.plugins import import_env_plugins
-    from chronoprobe.runs.steps import STEP_KINDS
+    from chronoprobe.steps import STEP_KINDS
 
     import_env_plugins()  # their views, builders, models... and so their commands and choices
 

@@ -30,7 +30,7 @@ from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
 from chronoprobe.cli.threads import threads_option, use_threads
 from chronoprobe.params import Choice, Cli
-from chronoprobe.runs.steps import StepKind, Variant
+from chronoprobe.steps import StepKind, Variant
 
 console = Console(stderr=True)
 

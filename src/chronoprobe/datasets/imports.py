@@ -21,10 +21,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.params import Cli, Params
+from chronoprobe.params import Cli, ExistingPath, Params
 from chronoprobe.registry import Registry
-from chronoprobe.runs.config import ExistingPath
-from chronoprobe.runs.steps import StepContext, Variant, files_fingerprint, variant, variant_kind
+from chronoprobe.steps import StepContext, Variant, files_fingerprint, variant, variant_kind
 
 IMPORTERS: Registry[Variant] = Registry("importer")
 

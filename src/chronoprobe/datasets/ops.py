@@ -15,10 +15,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.params import Params
+from chronoprobe.params import ExistingPath, Params
 from chronoprobe.registry import Registry
-from chronoprobe.runs.config import ExistingPath
-from chronoprobe.runs.steps import Input, StepContext, Variant, variant, variant_kind
+from chronoprobe.steps import Input, StepContext, Variant, variant, variant_kind
 
 BUILDERS: Registry[Variant] = Registry("builder")
 SEED_HELP = "Seed of the builder's draws (default: the run's seed; 0 on the command line)."

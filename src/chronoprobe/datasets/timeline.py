@@ -788,9 +788,8 @@ def statistics(rows: Sequence[dict]) -> dict[str, Any]:
 from pydantic import Field, field_validator  # noqa: E402
 
 from chronoprobe.datasets.ops import BUILDERS, SEED_HELP, _finish, _kg, _seed  # noqa: E402
-from chronoprobe.params import Params  # noqa: E402
-from chronoprobe.runs.config import ExistingPath  # noqa: E402
-from chronoprobe.runs.steps import StepContext, variant  # noqa: E402
+from chronoprobe.params import ExistingPath, Params  # noqa: E402
+from chronoprobe.steps import StepContext, variant  # noqa: E402
 
 
 class TimelineParams(Params):

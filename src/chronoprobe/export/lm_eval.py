@@ -34,7 +34,7 @@ from pydantic import Field
 
 from chronoprobe.params import Params
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES
-from chronoprobe.runs.steps import Input, StepContext, step_kind
+from chronoprobe.steps import Input, StepContext, step_kind
 
 TASK_MODULE = "chronoprobe_task"
 

@@ -15,10 +15,9 @@ from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.kg.io.options import LOADERS
-from chronoprobe.params import Cli, Params, choice_of
+from chronoprobe.params import Cli, ExistingPath, Params, choice_of
 from chronoprobe.registry import Registry
-from chronoprobe.runs.config import ExistingPath
-from chronoprobe.runs.steps import (
+from chronoprobe.steps import (
     SHARDS_DIR,
     StepContext,
     Variant,

@@ -21,7 +21,7 @@ from pydantic import Field
 from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.params import Params, choice_of
 from chronoprobe.registry import Registry
-from chronoprobe.runs.steps import (
+from chronoprobe.steps import (
     SHARDS_DIR,
     Input,
     StepContext,

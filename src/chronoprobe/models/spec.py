@@ -79,7 +79,7 @@ def models_dir() -> Path:
     """Where converted GGUF weights are kept: ``CHRONOPROBE_MODELS``, else the cache's models/."""
     if os.environ.get("CHRONOPROBE_MODELS"):
         return Path(os.environ["CHRONOPROBE_MODELS"])
-    from chronoprobe.runs.cache import default_cache_dir
+    from chronoprobe.core.cache_dir import default_cache_dir
 
     return default_cache_dir() / "models"
 

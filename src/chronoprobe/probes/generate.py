@@ -38,6 +38,7 @@ from pydantic import Field, field_validator, model_validator
 
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
+from chronoprobe.params import ExistingPath
 from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
 from chronoprobe.probes.known_answers import NAMES_FILE, KnownAnswers, answer_keys
@@ -51,7 +52,6 @@ from chronoprobe.probes.timeline_judging import (
     timeline_metrics,
 )
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
-from chronoprobe.runs.config import ExistingPath
 
 KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels", "timeline")
 PLACEHOLDERS = ("period", "statement", "query")

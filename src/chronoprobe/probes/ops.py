@@ -27,7 +27,7 @@ from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.probes.view import SERVED_OPTIONS, SKIPPED, VIEWS, View, check_rows_kind
-from chronoprobe.runs.steps import SHARDS_DIR, Input, StepContext, variant_kind
+from chronoprobe.steps import SHARDS_DIR, Input, StepContext, variant_kind
 
 INPUTS = (
     Input(
@@ -199,8 +199,8 @@ def _probe_one(
         model = load_model(spec, device_map=params.device_map, **params.load_options())
     served = model if hasattr(model, "record") else None
     if cached:
+        from chronoprobe.core.cache_dir import default_cache_dir
         from chronoprobe.models.request_cache import answer_cache
-        from chronoprobe.runs.cache import default_cache_dir
 
         model = answer_cache(spec, model, default_cache_dir(), params.answer_key())
     mine = view.for_model(params, model, ctx.log.info) if view.for_model else params

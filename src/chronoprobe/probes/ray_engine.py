@@ -131,7 +131,7 @@ class RayProbes:
         name, spec = self.models[index]
         load = params.load_options()
         if params.reuse_answers:
-            from chronoprobe.runs.cache import default_cache_dir
+            from chronoprobe.core.cache_dir import default_cache_dir
 
             load["answers_in"] = str(default_cache_dir())
             load["answer_key"] = params.answer_key()

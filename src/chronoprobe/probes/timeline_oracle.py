@@ -248,7 +248,7 @@ from pydantic import Field  # noqa: E402
 
 from chronoprobe.datasets.ops import BUILDERS, _finish, _kg  # noqa: E402
 from chronoprobe.params import Params  # noqa: E402
-from chronoprobe.runs.steps import StepContext, variant  # noqa: E402
+from chronoprobe.steps import StepContext, variant  # noqa: E402
 
 
 class OracleParams(Params):

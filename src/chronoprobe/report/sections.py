@@ -100,7 +100,7 @@ def section(
 
 def _variant(kind: str, record: dict | None) -> str | None:
     """``kind:member`` for a step of a kind with variants (``probe:span-ppl``), else None."""
-    from chronoprobe.runs.steps import STEP_KINDS
+    from chronoprobe.steps import STEP_KINDS
 
     if not record or kind not in STEP_KINDS:
         return None

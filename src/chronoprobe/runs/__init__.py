@@ -6,7 +6,7 @@ kinds register with :func:`step_kind` and write into :attr:`StepContext.out_dir`
 
 from chronoprobe.runs.config import ConfigError, load_experiment
 from chronoprobe.runs.engine import RunResult, StepResult, run_experiment
-from chronoprobe.runs.steps import StepContext, step_kind
+from chronoprobe.steps import StepContext, step_kind
 
 __all__ = [
     "ConfigError",

@@ -28,15 +28,9 @@ from typing import Any
 from chronoprobe import __version__
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.runs.ownership import copy_hashed, file_record, walk_files
-from chronoprobe.runs.steps import SHARDS_DIR
+from chronoprobe.steps import SHARDS_DIR
 
 STEP_RECORD = "step.json"
-
-
-def default_cache_dir() -> Path:
-    if os.environ.get("CHRONOPROBE_CACHE"):
-        return Path(os.environ["CHRONOPROBE_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chronoprobe"
 
 
 def canonical_json(value: Any) -> str:

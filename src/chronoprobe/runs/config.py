@@ -10,23 +10,21 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
     field_validator,
 )
 
 from chronoprobe import safe_yaml
 from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin, nearest
 from chronoprobe.runs.seeds import StepRun, seed_problems, step_runs
-from chronoprobe.runs.steps import StepKind, get_kind
+from chronoprobe.steps import StepKind, get_kind
 
 Loc = tuple[str | int, ...]
 
@@ -37,19 +35,6 @@ class ConfigError(ValueError):
     def __init__(self, problems: Sequence[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = list(problems)
-
-
-def _existing_path(value: Path, info: ValidationInfo) -> Path:
-    """Resolve relative to the config's folder, so a config means the same from any directory."""
-    base = (info.context or {}).get("base_dir", Path.cwd())
-    path = value if value.is_absolute() else Path(base) / value
-    if not path.exists():
-        raise ValueError(f"no such file or directory: {path}")
-    return path.resolve()
-
-
-# A params field that names an input file: it must exist when the config is loaded.
-ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
 
 
 # Step ids and experiment names become folder names (steps/<id>, runs/<name>); file systems

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from chronoprobe.runs.steps import StepContext, step_kind
+from chronoprobe.steps import StepContext, step_kind
 
 
 class ReportParams(BaseModel):

@@ -26,7 +26,8 @@ from pathlib import Path
 from pydantic import BaseModel
 from rich.console import Console
 
-from chronoprobe.runs.cache import STEP_RECORD, StepCache, canonical_json, default_cache_dir
+from chronoprobe.core.cache_dir import default_cache_dir
+from chronoprobe.runs.cache import STEP_RECORD, StepCache, canonical_json
 from chronoprobe.runs.engine import StepExecutor, StepResult, console_logger, step_progress
 from chronoprobe.runs.ownership import (
     TMP_DIR,
@@ -45,7 +46,7 @@ from chronoprobe.runs.ownership import (
 )
 from chronoprobe.runs.run_directory import MARKER as RUN_MARKER
 from chronoprobe.runs.run_directory import read_step_record, refuse_holding
-from chronoprobe.runs.steps import StepKind
+from chronoprobe.steps import StepKind
 
 OUTPUT_MARKER = ".chronoprobe-output"
 _OWN = (OUTPUT_MARKER, TMP_DIR)

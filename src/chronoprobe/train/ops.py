@@ -19,7 +19,7 @@ from pydantic import Field, model_validator
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.params import Params
-from chronoprobe.runs.steps import SHARDS_DIR, Input, StepContext, step_kind
+from chronoprobe.steps import SHARDS_DIR, Input, StepContext, step_kind
 
 KG_WITH_TEXT = Input("kg", "A KG directory with text: `kg synth` writes its snippets and articles.")
 
