@@ -14,7 +14,7 @@ from chronoprobe.cli.main import app
 from chronoprobe.datasets.imports import IMPORTERS
 from chronoprobe.datasets.ops import BUILDERS
 from chronoprobe.families import FAMILIES, SHARED_KINDS, SHARED_MODELS, Family, family_named
-from chronoprobe.kgqa.ops import QA_MODELS
+from chronoprobe.kgqa.params import QA_MODELS
 from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.probes.view import VIEWS
 from chronoprobe.report.sections import SECTIONS

@@ -132,7 +132,7 @@ def test_registries_resolve_every_name_they_list():
     from chronoprobe.datasets.ops import BUILDERS
     from chronoprobe.kg.io.options import LOADERS
     from chronoprobe.kg.ops import KG_SOURCES
-    from chronoprobe.kgqa.ops import QA_MODELS
+    from chronoprobe.kgqa.params import QA_MODELS
     from chronoprobe.probes.view import VIEWS
     from chronoprobe.tkg.ops import TKG_MODELS
 
@@ -143,7 +143,7 @@ def test_registries_resolve_every_name_they_list():
 
 
 def test_model_choices_are_the_registries_names():
-    from chronoprobe.kgqa.ops import QA_MODELS
+    from chronoprobe.kgqa.params import QA_MODELS
     from chronoprobe.tkg.ops import TKG_MODELS
 
     for path, registry in ((("tkg", "train"), TKG_MODELS), (("kgqa", "train"), QA_MODELS)):

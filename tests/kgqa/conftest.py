@@ -67,7 +67,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
 @pytest.fixture(scope="session")
 def trained(world: SimpleNamespace, tmp_path_factory: pytest.TempPathFactory):
     """CronKGQA over the TComplEx embeddings, trained briefly; (result, checkpoint dir)."""
-    from chronoprobe.kgqa.ops import KGQATrainParams
+    from chronoprobe.kgqa.params import KGQATrainParams
     from chronoprobe.kgqa.train import train
 
     out = tmp_path_factory.mktemp("qa") / "cronkgqa"

@@ -105,7 +105,8 @@ def test_kgqa_step_needs_a_cronq_build(tmp_path):
 
     import pytest
 
-    from chronoprobe.kgqa.ops import KGQATrainParams, run_kgqa
+    from chronoprobe.kgqa.ops import run_kgqa
+    from chronoprobe.kgqa.params import KGQATrainParams
     from chronoprobe.steps import StepContext, get_kind
 
     ctx = StepContext("qa", tmp_path, tmp_path, 0, logging.getLogger("t"))

@@ -12,7 +12,7 @@ import torch
 from chronoprobe.kgqa import checkpoint
 from chronoprobe.kgqa.data import load_split
 from chronoprobe.kgqa.evaluate import evaluate
-from chronoprobe.kgqa.ops import KGQATrainParams
+from chronoprobe.kgqa.params import KGQATrainParams
 from chronoprobe.kgqa.train import input_for, soft_cross_entropy, train
 
 

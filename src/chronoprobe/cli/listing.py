@@ -115,7 +115,7 @@ def _importers() -> Rows:
 
 def _models() -> Rows:
     from chronoprobe.families import SHARED_MODELS
-    from chronoprobe.kgqa.ops import QA_MODELS
+    from chronoprobe.kgqa.params import QA_MODELS
     from chronoprobe.models.registry import ADAPTERS
     from chronoprobe.tkg.ops import TKG_MODELS
 

@@ -43,6 +43,8 @@ class QAModel(nn.Module, ABC):
 
     name: ClassVar[str]
     needs_time_table: ClassVar[bool] = False  # True: only checkpoints with years will do
+    # True: it scores with the TKG's own tables, so the oracle-relation ceiling applies to it
+    scores_with_tkg: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -88,6 +90,8 @@ def mask_answer_type(scores: Tensor, is_time: Tensor, n_entities: int) -> Tensor
 
 class _EmbeddingQA(QAModel):
     """Frozen entity (and year) tables from a TKG checkpoint, and the dummy rows."""
+
+    scores_with_tkg = True
 
     # Where learned years start: the complex identity plus noise (True), or noise alone.
     years_from_identity: ClassVar[bool] = True
@@ -178,7 +182,7 @@ def build_qa_model(
     n_times: int,
     dropout: float = 0.1,
 ) -> QAModel:
-    from chronoprobe.kgqa.ops import QA_MODELS
+    from chronoprobe.kgqa.params import QA_MODELS
 
     try:
         cls = QA_MODELS.get(name)

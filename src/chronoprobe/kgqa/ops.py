@@ -6,7 +6,7 @@ with a TKG checkpoint's embeddings, and a trained model answering a split's ques
 checkpoint with ``metrics.json`` (Hits@1/10 as Saxena et al., Question Answering Over Temporal
 Knowledge Graphs, ACL 2021, report them: simple vs complex, per reasoning and answer type, and
 the oracle-relation ceiling of the embeddings) and ``predictions.parquet``. Models are entries
-of :data:`QA_MODELS`.
+of :data:`chronoprobe.kgqa.params.QA_MODELS`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from chronoprobe.core.devices import DEVICE_HELP
-from chronoprobe.params import Params, choice_of
-from chronoprobe.registry import Registry
+from chronoprobe.kgqa.params import KGQAEvalParams, KGQATrainParams
 from chronoprobe.steps import (
     SHARDS_DIR,
     Input,
@@ -29,64 +24,9 @@ from chronoprobe.steps import (
     step_kind,
 )
 
-QA_MODELS: Registry[type] = Registry(
-    "QA model",
-    {
-        "cronkgqa": "chronoprobe.kgqa.models:CronKGQA",
-        "embedkgqa": "chronoprobe.kgqa.models:EmbedKGQA",
-        "lm": "chronoprobe.kgqa.models:LMBaseline",
-    },
-)
 QUESTIONS = Input(
     "questions", "A question directory with train/valid/test.jsonl (`build cronq`, `import`)."
 )
-
-
-class KGQATrainParams(Params):
-    model: choice_of(QA_MODELS) = Field(
-        "cronkgqa",
-        description="cronkgqa: TComplEx scoring with the question as relation; embedkgqa: "
-        "ComplEx scoring, learned years; lm: the encoder and a classifier, no KG embeddings.",
-    )
-    encoder: str = Field(
-        "tiny",
-        description="Question encoder: a Hugging Face id or local path (bert-base-uncased, "
-        "distilbert-base-uncased, roberta-base), or tiny: a 2-layer BERT built here, with a "
-        "WordPiece tokenizer trained on the training questions (offline).",
-    )
-    epochs: int = Field(10, ge=0, description="Epochs in total, resumed ones included.")
-    batch_size: int = Field(128, ge=2, description="Questions per training step.")
-    learning_rate: float = Field(
-        1e-3,
-        gt=0,
-        description="Adam learning rate (1e-3 suits tiny; 2e-5 to 2e-4 for pretrained encoders).",
-    )
-    dropout: float = Field(0.1, ge=0, le=1, description="Dropout on the question vector.")
-    eval_batch_size: int = Field(256, ge=2, description="Questions scored at once.")
-    select: Literal["best-valid", "last"] = Field(
-        "best-valid",
-        description="Which epoch's model is tested (and `kgqa eval` uses): the best on the "
-        "valid split by Hits@1, as the CronKGQA code keeps it, or the last.",
-    )
-    answer_type_given: bool = Field(
-        False,
-        description="Not the paper's protocol: give the model the gold answer type (a softmax "
-        "over that type only), in training and test. Off: one softmax over every entity and "
-        "year, as the paper.",
-    )
-    question_input: Literal["auto", "template", "question"] = Field(
-        "auto",
-        description="What the encoder reads: the question's template (its wording with {head}, "
-        "{tail}, {time}... placeholders) or the question text with names. auto: the template "
-        "for tiny, whose vocabulary would otherwise learn the training questions' names; the "
-        "text for a pretrained encoder.",
-    )
-    seed: int | None = Field(
-        None,
-        description="Seed of the initialisation, shuffles and dropout (default: the run's "
-        "seed; 0 on the command line).",
-    )
-    device: str = Field("auto", description=DEVICE_HELP)
 
 
 def show(out: Path):
@@ -138,25 +78,6 @@ def run_kgqa(ctx: StepContext, params: KGQATrainParams, inputs: dict[str, Path])
     )
     for path in work.iterdir():
         os.replace(path, ctx.out_dir / path.name)
-
-
-class KGQAEvalParams(Params):
-    split: Literal["train", "valid", "test"] = Field("test", description="Which questions.")
-    batch_size: int = Field(256, ge=1, description="Questions scored at once.")
-    limit: int | None = Field(None, ge=1, description="Answer only the first N questions.")
-    answer_type_given: bool | None = Field(
-        None,
-        description="Give the model the gold answer type (softmax over that type only), or "
-        "not (one softmax over entities and years, the paper's protocol). Default: as it was "
-        "trained.",
-    )
-    oracle_relation: bool = Field(
-        False,
-        description="Also score the simple questions with the true relation in the question "
-        "vector's place, using the TKG checkpoint's own tables: the embeddings' link-prediction "
-        "ceiling through the same data path.",
-    )
-    device: str = Field("auto", description=DEVICE_HELP)
 
 
 @step_kind(

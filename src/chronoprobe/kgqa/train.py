@@ -31,8 +31,8 @@ from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, questions_
 from chronoprobe.kgqa.encoder import TINY, build_encoder
 from chronoprobe.kgqa.evaluate import evaluate, model_inputs
 from chronoprobe.kgqa.models import QAModel, build_qa_model
-from chronoprobe.kgqa.ops import KGQATrainParams
 from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
+from chronoprobe.kgqa.params import KGQATrainParams
 from chronoprobe.tkg import checkpoint as tkg_checkpoint
 
 AUTO = "auto"  # question input: the template for in-tool encoders, the question text otherwise
@@ -215,7 +215,7 @@ def train(
             bar,
             config.answer_type_given,
         )
-    if config.model in ORACLE_MODELS:
+    if model.scores_with_tkg:
         tkg, relations = load_tkg(tkg_dir, vocab, device)
         ranked = oracle_ranks(tkg, relations, splits["test"], device=device)
         metrics["oracle_relation"] = ranked.metrics(splits["test"])
@@ -224,9 +224,6 @@ def train(
     write_results(out, {**header, **metrics}, predictions)
     say(f"test: {describe_metrics(metrics)}")
     return TrainResult(model, vocab, history, metrics, tested)
-
-
-ORACLE_MODELS = ("cronkgqa", "embedkgqa")  # the models that score with the TKG's tables
 
 
 def protocol_of(train_options: dict) -> dict:
