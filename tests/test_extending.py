@@ -23,7 +23,7 @@ from chronoprobe.models.tiny import random_model
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.probes.view import VIEWS
 from chronoprobe.report.sections import SECTIONS
-from chronoprobe.tkg.ops import TKG_MODELS
+from chronoprobe.tkg.params import TKG_MODELS
 
 DOC = Path(__file__).parents[1] / "docs" / "extending.md"
 runner = CliRunner()

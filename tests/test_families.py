@@ -19,7 +19,7 @@ from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.probes.view import VIEWS
 from chronoprobe.report.sections import SECTIONS
 from chronoprobe.steps import STEP_KINDS, Variant
-from chronoprobe.tkg.ops import TKG_MODELS
+from chronoprobe.tkg.params import TKG_MODELS
 
 ROOT = Path(__file__).parents[1]
 runner = CliRunner()

@@ -133,7 +133,7 @@ def extending_plugin(tmp_path, monkeypatch):
     from chronoprobe.families import FAMILIES
     from chronoprobe.probes.view import VIEWS
     from chronoprobe.report.sections import SECTIONS
-    from chronoprobe.tkg.ops import TKG_MODELS
+    from chronoprobe.tkg.params import TKG_MODELS
 
     registries = (BUILDERS, VIEWS, TKG_MODELS, SECTIONS, FAMILIES)
     SECTIONS.items()  # built-in sections register as their modules load: load them first

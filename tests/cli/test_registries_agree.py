@@ -134,7 +134,7 @@ def test_registries_resolve_every_name_they_list():
     from chronoprobe.kg.ops import KG_SOURCES
     from chronoprobe.kgqa.params import QA_MODELS
     from chronoprobe.probes.view import VIEWS
-    from chronoprobe.tkg.ops import TKG_MODELS
+    from chronoprobe.tkg.params import TKG_MODELS
 
     for registry in (BUILDERS, LOADERS, KG_SOURCES, QA_MODELS, VIEWS, TKG_MODELS, ADAPTERS):
         assert registry.names(), registry
@@ -144,7 +144,7 @@ def test_registries_resolve_every_name_they_list():
 
 def test_model_choices_are_the_registries_names():
     from chronoprobe.kgqa.params import QA_MODELS
-    from chronoprobe.tkg.ops import TKG_MODELS
+    from chronoprobe.tkg.params import TKG_MODELS
 
     for path, registry in ((("tkg", "train"), TKG_MODELS), (("kgqa", "train"), QA_MODELS)):
         option = option_of(command(*path), "model")

@@ -43,7 +43,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     from chronoprobe.datasets.writers import write_cronq
     from chronoprobe.kg.synth import SynthConfig, synthesize
     from chronoprobe.tkg.data import split_kg
-    from chronoprobe.tkg.ops import TKGTrainParams
+    from chronoprobe.tkg.params import TKGTrainParams
     from chronoprobe.tkg.train import train
 
     root = tmp_path_factory.mktemp("kgqa")

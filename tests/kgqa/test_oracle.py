@@ -14,7 +14,7 @@ from chronoprobe.kgqa.oracle import MISS, load_tkg, oracle_ranks
 from chronoprobe.time import TimePoint
 from chronoprobe.tkg.data import split_kg
 from chronoprobe.tkg.evaluate import entity_ranks, time_ranks
-from chronoprobe.tkg.ops import TKGTrainParams
+from chronoprobe.tkg.params import TKGTrainParams
 from chronoprobe.tkg.train import train
 
 SPELLS = [  # (subject, relation, object, first year, last year)

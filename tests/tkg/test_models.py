@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from chronoprobe.tkg.models import build_model
-from chronoprobe.tkg.ops import TKG_MODELS
+from chronoprobe.tkg.params import TKG_MODELS
 from chronoprobe.tkg.regularizers import n3, temporal_smoothness
 
 N_ENTITIES, N_RELATIONS, N_TIMES, RANK = 4, 3, 5, 2

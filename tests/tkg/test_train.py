@@ -10,7 +10,7 @@ from safetensors.torch import load_file, save_file
 from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import TimeMode, split_kg
 from chronoprobe.tkg.evaluate import evaluate_split
-from chronoprobe.tkg.ops import TKGTrainParams
+from chronoprobe.tkg.params import TKGTrainParams
 from chronoprobe.tkg.train import full_softmax_cross_entropy, train
 
 

@@ -117,7 +117,7 @@ def _models() -> Rows:
     from chronoprobe.families import SHARED_MODELS
     from chronoprobe.kgqa.params import QA_MODELS
     from chronoprobe.models.registry import ADAPTERS
-    from chronoprobe.tkg.ops import TKG_MODELS
+    from chronoprobe.tkg.params import TKG_MODELS
 
     owners = _owners("models")
     return [

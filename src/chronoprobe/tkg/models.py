@@ -221,7 +221,7 @@ class TimePlex(TKGModel):
 
 def build_model(config: dict, init_scale: float = 1e-2, seed: int = 0) -> TKGModel:
     """A model from :meth:`TKGModel.config`, by its name in ``TKG_MODELS``."""
-    from chronoprobe.tkg.ops import TKG_MODELS
+    from chronoprobe.tkg.params import TKG_MODELS
 
     options = dict(config)
     name = options.pop("model")

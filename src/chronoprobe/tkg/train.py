@@ -27,7 +27,7 @@ from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, with_reciprocals
 from chronoprobe.tkg.evaluate import evaluate_split
 from chronoprobe.tkg.models import TKGModel, build_model
-from chronoprobe.tkg.ops import TKGTrainParams
+from chronoprobe.tkg.params import TKGTrainParams
 from chronoprobe.tkg.regularizers import penalty
 
 # Logit chunk size in bytes: small enough to stay in a CPU's last-level cache between the
