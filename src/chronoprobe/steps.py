@@ -182,9 +182,14 @@ class Variant:
 class Variants:
     key: str
     registry: Registry[Any]  # entries with .name, .params, .run and .help, as Variant has
+    # the one step function of every member (the probe views share one); None: each its own
+    run: StepFunction | None = None
 
     def get(self, name: str) -> Any:
         return self.registry.get(name)
+
+    def run_of(self, member: Any) -> StepFunction:
+        return self.run or member.run
 
     def members(self) -> list[Any]:
         return [entry for _, entry in self.registry.items()]
@@ -223,9 +228,10 @@ def variant(
 
 def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -> StepKind:
     """Register a step kind whose params pick one member of ``registry`` by ``key``; each
-    member's ``run`` gets its own params (the union's chosen member), and, unless the kind has
-    a ``show`` of its own, the member's ``show`` sums up its output."""
-    variants = Variants(key, registry)
+    member's ``run`` (or the kind's ``run``, when its members share one) gets the member's own
+    params (the union's chosen member), and, unless the kind has a ``show`` of its own, the
+    member's ``show`` sums up its output."""
+    variants = Variants(key, registry, options.pop("run", None))
 
     def show(out: Path) -> Any:
         record = out / "step.json"
@@ -237,7 +243,7 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
 
     def run(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> None:
         chosen = params.root
-        variants.get(getattr(chosen, key)).run(ctx, chosen, inputs)
+        variants.run_of(variants.get(getattr(chosen, key)))(ctx, chosen, inputs)
 
     own_check, own_fingerprint = options.pop("check", None), options.pop("fingerprint", None)
 

@@ -385,4 +385,5 @@ def group_commands(kinds: list[StepKind], group: str) -> list[tuple[str, Callabl
 def _variant_command(kind: StepKind, variant: Variant) -> Callable[..., None]:
     fixed = {kind.variants.key: variant.name}  # type: ignore[union-attr]
     name = " ".join((*(kind.command or ()), variant.name))
-    return make_command(kind, variant.params, variant.help or _help(variant.run), fixed, name)
+    about = variant.help or _help(kind.variants.run_of(variant))  # type: ignore[union-attr]
+    return make_command(kind, variant.params, about, fixed, name)

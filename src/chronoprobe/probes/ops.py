@@ -392,6 +392,7 @@ variant_kind(
     "probe",
     "view",
     VIEWS,
+    run=run_probe_step,
     inputs=INPUTS,
     check=_check,
     fingerprint=_weights_fingerprint,

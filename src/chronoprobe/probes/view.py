@@ -249,13 +249,6 @@ class View:
         summary = self.summarize(predictions, resamples=0)
         return tuple(k for k in summary if figure_name(k, summary) == k)
 
-    @property
-    def run(self):
-        """The ``probe`` step function, which runs any view."""
-        from chronoprobe.probes.ops import run_probe_step
-
-        return run_probe_step
-
 
 VIEWS: Registry[View] = Registry(
     "view",
