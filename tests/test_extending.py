@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.datasets.ops import BUILDERS
+from chronoprobe.datasets.builders import BUILDERS
 from chronoprobe.families import FAMILIES
 from chronoprobe.jsonl import read_jsonl
 from chronoprobe.kg.graph import TemporalKG

@@ -15,11 +15,14 @@ Field ``description``s are the options' help texts; defaults are the options' de
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from chronoprobe.registry import Registry, nearest
 
@@ -68,3 +71,44 @@ def _existing_path(value: Path, info: ValidationInfo) -> Path:
 
 # A params field that names an input file: it must exist when the config is loaded.
 ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
+
+
+# --- what a field says, as the command line reads it ---------------------------------------
+
+
+def unwrap(annotation: Any) -> tuple[Any, list[Any]]:
+    """The bare type of a field and the metadata of its ``Annotated`` layers (None removed)."""
+    metadata: list[Any] = []
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation, *extra = get_args(annotation)
+            metadata.extend(extra)
+        elif origin in (Union, types.UnionType):
+            members = [a for a in get_args(annotation) if a is not type(None)]
+            if len(members) != 1:
+                raise TypeError(f"a command option cannot have the type {annotation!r}")
+            annotation = members[0]
+        else:
+            return annotation, metadata
+
+
+def splits_commas(field: FieldInfo) -> bool:
+    """Whether a list option also splits its values at commas: lists of names, ids and numbers
+    do (``--relations P39,P54``); lists of paths and fields marked ``Cli(commas=False)`` do not."""
+    annotation, _ = unwrap(field.annotation)
+    if get_origin(annotation) is not list or not cli_of(field).commas:
+        return False
+    item, _ = unwrap(get_args(annotation)[0])
+    return not (isinstance(item, type) and issubclass(item, Path))
+
+
+def field_default(field: FieldInfo) -> Any:
+    if field.default_factory is not None:
+        return field.default_factory()  # type: ignore[call-arg]
+    return ... if field.default is PydanticUndefined else field.default
+
+
+def cli_of(field: FieldInfo) -> Cli:
+    _, metadata = unwrap(field.annotation)
+    return next((m for m in [*metadata, *field.metadata] if isinstance(m, Cli)), Cli())

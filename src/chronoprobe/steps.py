@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, RootModel, create_model
 from rich.progress import Progress
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.params import cli_of, field_default, splits_commas
 from chronoprobe.registry import Registry
 
 StepFunction = Callable[["StepContext", Any, dict[str, Path]], None]
@@ -381,3 +382,43 @@ class StepContext:
             pq.write_table(pa.concat_tables(tables), tmp)
         shutil.rmtree(self.out_dir / SHARDS_DIR / name)
         return target
+
+
+def command_line(kind: StepKind, params: BaseModel, inputs: dict[str, Path]) -> str:
+    """The command that runs ``kind`` with ``params`` on ``inputs``, as :func:`make_command`
+    reads it: the inputs and argument fields in order, then every option whose value is not its
+    default (``-o OUT`` left for the reader to add)."""
+    import shlex
+
+    words = ["chronoprobe", *(kind.command or (kind.name,))]
+    key = kind.variants.key if kind.variants is not None else None
+    if key is not None:
+        words.append(str(getattr(params, key)))
+    options: list[str] = []
+    for declared in kind.inputs or ():
+        if declared.name in inputs:
+            flag = ["--" + declared.name.replace("_", "-")] if declared.option else []
+            (options if declared.option else words).extend([*flag, str(inputs[declared.name])])
+    for name, declared_field in type(params).model_fields.items():
+        value = getattr(params, name)
+        if name == key:
+            continue
+        if cli_of(declared_field).argument:
+            words += [str(v) for v in value] if isinstance(value, list) else [str(value)]
+            continue
+        if value == field_default(declared_field) or value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            options.append(flag if value else f"--no-{flag[2:]}")
+        elif isinstance(value, dict):
+            options += [part for k, v in value.items() for part in (flag, f"{k}={v}")]
+        elif isinstance(value, list):
+            options += (
+                [flag, ",".join(map(str, value))]
+                if splits_commas(declared_field)
+                else [part for v in value for part in (flag, str(v))]
+            )
+        else:
+            options += [flag, str(value)]
+    return shlex.join([*words, *options])

@@ -129,7 +129,7 @@ DOCUMENTED = documented_commands()
 def extending_plugin(tmp_path, monkeypatch):
     """docs/extending.md's plugin module, importable as my_plugin and named in
     CHRONOPROBE_PLUGINS, for the commands it adds; the registries are given back after."""
-    from chronoprobe.datasets.ops import BUILDERS
+    from chronoprobe.datasets.builders import BUILDERS
     from chronoprobe.families import FAMILIES
     from chronoprobe.probes.view import VIEWS
     from chronoprobe.report.sections import SECTIONS

@@ -129,7 +129,7 @@ def test_every_member_of_a_registry_backed_kind_is_a_command():
 
 
 def test_registries_resolve_every_name_they_list():
-    from chronoprobe.datasets.ops import BUILDERS
+    from chronoprobe.datasets.builders import BUILDERS
     from chronoprobe.kg.io.options import LOADERS
     from chronoprobe.kg.ops import KG_SOURCES
     from chronoprobe.kgqa.params import QA_MODELS

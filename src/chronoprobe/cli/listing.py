@@ -88,7 +88,7 @@ def _views() -> Rows:
 
 
 def _builders() -> Rows:
-    from chronoprobe.datasets.ops import BUILDERS
+    from chronoprobe.datasets.builders import BUILDERS
     from chronoprobe.report.sections import section_kind
 
     owners = _owners("builders")

@@ -13,23 +13,21 @@ from __future__ import annotations
 
 import inspect
 import tempfile
-import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 import typer
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 from rich.console import Console
 from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
 from chronoprobe.cli.threads import threads_option, use_threads
-from chronoprobe.params import Choice, Cli
+from chronoprobe.params import Choice, cli_of, field_default, splits_commas, unwrap
 from chronoprobe.steps import StepKind, Variant
 
 console = Console(stderr=True)
@@ -38,30 +36,13 @@ console = Console(stderr=True)
 OUT, NO_CACHE, JSON, THREADS = "out", "no_cache", "as_json", "threads"
 
 
-def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    """The bare type of a field and the metadata of its ``Annotated`` layers (None removed)."""
-    metadata: list[Any] = []
-    while True:
-        origin = get_origin(annotation)
-        if origin is Annotated:
-            annotation, *extra = get_args(annotation)
-            metadata.extend(extra)
-        elif origin in (Union, types.UnionType):
-            members = [a for a in get_args(annotation) if a is not type(None)]
-            if len(members) != 1:
-                raise TypeError(f"a command option cannot have the type {annotation!r}")
-            annotation = members[0]
-        else:
-            return annotation, metadata
-
-
 def _choices(values: list[str]) -> Any:
     return Literal[tuple(values)]  # typer offers a Literal's values as choices
 
 
 def _option_type(field: FieldInfo) -> Any:
     """The type typer parses a field as (a ``Literal`` of the names for a choice)."""
-    annotation, metadata = _unwrap(field.annotation)
+    annotation, metadata = unwrap(field.annotation)
     metadata += field.metadata
     choice = next((m for m in metadata if isinstance(m, Choice)), None)
     if choice is not None:
@@ -72,8 +53,8 @@ def _option_type(field: FieldInfo) -> Any:
     if origin is dict:
         return list[str]  # KEY=VALUE, repeated
     if origin is list:
-        item, _ = _unwrap(get_args(annotation)[0])
-        if get_origin(item) is Literal or _splits_commas(field):
+        item, _ = unwrap(get_args(annotation)[0])
+        if get_origin(item) is Literal or splits_commas(field):
             return list[str]  # typer has no list[Literal]; "1,2,5" is parsed after the split
         return list[item]
     if annotation in (str, int, float, bool) or annotation is Path:
@@ -83,28 +64,18 @@ def _option_type(field: FieldInfo) -> Any:
     raise TypeError(f"a command option cannot have the type {annotation!r}")
 
 
-def _splits_commas(field: FieldInfo) -> bool:
-    """Whether a list option also splits its values at commas: lists of names, ids and numbers
-    do (``--relations P39,P54``); lists of paths and fields marked ``Cli(commas=False)`` do not."""
-    annotation, _ = _unwrap(field.annotation)
-    if get_origin(annotation) is not list or not _cli(field).commas:
-        return False
-    item, _ = _unwrap(get_args(annotation)[0])
-    return not (isinstance(item, type) and issubclass(item, Path))
-
-
 def _help_text(field: FieldInfo) -> str:
     """The description, plus the choices of a list of ``Literal`` values (typer shows no
     choices for lists) and how a list is given."""
     text = field.description or ""
-    annotation, _ = _unwrap(field.annotation)
+    annotation, _ = unwrap(field.annotation)
     if get_origin(annotation) is list:
-        item, _ = _unwrap(get_args(annotation)[0])
+        item, _ = unwrap(get_args(annotation)[0])
         if get_origin(item) is Literal:
             text += f" One of: {', '.join(map(str, get_args(item)))}."
-        if _cli(field).argument:
+        if cli_of(field).argument:
             text += " One or more."
-        elif _splits_commas(field):
+        elif splits_commas(field):
             text += " Repeat the option or separate values with commas."
         else:
             text += " Repeat the option for several."
@@ -112,7 +83,7 @@ def _help_text(field: FieldInfo) -> str:
 
 
 def _is_dict(field: FieldInfo) -> bool:
-    return get_origin(_unwrap(field.annotation)[0]) is dict
+    return get_origin(unwrap(field.annotation)[0]) is dict
 
 
 def _as_dict(name: str, pairs: list[str]) -> dict[str, str]:
@@ -127,26 +98,15 @@ def _as_dict(name: str, pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _default(field: FieldInfo) -> Any:
-    if field.default_factory is not None:
-        return field.default_factory()  # type: ignore[call-arg]
-    return ... if field.default is PydanticUndefined else field.default
-
-
-def _cli(field: FieldInfo) -> Cli:
-    _, metadata = _unwrap(field.annotation)
-    return next((m for m in [*metadata, *field.metadata] if isinstance(m, Cli)), Cli())
-
-
 def _field_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     kind = _option_type(field)
-    default, cli = _default(field), _cli(field)
+    default, cli = field_default(field), cli_of(field)
     extra: dict[str, Any] = {"help": _help_text(field)}
     if _is_dict(field):
         default = None
         extra["metavar"] = "KEY=VALUE"
     if cli.argument:
-        plural = "..." if get_origin(_unwrap(field.annotation)[0]) is list else ""
+        plural = "..." if get_origin(unwrap(field.annotation)[0]) is list else ""
         info = typer.Argument(default, metavar=name.upper() + plural, **extra)
     else:
         flag = "--" + name.replace("_", "-")
@@ -236,7 +196,7 @@ def _missing_input(kind: StepKind, name: str, path: Path, model: type[BaseModel]
     message = f"{path}: no such file or directory (input {flag})"
     field = model.model_fields.get("models")
     if field is not None and name in ("model", "series"):
-        short = _cli(field).short
+        short = cli_of(field).short
         spelled = f"{short}/--models" if short else "--models"
         message += (
             f"; {flag} is a folder written by a training step. To probe a model by its spec "
@@ -260,8 +220,8 @@ def make_command(
     parameters = inputs + fields + _fixed_parameters(kind.out_optional)
     input_names = {p.name for p in inputs}
     dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]
-    commas = [n for n, f in model.model_fields.items() if n not in fixed and _splits_commas(f)]
-    arguments = frozenset(n for n, f in model.model_fields.items() if _cli(f).argument)
+    commas = [n for n, f in model.model_fields.items() if n not in fixed and splits_commas(f)]
+    arguments = frozenset(n for n, f in model.model_fields.items() if cli_of(f).argument)
 
     def command(**values: Any) -> None:
         from chronoprobe.runs.single import run_operation
@@ -321,46 +281,6 @@ def make_command(
     command.__annotations__ = {p.name: p.annotation for p in parameters}
     command.__doc__ = reflow(help_text)
     return user_errors(command)
-
-
-def command_line(kind: StepKind, params: BaseModel, inputs: dict[str, Path]) -> str:
-    """The command that runs ``kind`` with ``params`` on ``inputs``, as :func:`make_command`
-    reads it: the inputs and argument fields in order, then every option whose value is not its
-    default (``-o OUT`` left for the reader to add)."""
-    import shlex
-
-    words = ["chronoprobe", *(kind.command or (kind.name,))]
-    key = kind.variants.key if kind.variants is not None else None
-    if key is not None:
-        words.append(str(getattr(params, key)))
-    options: list[str] = []
-    for declared in kind.inputs or ():
-        if declared.name in inputs:
-            flag = ["--" + declared.name.replace("_", "-")] if declared.option else []
-            (options if declared.option else words).extend([*flag, str(inputs[declared.name])])
-    for name, field in type(params).model_fields.items():
-        value = getattr(params, name)
-        if name == key:
-            continue
-        if _cli(field).argument:
-            words += [str(v) for v in value] if isinstance(value, list) else [str(value)]
-            continue
-        if value == _default(field) or value is None:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if isinstance(value, bool):
-            options.append(flag if value else f"--no-{flag[2:]}")
-        elif isinstance(value, dict):
-            options += [part for k, v in value.items() for part in (flag, f"{k}={v}")]
-        elif isinstance(value, list):
-            options += (
-                [flag, ",".join(map(str, value))]
-                if _splits_commas(field)
-                else [part for v in value for part in (flag, str(v))]
-            )
-        else:
-            options += [flag, str(value)]
-    return shlex.join([*words, *options])
 
 
 def _help(function: Callable[..., Any]) -> str:

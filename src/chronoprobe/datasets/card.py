@@ -358,8 +358,7 @@ def write_step_card(
     cache key holds (params, the inputs' contents, the version), so a step and the command
     that runs it write the same card wherever their inputs lie: inputs are named by their
     placeholders (KG)."""
-    from chronoprobe.cli.operations import command_line
-    from chronoprobe.steps import STEP_KINDS
+    from chronoprobe.steps import STEP_KINDS, command_line
 
     placeholders = {name: Path(name.upper()) for name in inputs}
     command = command_line(STEP_KINDS.get(kind), params, placeholders)

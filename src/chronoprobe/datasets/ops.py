@@ -15,47 +15,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.datasets.builders import BUILDERS, SEED_HELP, finish, read_kg, seed_of
 from chronoprobe.params import ExistingPath, Params
-from chronoprobe.registry import Registry
-from chronoprobe.steps import Input, StepContext, Variant, variant, variant_kind
-
-BUILDERS: Registry[Variant] = Registry("builder")
-SEED_HELP = "Seed of the builder's draws (default: the run's seed; 0 on the command line)."
-
-
-def _kg(inputs: dict[str, Path], facts: bool = True):
-    """The input KG; one without facts (dated entities alone, which ECBD reads) is refused
-    where the builder reads facts (``facts``), saying so rather than writing an empty set."""
-    from chronoprobe.kg.graph import TemporalKG
-
-    kg = TemporalKG.load(inputs["kg"])
-    if facts and not len(kg):
-        raise ValueError(
-            f"{inputs['kg']}: the KG holds no facts, only entities ({kg.entities.num_rows:,}; "
-            "`build ecbd` reads such a KG); this builder needs time-scoped facts"
-        )
-    return kg
-
-
-def _finish(
-    ctx: StepContext, params: Any, inputs: dict[str, Path], headline: dict, **sources: Any
-) -> None:
-    """metrics.json (the headline counts) and the set's card (README.md; ``sources``: files
-    read besides the KG)."""
-    from chronoprobe.datasets.card import write_step_card
-
-    family = params.family
-    metrics = {"family": family, **headline}
-    atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    ctx.log.info(", ".join(f"{k} {v}" for k, v in metrics.items() if not isinstance(v, dict)))
-    if getattr(params, "seed", 0) is None:  # the card's command names the seed drawn with
-        params = params.model_copy(update={"seed": ctx.seed})
-    write_step_card(ctx, "build", family, params, inputs, kg=inputs["kg"], **sources)
-
-
-def _seed(ctx: StepContext, params: Any) -> int:
-    return ctx.seed if params.seed is None else params.seed
-
+from chronoprobe.steps import Input, StepContext, variant, variant_kind
 
 # --- drift ------------------------------------------------------------------------------------
 
@@ -123,7 +85,7 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
             progress(done[0], None)
 
         stats = write_drift(
-            _kg(inputs),
+            read_kg(inputs),
             ctx.out_dir,
             first=params.first,
             last=params.last,
@@ -133,7 +95,7 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
             templates=params.templates,
             on_period=advance,
         )
-    _finish(ctx, params, inputs, drift_headline(stats))
+    finish(ctx, params, inputs, drift_headline(stats))
 
 
 def drift_headline(stats: list[dict]) -> dict:
@@ -212,18 +174,18 @@ def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]
     from chronoprobe.datasets.writers import write_lamatk
 
     stats = write_lamatk(
-        _kg(inputs),
+        read_kg(inputs),
         ctx.out_dir,
         task=params.task,
         conflicts=params.conflicts,
         sample=params.sample,
-        seed=_seed(ctx, params),
+        seed=seed_of(ctx, params),
     )
     main = stats["statements"]
     headline = {"statements": main["statements"], "multi_answer_share": main["multi_answer_share"]}
     if "queries" in stats:
         headline["queries"] = stats["queries"]["statements"]
-    _finish(ctx, params, inputs, headline)
+    finish(ctx, params, inputs, headline)
 
 
 # --- CronQuestions ----------------------------------------------------------------------------
@@ -271,18 +233,18 @@ def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) 
     from chronoprobe.datasets.writers import write_cronq
 
     stats = write_cronq(
-        _kg(inputs),
+        read_kg(inputs),
         ctx.out_dir,
         exhaustive=params.exhaustive,
         max_per_template=params.max_per_template,
-        seed=_seed(ctx, params),
+        seed=seed_of(ctx, params),
     )
     headline = {
         "questions": stats["all"]["questions"],
         **{f"{split}_questions": stats[split]["questions"] for split in ("train", "test")},
         "types": stats["all"]["types"],
     }
-    _finish(ctx, params, inputs, headline)
+    finish(ctx, params, inputs, headline)
 
 
 # --- ECBD -------------------------------------------------------------------------------------
@@ -322,14 +284,14 @@ def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) ->
         min_article_words=params.min_article_words,
         popular=params.popular,
         per_group=params.per_group,
-        seed=_seed(ctx, params),
+        seed=seed_of(ctx, params),
     )
     articles = params.articles or inputs["kg"] / "articles.parquet"
-    kg = _kg(inputs, facts=False)  # ECBD reads entities and their dates only
+    kg = read_kg(inputs, facts=False)  # ECBD reads entities and their dates only
     stats = write_ecbd(kg, ctx.out_dir, articles, config, params.spacy_model)
     headline = {"examples": stats["examples"], "groups": len(stats["groups"])}
     own = () if params.articles is None else (params.articles,)  # else the KG's articles
-    _finish(ctx, params, inputs, headline, extra_sources=own)
+    finish(ctx, params, inputs, headline, extra_sources=own)
 
 
 # --- dated statements -------------------------------------------------------------------------
@@ -384,19 +346,19 @@ def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) 
     from chronoprobe.jsonl import write_jsonl
 
     statements, stats = build_dated_statements(
-        _kg(inputs),
+        read_kg(inputs),
         precisions=params.precisions,
         distances=params.distances,
         relations=params.relations,
         first_year=params.first_year,
         max_facts=params.max_facts,
-        seed=_seed(ctx, params),
+        seed=seed_of(ctx, params),
     )
     if not statements:
         raise ValueError("no fact with a start date and a statement template: nothing to write")
     write_jsonl(ctx.out_dir / "statements.jsonl", statements)
     atomic_write_text(ctx.out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
-    _finish(ctx, params, inputs, {"facts": stats["facts"], "statements": stats["statements"]})
+    finish(ctx, params, inputs, {"facts": stats["facts"], "statements": stats["statements"]})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +406,3 @@ variant_kind(
     help="Build probe sets from a KG directory.",
     check=_questions_for_the_oracle,
 )
-
-from chronoprobe.datasets import timeline  # noqa: E402, F401  (registers `build timeline`)
-from chronoprobe.probes import timeline_oracle  # noqa: E402, F401  (`build timeline-oracle`)

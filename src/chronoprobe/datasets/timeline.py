@@ -34,8 +34,13 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, field_validator
+
+from chronoprobe.datasets.builders import BUILDERS, SEED_HELP, finish, read_kg, seed_of
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import bound_points
+from chronoprobe.params import ExistingPath, Params
+from chronoprobe.steps import StepContext, variant
 from chronoprobe.templates import read_templates_yaml
 from chronoprobe.time import (
     Granularity,
@@ -756,8 +761,18 @@ def _row(gen: Generator, q: Question, rng: random.Random) -> dict:
             "gold": q.gold,
             "asks": q.asks,
             "facts": [f.to_dict() for f in q.facts],
+            "names": _names(gen, q),
         },
     }
+
+
+def _names(gen: Generator, q: Question) -> dict[str, str]:
+    """The label of every entity of the question's facts and ``asks``, as its text names
+    them: what a reader linking the question's words to KG entities needs."""
+    ids = [e for f in q.facts for e in (f.subject, f.object)]
+    ids += [q.asks["given"]] if "given" in q.asks else []
+    ids += q.asks.get("options", [])
+    return {e: gen.kg.label(e) for e in dict.fromkeys(ids)}
 
 
 class _Slots(dict):
@@ -784,12 +799,6 @@ def statistics(rows: Sequence[dict]) -> dict[str, Any]:
 
 
 # --- the builder ------------------------------------------------------------------------------
-
-from pydantic import Field, field_validator  # noqa: E402
-
-from chronoprobe.datasets.ops import BUILDERS, SEED_HELP, _finish, _kg, _seed  # noqa: E402
-from chronoprobe.params import ExistingPath, Params  # noqa: E402
-from chronoprobe.steps import StepContext, variant  # noqa: E402
 
 
 class TimelineParams(Params):
@@ -858,9 +867,9 @@ def build_timeline(ctx: StepContext, params: TimelineParams, inputs: dict[str, P
     from chronoprobe.jsonl import write_jsonl
 
     templates = load_timeline_templates(params.templates)
-    kg = _kg(inputs)
+    kg = read_kg(inputs)
     rows, left_out = generate(
-        kg, templates=templates, per_kind=params.per_kind, seed=_seed(ctx, params),
+        kg, templates=templates, per_kind=params.per_kind, seed=seed_of(ctx, params),
         kinds=params.kinds,
     )  # fmt: skip
     if not rows:
@@ -883,4 +892,4 @@ def build_timeline(ctx: StepContext, params: TimelineParams, inputs: dict[str, P
         "complexity": stats["all"]["by_complexity"],
     }
     own = () if params.templates is None else (params.templates,)
-    _finish(ctx, params, inputs, headline, extra_sources=own)
+    finish(ctx, params, inputs, headline, extra_sources=own)

@@ -22,6 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from chronoprobe.datasets.builders import BUILDERS, finish, read_kg
 from chronoprobe.datasets.timeline import (
     _GRANULARITY,
     UNITS,
@@ -38,6 +41,8 @@ from chronoprobe.datasets.timeline import (
     unit,
 )
 from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.params import Params
+from chronoprobe.steps import StepContext, variant
 from chronoprobe.time import Period, TimePoint
 
 UNKNOWN = "unknown"  # the oracle's answer where the KG does not determine one
@@ -244,12 +249,6 @@ def oracle_metrics(judged: Sequence[dict]) -> dict[str, Any]:
 
 # --- the step ---------------------------------------------------------------------------------
 
-from pydantic import Field  # noqa: E402
-
-from chronoprobe.datasets.ops import BUILDERS, _finish, _kg  # noqa: E402
-from chronoprobe.params import Params  # noqa: E402
-from chronoprobe.steps import StepContext, variant  # noqa: E402
-
 
 class OracleParams(Params):
     rows: str | None = Field(
@@ -287,7 +286,7 @@ def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[s
     questions = inputs["questions"] / (params.rows or "questions.jsonl")
     if not questions.is_file():
         raise ValueError(f"{questions}: no such file of timeline questions")
-    kg = _kg(inputs)
+    kg = read_kg(inputs)
     facts = timed_facts(kg)
     oracle = Oracle(dropped(facts, params.drop, params.seed) if params.drop else facts)
     rows = [row for _, row in numbered_lines(questions)]
@@ -303,4 +302,4 @@ def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[s
         "facts_dropped": len(facts) - sum(len(v) for v in oracle.by_triple.values()),
         **oracle_metrics(judged),
     }
-    _finish(ctx, params, inputs, headline, extra_sources=(questions,))
+    finish(ctx, params, inputs, headline, extra_sources=(questions,))
