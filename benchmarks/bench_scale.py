@@ -39,7 +39,7 @@ def dump_run(path: Path, engine: str, workers: int, part_mb: float) -> dict:
     from chronoprobe.kg.io import wikidata_dump_ray
     from chronoprobe.kg.io.options import LoadOptions
     from chronoprobe.kg.io.problems import Problems
-    from chronoprobe.kg.io.wikidata_dump import load
+    from chronoprobe.kg.io.wikidata_load import load
 
     ray_start = _start_ray(workers) if engine == "ray" else 0.0
     wikidata_dump_ray.PART_SIZE = int(part_mb * 1e6)

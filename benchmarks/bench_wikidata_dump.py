@@ -199,7 +199,7 @@ def measure(path: Path, processes: int, relations: frozenset[str] | None) -> dic
 
     from chronoprobe.kg.io.options import LoadOptions
     from chronoprobe.kg.io.problems import Problems
-    from chronoprobe.kg.io.wikidata_dump import load
+    from chronoprobe.kg.io.wikidata_load import load
 
     own = resource.getrusage(resource.RUSAGE_SELF)
     cpu_before = own.ru_utime + own.ru_stime  # the imports above

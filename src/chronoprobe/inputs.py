@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -87,8 +87,6 @@ def open_input(path: str | Path) -> Iterator[BinaryIO]:
     if Path(path).is_dir():
         raise ValueError(f"{path}: a folder, not a file")
     if str(path).endswith(COMPRESSED):
-        from chronoprobe.kg.io.compressed import open_binary  # the decompressors live there
-
         with open_binary(path) as stream:
             yield stream
         return
@@ -124,3 +122,154 @@ def read_document(stream: BinaryIO, name: str | Path, sized: bool) -> bytes:
         if total > limit:
             raise RecordTooLong(f"{name}:1", limit)
     return b"".join(chunks)
+
+
+# --- compressed inputs ---------------------------------------------------------------------
+
+
+class CorruptInput(ValueError):
+    """A compressed input that does not decompress: its message names the file, the byte
+    where known and the reason."""
+
+
+GZIP_MAGIC, BZIP2_MAGIC = b"\x1f\x8b", b"BZh"
+# What decompressors raise on damaged data: EOFError (cut short, or bytes after the end),
+# zlib's and isal's errors and gzip.BadGzipFile (OSErrors), RuntimeError from indexed_bzip2.
+_DAMAGE = (EOFError, OSError, RuntimeError)
+
+
+def _refuse_other_content(path: Path, head: bytes, magic: bytes, what: str) -> None:
+    """A file named like ``what`` (gzip, bzip2) whose first bytes are not ``what``'s."""
+    if head and head != magic[: len(head)]:
+        raise CorruptInput(
+            f"{path}: not {what} data: the name ends in {path.suffix}, but the file does not "
+            f"start with {what}'s bytes ({magic.hex(' ')}); if it is not compressed, rename it"
+        )
+
+
+_DIAGNOSE_CHUNK = 1 << 16  # compressed bytes fed at a time: damage is located to within them
+
+
+def _damage(path: Path, err: BaseException) -> CorruptInput:
+    """The error for a compressed file that failed to decompress with ``err``: where and why,
+    found by decompressing it again, member by member, in bounded memory."""
+    reason = _gzip_damage(path) if path.name.endswith(".gz") else _bz2_damage(path)
+    if reason is None:  # not found again (an I/O error, say): what the decompressor said
+        reason = f"cannot decompress it: {type(err).__name__}: {err}"
+    return CorruptInput(f"{path}: {reason}")
+
+
+def _gzip_damage(path: Path) -> str | None:
+    import zlib
+
+    with path.open("rb") as raw:
+        member, data, at, open_member = zlib.decompressobj(31), b"", 0, False
+        while True:
+            if not data and not (data := raw.read(_DIAGNOSE_CHUNK)):
+                break
+            if not open_member and not data.startswith(GZIP_MAGIC[: len(data)]):
+                rest = len(data) + len(raw.read())
+                return (
+                    f"byte {at:,}: {rest:,} bytes after the end of the gzip data, which are no gzip"
+                )
+            open_member = True
+            try:
+                member.decompress(data, 1 << 16)
+            except zlib.error as err:
+                return f"bytes {at:,} to {at + len(data):,}: damaged gzip data ({err})"
+            left = member.unused_data if member.eof else member.unconsumed_tail
+            at += len(data) - len(left)
+            data = left
+            if member.eof:
+                member, open_member = zlib.decompressobj(31), False
+        if open_member:
+            return f"byte {at:,}: the gzip data is cut short (the file ends inside it)"
+    return None
+
+
+def _bz2_damage(path: Path) -> str | None:
+    import bz2
+
+    with path.open("rb") as raw:
+        stream, at, open_stream = bz2.BZ2Decompressor(), 0, False
+        data = raw.read(_DIAGNOSE_CHUNK)
+        while data or not stream.needs_input:
+            open_stream = True
+            try:
+                stream.decompress(data, 1 << 16)
+            except OSError as err:
+                return f"bytes {at:,} to {at + len(data):,}: damaged bzip2 data ({err})"
+            at += len(data)
+            data = b""
+            if stream.eof:
+                data = stream.unused_data
+                at -= len(data)
+                stream, open_stream = bz2.BZ2Decompressor(), False
+                data += raw.read(_DIAGNOSE_CHUNK) if len(data) < 3 else b""
+                if data and not data.startswith(BZIP2_MAGIC[: len(data)]):
+                    return None  # trailing bytes: indexed_bzip2 leaves them, warning
+            elif stream.needs_input:
+                data = raw.read(_DIAGNOSE_CHUNK)
+        if open_stream:
+            return f"byte {at:,}: the bzip2 data is cut short (the file ends inside it)"
+    return None
+
+
+@contextmanager
+def open_decompressed(
+    path: Path, threads: int, gzip_thread: bool = True
+) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
+    """The decompressed stream, and a function telling how many compressed bytes were read.
+
+    ``threads``: bzip2's decompression threads. ``gzip_thread``: gzip decompresses in a thread
+    of its own (off the GIL) rather than in the caller's. A folder, a file that is not what its
+    name says, and damaged compressed data are :class:`ValueError` naming the file.
+    """
+    if path.is_dir():
+        raise ValueError(f"{path}: a folder, not a file")
+    if path.name.endswith(".bz2"):
+        import indexed_bzip2
+
+        if is_regular(path):  # indexed_bzip2 reads a file of other bytes as empty
+            with path.open("rb") as raw:
+                _refuse_other_content(path, raw.read(3), BZIP2_MAGIC, "bzip2")
+        # Given the path, indexed_bzip2 reads the file natively from its own threads.
+        stream = indexed_bzip2.open(str(path), parallelization=max(1, threads))
+        furthest = 0
+
+        def position() -> int:
+            # It counts bits; with several threads it may fall back to 0 near the end.
+            nonlocal furthest
+            furthest = max(furthest, stream.tell_compressed() // 8)
+            return furthest
+
+        try:
+            yield stream, position
+        except _DAMAGE as err:
+            raise _damage(path, err) from None
+        finally:
+            stream.close()
+        return
+    with path.open("rb") as raw:
+        if not path.name.endswith(".gz"):
+            yield raw, raw.tell
+            return
+        from isal import igzip, igzip_threaded
+
+        _refuse_other_content(path, raw.peek(2)[:2], GZIP_MAGIC, "gzip")
+        # One background thread decompresses while the caller does other work. Where the caller
+        # parses, its own thread is cheaper: handing blocks over between threads cost more CPU
+        # than it saved time (the parser holds the GIL through a block).
+        opened = igzip_threaded.open(raw, "rb", threads=1) if gzip_thread else igzip.open(raw)
+        try:
+            with opened as stream:
+                yield stream, raw.tell
+        except _DAMAGE as err:
+            raise _damage(path, err) from None
+
+
+@contextmanager
+def open_binary(path: str | Path, threads: int = 1) -> Iterator[BinaryIO]:
+    """Open a plain, ``.gz`` or ``.bz2`` file for reading its decompressed bytes."""
+    with open_decompressed(Path(path), threads) as (stream, _):
+        yield stream

@@ -18,13 +18,14 @@ from typer.testing import CliRunner
 from chronoprobe.cli.main import app
 from chronoprobe.inputs import (
     MAX_RECORD_ENV,
+    CorruptInput,
     RecordTooLong,
     bounded_lines,
     parse_size,
     read_document,
 )
 from chronoprobe.jsonl import read_jsonl
-from chronoprobe.kg.io.compressed import CorruptInput, line_blocks
+from chronoprobe.kg.io.compressed import line_blocks
 from chronoprobe.kg.io.options import LoadOptions, get_loader
 from chronoprobe.kg.io.problems import Problems
 

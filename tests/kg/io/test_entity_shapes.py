@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.kg.io import wikidata_dump
+from chronoprobe.kg.io import wikidata_load
 from chronoprobe.kg.io.jsonl import fact_tuples
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
@@ -63,7 +63,7 @@ def test_every_shape_converts_from_the_cli_with_exact_facts(name, tmp_path):
 def test_labels_terms_and_problems_of_documents_are_located_in_them():
     problems = Problems()
     paths = [WIKIDATA / name for name in SHAPES]
-    kg = wikidata_dump.load(paths, LoadOptions(), problems)
+    kg = wikidata_load.load(paths, LoadOptions(), problems)
     assert kg.label("Q7186") == "Marie Curie" and kg.label("Q11571") == "Cristiano Ronaldo"
     assert kg.relation_label("P54") == "member of sports team"
     assert problems.examples == {
@@ -93,8 +93,8 @@ def test_an_entity_alone_gives_what_its_dump_line_gives(tmp_path, indent):
         alone = tmp_path / f"entity{number}.json.bz2"  # compressed, as a download may be
         text = json.dumps(json.loads(line), indent=indent, ensure_ascii=False)
         alone.write_bytes(bz2.compress(text.encode()))
-        expected = wikidata_dump.load([dump], LoadOptions(), Problems())
-        got = wikidata_dump.load([alone], LoadOptions(), Problems())
+        expected = wikidata_load.load([dump], LoadOptions(), Problems())
+        got = wikidata_load.load([alone], LoadOptions(), Problems())
         assert got.facts.equals(expected.facts), line[:60]
         assert got.entities.equals(expected.entities), line[:60]
         assert got.relations.equals(expected.relations), line[:60]
@@ -104,8 +104,8 @@ def test_an_array_of_all_dump_entities_on_one_line_gives_the_dump(tmp_path):
     entities = [json.loads(line) for line in _dump_lines()]
     array = tmp_path / "array.json"
     array.write_text(json.dumps(entities), encoding="utf-8")
-    dump = wikidata_dump.load([WIKIDATA / "dump.json"], LoadOptions(), Problems())
-    got = wikidata_dump.load([array], LoadOptions(), Problems())
+    dump = wikidata_load.load([WIKIDATA / "dump.json"], LoadOptions(), Problems())
+    got = wikidata_load.load([array], LoadOptions(), Problems())
     assert fact_tuples(got) == fact_tuples(dump)
 
 
@@ -113,8 +113,8 @@ def test_a_byte_order_mark_before_the_dump_is_no_problem(tmp_path):
     marked = tmp_path / "dump.json"
     marked.write_bytes(b"\xef\xbb\xbf" + (WIKIDATA / "dump.json").read_bytes())
     plain, plain_problems = Problems(), Problems()
-    expected = wikidata_dump.load([WIKIDATA / "dump.json"], LoadOptions(), plain_problems)
-    got = wikidata_dump.load([marked], LoadOptions(), plain)
+    expected = wikidata_load.load([WIKIDATA / "dump.json"], LoadOptions(), plain_problems)
+    got = wikidata_load.load([marked], LoadOptions(), plain)
     assert got.facts.equals(expected.facts)
     assert plain.counts == plain_problems.counts
 
@@ -176,7 +176,7 @@ def test_an_entity_nested_too_deeply_is_one_located_problem_and_the_others_load(
     broken = tmp_path / "entities.json"
     broken.write_text(text.replace('"type": "item",', f'"type": "item", "deep": {deep},', 1))
     problems = Problems()
-    kg = wikidata_dump.load([broken], LoadOptions(), problems)
+    kg = wikidata_load.load([broken], LoadOptions(), problems)
     assert fact_tuples(kg) == [f for f in SHAPES["entities_array.json"] if f[0] == "Q1001"]
     assert problems.examples["JSON nested too deeply"] == (
         f"{broken}:2: JSON nested too deeply (5001 levels)"

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.kg import TemporalKG
-from chronoprobe.kg.io import compressed, wikidata_dump
+from chronoprobe.kg.io import compressed, wikidata_dump, wikidata_load
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import BadRecord, Problems
 from chronoprobe.kg.records import bound_points
@@ -107,7 +107,7 @@ def entities_of(kg: TemporalKG) -> dict[str, tuple]:
 
 def load(path: Path = FIXTURE, **options) -> tuple[TemporalKG, Problems]:
     problems = Problems()
-    return wikidata_dump.load([path], LoadOptions(**options), problems), problems
+    return wikidata_load.load([path], LoadOptions(**options), problems), problems
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def test_bad_lines_are_counted_by_reason_with_file_and_line(loaded):
 
 def test_strict_mode_stops_at_the_first_bad_line():
     with pytest.raises(BadRecord) as caught:
-        wikidata_dump.load([FIXTURE], LoadOptions(), Problems(strict=True))
+        wikidata_load.load([FIXTURE], LoadOptions(), Problems(strict=True))
     assert str(caught.value) == f"{FIXTURE}:10: malformed JSON: Input data was truncated"
 
 
@@ -238,7 +238,7 @@ def test_line_blocks_reuse_one_buffer_and_parsing_keeps_no_view_of_it(loaded, mo
     monkeypatch.setattr(wikidata_dump, "_time_bounds", bounds)
     monkeypatch.setattr(wikidata_dump, "_remembered_bounds", functools.lru_cache(bounds))
     monkeypatch.setattr(
-        wikidata_dump, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
+        wikidata_load, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
     )
     kg, problems = load()
     assert kg.facts.equals(loaded[0].facts)
@@ -251,9 +251,9 @@ def test_line_blocks_reuse_one_buffer_and_parsing_keeps_no_view_of_it(loaded, mo
 
 
 def test_entities_spooled_a_few_at_a_time_give_the_same_kg(loaded, monkeypatch):
-    monkeypatch.setattr(wikidata_dump, "_SPOOL_ROWS", 3)  # several writes, one left at the end
+    monkeypatch.setattr(wikidata_load, "_SPOOL_ROWS", 3)  # several writes, one left at the end
     monkeypatch.setattr(
-        wikidata_dump, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
+        wikidata_load, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
     )
     kg, _ = load()
     assert kg.entities.equals(loaded[0].entities)
@@ -263,13 +263,13 @@ def test_entities_spooled_a_few_at_a_time_give_the_same_kg(loaded, monkeypatch):
 def test_two_processes_give_the_same_kg_and_line_numbers(loaded, monkeypatch):
     # Small blocks, so that several go through the pool and line numbers cross blocks.
     small = functools.partial(compressed.line_blocks, block_size=4096)
-    monkeypatch.setattr(wikidata_dump, "line_blocks", small)
+    monkeypatch.setattr(wikidata_load, "line_blocks", small)
     kg, problems = load(processes=2)
     assert kg.facts.equals(loaded[0].facts)
     assert kg.entities.equals(loaded[0].entities)
     assert problems.examples == loaded[1].examples
     with pytest.raises(BadRecord, match=r"dump\.json:10: malformed JSON"):
-        wikidata_dump.load([FIXTURE], LoadOptions(processes=2), Problems(strict=True))
+        wikidata_load.load([FIXTURE], LoadOptions(processes=2), Problems(strict=True))
 
 
 def test_a_later_record_of_an_entity_replaces_an_earlier_one(tmp_path):
@@ -277,7 +277,7 @@ def test_a_later_record_of_an_entity_replaces_an_earlier_one(tmp_path):
     obama = lines[1].replace('"value":"Barack Obama"', '"value":"Barack H. Obama"', 1)
     (tmp_path / "update.json").write_text(f"[\n{obama}\n]\n")
     problems = Problems()
-    kg = wikidata_dump.load([FIXTURE, tmp_path / "update.json"], LoadOptions(), problems)
+    kg = wikidata_load.load([FIXTURE, tmp_path / "update.json"], LoadOptions(), problems)
     ids = kg.entities["id"]
     assert pc.sum(pc.equal(ids, "Q76")).as_py() == 1
     assert kg.label("Q76") == "Barack H. Obama"
@@ -441,12 +441,12 @@ def test_shared_blocks_hand_blocks_to_workers_through_slots():
 def test_progress_follows_the_compressed_bytes_to_the_end(tmp_path, suffix, monkeypatch):
     # Small blocks so that progress is reported several times on the way.
     small = functools.partial(compressed.line_blocks, block_size=4096)
-    monkeypatch.setattr(wikidata_dump, "line_blocks", small)
+    monkeypatch.setattr(wikidata_load, "line_blocks", small)
     path = tmp_path / f"latest-all.{suffix}"
     compress = {"json": bytes, "json.gz": gzip.compress, "json.bz2": bz2.compress}[suffix]
     path.write_bytes(compress(FIXTURE.read_bytes()))
     seen = []
-    wikidata_dump.load([path, FIXTURE], LoadOptions(progress=lambda *a: seen.append(a)), Problems())
+    wikidata_load.load([path, FIXTURE], LoadOptions(progress=lambda *a: seen.append(a)), Problems())
     total = path.stat().st_size + FIXTURE.stat().st_size
     assert len(seen) > 4
     assert {t for _, t in seen} == {total}

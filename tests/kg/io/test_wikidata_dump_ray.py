@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.kg.io import wikidata_dump, wikidata_dump_ray
+from chronoprobe.kg.io import wikidata_dump_ray, wikidata_load
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import BadRecord, Problems
 
@@ -37,7 +37,7 @@ def dump(tmp_path: Path, suffix: str) -> Path:
 
 def load(path: Path, **options):
     problems = Problems()
-    return wikidata_dump.load([path], LoadOptions(**options), problems), problems
+    return wikidata_load.load([path], LoadOptions(**options), problems), problems
 
 
 @pytest.mark.parametrize("suffix", list(COMPRESS))
@@ -58,7 +58,7 @@ def test_ray_parts_give_the_local_kg(ray_session, small_parts, tmp_path, suffix)
     assert problems.examples == local_problems.examples
     assert problems.counts == local_problems.counts
     with pytest.raises(BadRecord, match=r"latest-all\.json[.a-z2]*:10: malformed JSON"):
-        wikidata_dump.load([path], LoadOptions(engine="ray"), Problems(strict=True))
+        wikidata_load.load([path], LoadOptions(engine="ray"), Problems(strict=True))
 
 
 @pytest.mark.parametrize("suffix", ["json.gz", "json.bz2"])

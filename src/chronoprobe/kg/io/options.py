@@ -37,7 +37,7 @@ Loader = Callable[[Sequence[Path], LoadOptions, "Problems"], "TemporalKG"]
 LOADERS: Registry[Loader] = Registry(
     "source format",
     {
-        "wikidata-json": "chronoprobe.kg.io.wikidata_dump:load",
+        "wikidata-json": "chronoprobe.kg.io.wikidata_load:load",
         "wikidata-sparql": "chronoprobe.kg.io.wikidata_sparql:load",
         "cronquestions": "chronoprobe.kg.io.cronquestions:load",
         "jsonl": "chronoprobe.kg.io.jsonl:load",
