@@ -220,6 +220,14 @@ def test_first_and_last_day() -> None:
     ]  # fmt: skip
 
 
+def test_at_precision_cuts_finer_parts() -> None:
+    day = TimePoint(2009, 3, 4)
+    assert day.at_precision(Precision.YEAR) == TimePoint(2009)
+    assert day.at_precision(Precision.MONTH) == TimePoint(2009, 3)
+    assert day.at_precision(Precision.DAY) is day
+    assert TimePoint(-59, 12).at_precision(Precision.YEAR).iso() == "-0059"
+
+
 def test_bce_spans_are_ordered() -> None:
     # No year-zero shift, but the axis stays monotone: -0059 ends the day before -0058 starts.
     assert TimePoint(-59).last_day() + 1 == TimePoint(-58).first_day()

@@ -199,6 +199,14 @@ class TimePoint:
     def __str__(self) -> str:
         return self.iso()
 
+    def at_precision(self, precision: Precision) -> TimePoint:
+        """This point cut to ``precision`` (which must not be finer than the point's own)."""
+        if precision == Precision.YEAR:
+            return TimePoint(self.year)
+        if precision == Precision.MONTH:
+            return TimePoint(self.year, self.month)
+        return self
+
     def first_day(self) -> int:
         """Day number of the first day this point's span covers."""
         return day_number(self.year, self.month or 1, self.day or 1)

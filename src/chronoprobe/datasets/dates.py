@@ -27,15 +27,6 @@ MONTHS = (
 ).split()
 
 
-def at_precision(point: TimePoint, precision: Precision) -> TimePoint:
-    """``point`` cut to ``precision`` (which must not be finer than the point's own)."""
-    if precision == Precision.YEAR:
-        return TimePoint(point.year)
-    if precision == Precision.MONTH:
-        return TimePoint(point.year, point.month)
-    return point
-
-
 def shifted(point: TimePoint, units: int) -> TimePoint:
     """``point`` moved by ``units`` of its own precision (years, months or days)."""
     if point.precision == Precision.YEAR:
@@ -65,14 +56,14 @@ def date_contexts(
     if start.precision < precision or (end is not None and end.precision < precision):
         return []
     if end is None:
-        right = at_precision(start, precision)
+        right = start.at_precision(precision)
     else:
         middle = (start.first_day() + end.last_day()) // 2
-        right = at_precision(TimePoint(*civil_from_day_number(middle)), precision)
+        right = TimePoint(*civil_from_day_number(middle)).at_precision(precision)
     out = [("right", 0, right)]
-    out += [("before", d, shifted(at_precision(start, precision), -d)) for d in distances]
+    out += [("before", d, shifted(start.at_precision(precision), -d)) for d in distances]
     if end is not None:
-        out += [("after", d, shifted(at_precision(end, precision), d)) for d in distances]
+        out += [("after", d, shifted(end.at_precision(precision), d)) for d in distances]
     return out
 
 

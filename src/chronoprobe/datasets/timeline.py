@@ -121,15 +121,6 @@ def unit(point: TimePoint, precision: Precision) -> int:
     return day_number(point.year, point.month, point.day)
 
 
-def cut(point: TimePoint, precision: Precision) -> TimePoint:
-    """``point`` at ``precision`` (not finer than its own)."""
-    if precision == Precision.YEAR:
-        return TimePoint(point.year)
-    if precision == Precision.MONTH:
-        return TimePoint(point.year, point.month)
-    return point
-
-
 def spoken(point: TimePoint) -> str:
     """'2009', 'March 2009' or '4 March 2009'."""
     if point.precision == Precision.YEAR:
@@ -392,10 +383,10 @@ class Generator:
     def at_time(self, fact: TimedFact, asked: str) -> Question | None:
         precision = fact.precision
         if fact.end is None:
-            point = cut(fact.start, precision)  # type: ignore[arg-type]
+            point = fact.start.at_precision(precision)  # type: ignore[union-attr]
         else:
             middle = (fact.start.first_day() + fact.end.last_day()) // 2  # type: ignore[union-attr]
-            point = cut(TimePoint(*civil_from_day_number(middle)), precision)
+            point = TimePoint(*civil_from_day_number(middle)).at_precision(precision)
         period = Period.containing(point, _GRANULARITY[precision])
         given = fact.subject if asked == "object" else fact.object
         group = self.by_given[("subject" if asked == "object" else "object", given, fact.relation)]
@@ -445,7 +436,8 @@ class Generator:
                 return None
             starts = [f.start for f in (a, b) if unit(f.start, precision) == lo]  # type: ignore[arg-type]
             ends = [f.end for f in (a, b) if unit(f.end, precision) == hi]  # type: ignore[arg-type]
-            gold = {"range": [cut(starts[0], precision).iso(), cut(ends[0], precision).iso()]}
+            first, last = starts[0].at_precision(precision), ends[0].at_precision(precision)  # type: ignore[union-attr]
+            gold = {"range": [first.iso(), last.iso()]}
         label = answer_label(gold)
         asks = {"relation": gold["asked"]} if kind == "allen_yes_no" else {}
         if kind == "allen_choice":

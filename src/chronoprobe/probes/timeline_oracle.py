@@ -33,7 +33,6 @@ from chronoprobe.datasets.timeline import (
     allen,
     answer_label,
     common,
-    cut,
     holds_in,
     overlap,
     spans,
@@ -157,7 +156,7 @@ def _on_facts(kind: str, facts: list[TimedFact], asks: dict[str, Any]) -> dict[s
             return None
         start = next(f.start for f in facts if unit(f.start, precision) == lo)  # type: ignore
         end = next(f.end for f in facts if unit(f.end, precision) == hi)  # type: ignore
-        return {"range": [cut(start, precision).iso(), cut(end, precision).iso()]}  # type: ignore
+        return {"range": [start.at_precision(precision).iso(), end.at_precision(precision).iso()]}  # type: ignore
     if kind == "set_operation":
         a, b, c = intervals
         if asks["operation"] == "intersection":
