@@ -7,7 +7,9 @@ time, with a dummy (index E, or T for times) where the question has none or name
 the embeddings never saw (an event without facts, a year outside the KG's span); those are
 counted, not dropped. A gold answer outside the vocabulary cannot be ranked: it is left out of
 the answer set and counted; a question left with no answer is still evaluated (always a miss)
-but not trained on.
+but not trained on. Timeline questions (``build timeline``) are read as such rows where the
+models can answer them, and counted with their reason where not
+(:mod:`chronoprobe.kgqa.timeline_questions`).
 
 What the encoder reads (:data:`QUESTION_INPUTS`) is the row's ``question`` (the paraphrased text
 with names) or its ``template``: the same wording with ``{head}``, ``{tail}``, ``{time}``,
@@ -30,6 +32,7 @@ from torch import Tensor
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
 from chronoprobe.jsonl import numbered_lines, read_json_object
+from chronoprobe.kgqa import timeline_questions
 
 ANSWER_TYPES = ("entity", "time")
 REQUIRED = ("id", "question", "type", "answer_type", "answers", "entities", "times")
@@ -89,6 +92,10 @@ class Questions:
     # which slot of that fact the question's head fills ("head", "tail"; None: not annotated).
     relations: list[str | None] = field(default_factory=list)
     head_roles: list[str | None] = field(default_factory=list)
+    # Timeline questions: each one's labels (kind, complexity, capability, answer type,
+    # precision; None for other rows), and those of the file not answered, by category
+    timeline: list[dict | None] = field(default_factory=list)
+    not_answered: dict[str, dict] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -115,6 +122,9 @@ class Questions:
             text += "; unknown to the embeddings: " + ", ".join(
                 f"{n:,} {what}" for what, n in sorted(self.unknown.items())
             )
+        if self.not_answered:
+            n = sum(entry["questions"] for entry in self.not_answered.values())
+            text += f"; {n:,} timeline questions not answered (outside the answer space)"
         return text
 
 
@@ -129,6 +139,13 @@ def questions_kg(cronq_dir: Path) -> tuple[str, str | None]:
 
 def read_rows(path: Path, question_input: str = "question") -> list[dict]:
     """Question rows of a JSONL file, each checked for the fields the QA models read."""
+    return read_split(path, question_input)[0]
+
+
+def read_split(path: Path, question_input: str = "question") -> tuple[list[dict], dict]:
+    """Question rows of a JSONL file, each checked for the fields the QA models read, and
+    the timeline questions among them that the models cannot answer (by category: count,
+    answer type, reason); those are left out of the rows."""
     if question_input not in QUESTION_INPUTS:
         raise ValueError(
             f"question input must be one of {', '.join(QUESTION_INPUTS)}, not {question_input!r}"
@@ -137,9 +154,16 @@ def read_rows(path: Path, question_input: str = "question") -> list[dict]:
         raise FileNotFoundError(
             f"{path}: no such question file; build one with `chronoprobe build cronq`"
         )
-    return [
-        _checked(row, f"{path}:{number}", question_input) for number, row in numbered_lines(path)
-    ]
+    rows, not_answered = [], timeline_questions.NotAnswered()
+    for number, row in numbered_lines(path):
+        where = f"{path}:{number}"
+        if timeline_questions.is_timeline_row(row):
+            row = timeline_questions.convert(row, where, question_input)
+            if isinstance(row, timeline_questions.Refusal):
+                not_answered.add(row)
+                continue
+        rows.append(_checked(row, where, question_input))
+    return rows, not_answered.to_json()
 
 
 def _checked(row: object, where: str, question_input: str) -> dict:
@@ -236,6 +260,7 @@ def encode(rows: Sequence[dict], vocab: AnswerVocab, question_input: str = "ques
         unknown=+unknown,
         relations=[str(row["relations"][0]) if row.get("relations") else None for row in rows],
         head_roles=[_head_role(row) for row in rows],
+        timeline=[row.get("timeline") for row in rows],
     )
 
 
@@ -257,8 +282,10 @@ def load_split(
     limit: int | None = None,
 ) -> Questions:
     """A split's questions (its first ``limit`` ones, for a quick look) over ``vocab``."""
-    rows = read_rows(Path(cronq_dir) / f"{split}.jsonl", question_input)[:limit]
-    return encode(rows, vocab, question_input)
+    rows, not_answered = read_split(Path(cronq_dir) / f"{split}.jsonl", question_input)
+    questions = encode(rows[:limit], vocab, question_input)
+    questions.not_answered = not_answered
+    return questions
 
 
 def is_simple(types: Sequence[str]) -> np.ndarray:

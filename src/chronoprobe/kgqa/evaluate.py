@@ -19,6 +19,7 @@ from rich.progress import Progress
 from torch import Tensor
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
+from chronoprobe.kgqa import timeline_questions
 from chronoprobe.kgqa.data import AnswerVocab, Questions
 from chronoprobe.kgqa.models import QAModel
 from chronoprobe.metrics.ranking import gold_ranks, rank_summary
@@ -111,12 +112,17 @@ def evaluate(
     seconds = clock.perf_counter() - began
     metrics = breakdown(ranks, questions.types, questions.answer_types)
     metrics["questions_per_s"] = round(len(questions) / seconds, 1) if seconds else 0.0
+    timeline = timeline_questions.figures(ranks, questions.timeline)
+    if timeline or questions.not_answered:
+        metrics["timeline"] = {**timeline, "not_answered": questions.not_answered}
+    kinds = {"timeline_kind": [(t or {}).get("kind") for t in questions.timeline]}
     table = pa.table(
         {
             "id": questions.ids,
             "question": questions.texts,
             "type": questions.types,
             "answer_type": questions.answer_types,
+            **(kinds if timeline else {}),
             "answers": [
                 [vocab.label(int(c)) for c in questions.answer_flat[a:b]]
                 for a, b in zip(

@@ -25,7 +25,9 @@ from chronoprobe.steps import (
 )
 
 QUESTIONS = Input(
-    "questions", "A question directory with train/valid/test.jsonl (`build cronq`, `import`)."
+    "questions",
+    "A question directory with train/valid/test.jsonl (`build cronq`, `import`, or `build "
+    "timeline`: its entity and year questions are answered, the other kinds listed as not).",
 )
 
 

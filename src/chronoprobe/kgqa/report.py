@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from chronoprobe.core.tables import Figure, ResultTable
 
+_LEVELS = {"simple": 0, "medium": 1, "complex": 2}  # timeline complexities, in order
+
 
 def metrics_table(metrics: dict, title: str):
     """The paper's Tables 5-6 layout: one row per question group, Hits@1 and Hits@10 (with
@@ -33,4 +35,16 @@ def metrics_table(metrics: dict, title: str):
         ]
         for name, m in groups
     ]
-    return ResultTable(["questions", "n", "Hits@1", "Hits@10", "MRR"], rows, title, [caption])
+    timeline = metrics.get("timeline") or {}
+    levels = timeline.get("by_complexity") or {}
+    for name, m in sorted(levels.items(), key=lambda item: _LEVELS.get(item[0], 3)):
+        # a timeline group's accuracy is its Hits@1
+        hits = [Figure.of(m, "accuracy"), Figure.of(m, "hits@10"), None]
+        rows.append([f"timeline {name}", m["n"], *hits])
+    captions = [caption]
+    if timeline.get("not_answered"):
+        from chronoprobe.kgqa.timeline_questions import describe
+
+        line = describe(timeline["not_answered"], metrics["questions"])
+        captions.append(line[0].upper() + line[1:])
+    return ResultTable(["questions", "n", "Hits@1", "Hits@10", "MRR"], rows, title, captions)

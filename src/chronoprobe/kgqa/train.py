@@ -27,7 +27,7 @@ from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.kg.graph import same_kg
 from chronoprobe.kgqa import checkpoint
-from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, questions_kg, read_rows
+from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, questions_kg, read_split
 from chronoprobe.kgqa.encoder import TINY, build_encoder
 from chronoprobe.kgqa.evaluate import evaluate, model_inputs
 from chronoprobe.kgqa.models import QAModel, build_qa_model
@@ -137,7 +137,9 @@ def train(
     else:
         vocab, entity, time_table, embeddings, kg = answer_vocab(tkg_dir)
         same_kg(questions_kg(cronq_dir), (f"the embeddings ({tkg_dir})", kg), say)
-        train_rows = read_rows(cronq_dir / "train.jsonl", config.question_input)
+        train_rows, refused = read_split(cronq_dir / "train.jsonl", config.question_input)
+        if not train_rows:
+            raise ValueError(no_question_to_train(cronq_dir / "train.jsonl", refused))
         texts = [row[config.question_input] for row in train_rows]
         encoder = build_encoder(config.encoder, texts, config.seed)
         torch.manual_seed(config.seed)
@@ -226,6 +228,19 @@ def train(
     return TrainResult(model, vocab, history, metrics, tested)
 
 
+def no_question_to_train(path: Path, refused: dict[str, dict]) -> str:
+    """The error of a training file without a question the QA models can answer."""
+    if not refused:
+        return f"{path}: no question to train on"
+    from chronoprobe.kgqa.timeline_questions import describe
+
+    return (
+        f"{path}: no question the KGQA models can answer; {describe(refused, 0)}. Build "
+        "questions with entity or year answers (`chronoprobe build timeline --kinds "
+        "at_time,start,end,during_fact,ranking`)"
+    )
+
+
 def protocol_of(train_options: dict) -> dict:
     """How a model was trained (config.json's ``train``), as metrics.json reports it and `kgqa
     eval` asks it. Checkpoints written before these options existed were trained with the
@@ -270,6 +285,11 @@ def describe_metrics(metrics: dict) -> str:
         parts.append(f"{group} Hits@1 {metrics[group]['hits@1']:.3f}")
     for kind, values in metrics.get("answer_types", {}).items():
         parts.append(f"{kind} answers Hits@1 {values['hits@1']:.3f}")
+    refused = metrics.get("timeline", {}).get("not_answered")
+    if refused:
+        from chronoprobe.kgqa.timeline_questions import describe
+
+        parts.append(describe(refused, metrics["questions"]))
     for kind, values in metrics.get("oracle_relation", {}).get("types", {}).items():
         ours = metrics.get("types", {}).get(kind, {}).get("hits@1", 0.0)
         parts.append(

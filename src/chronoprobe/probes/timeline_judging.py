@@ -206,6 +206,20 @@ def timeline_metrics(predictions: list[dict], summarize) -> dict[str, Any]:
     rows = [p for p in predictions if p.get("timeline")]
     if not rows:
         return {}
+    lenient = [bool(p["timeline"].get("lenient")) for p in rows]
+    return {
+        "timeline": {
+            "lenient": summary(len(rows), {"accuracy": proportion(lenient)}),
+            "duration_tolerance": f"within {DURATION_TOLERANCE:.0%} of the answer, at least "
+            "one unit of the question (lenient figure); exact otherwise",
+            **timeline_groups(rows, summarize),
+        }
+    }
+
+
+def timeline_groups(rows: list[dict], summarize) -> dict[str, Any]:
+    """``summarize(rows of a group)`` by complexity, capability, answer type and kind, and over
+    the complexity x capability ``grid``: each row's labels are its ``timeline`` dict."""
 
     def by(*fields: str) -> dict[str, Any]:
         groups: dict[str, list[dict]] = {}
@@ -214,13 +228,7 @@ def timeline_metrics(predictions: list[dict], summarize) -> dict[str, Any]:
             groups.setdefault(key, []).append(p)
         return {k: summarize(g) for k, g in sorted(groups.items())}
 
-    lenient = [bool(p["timeline"].get("lenient")) for p in rows]
     return {
-        "timeline": {
-            "lenient": summary(len(rows), {"accuracy": proportion(lenient)}),
-            "duration_tolerance": f"within {DURATION_TOLERANCE:.0%} of the answer, at least "
-            "one unit of the question (lenient figure); exact otherwise",
-            **{f"by_{f}": by(f) for f in ("complexity", "capability", "answer_type", "kind")},
-            "grid": by("complexity", "capability"),
-        }
+        **{f"by_{f}": by(f) for f in ("complexity", "capability", "answer_type", "kind")},
+        "grid": by("complexity", "capability"),
     }

@@ -6,7 +6,8 @@ run compares every ``kgqa`` step of the run in one chart, so CronKGQA over TComp
 CronKGQA over ComplEx, EmbedKGQA and the LM baseline reads at a glance; later ones show their own
 bars only. Beside the models, the oracle relation's rows (the TKG embeddings scoring the simple
 questions with the true relation) show what the embeddings allow; a model trained with the
-answer type given, not the paper's protocol, says so in its label.
+answer type given, not the paper's protocol, says so in its label. Over timeline questions the
+section adds their complexity x capability grid and the kinds the model could not answer.
 """
 
 from __future__ import annotations
@@ -168,4 +169,8 @@ def kgqa_section(step_dir: Path, record: dict) -> Section:
     if "epoch" in metrics:  # the model tested: the best on valid, or the last
         tiles["epoch tested"] = metrics["epoch"]
     blocks: list[Block] = [Stats(tiles), hits_bars([(step_id, metrics)])]
+    if metrics.get("timeline"):  # timeline questions: the grid, and the kinds not answered
+        from chronoprobe.report.timeline_section import not_answered_blocks
+
+        blocks += not_answered_blocks(_model(metrics), metrics["timeline"], metrics["questions"])
     return Section(title, [*blocks, *loss_curve(step_dir, "cross entropy")])

@@ -2,7 +2,8 @@
 
 A ``probe generate`` step over ``build timeline`` rows carries ``timeline`` figures per model
 (:func:`chronoprobe.probes.timeline_judging.timeline_metrics`); a ``build timeline-oracle`` step
-carries the same groups for the symbolic oracle. Both are shown here the same way.
+carries the same groups for the symbolic oracle. Both are shown here the same way, and so is a
+``kgqa`` step over timeline questions (its section adds :func:`not_answered_blocks`).
 """
 
 from __future__ import annotations
@@ -85,6 +86,28 @@ def timeline_blocks(who: str, timeline: dict[str, Any]) -> list[Block]:
                 f"order): {with_uncertainty(lenient, 'accuracy')} over all questions."
             )
         blocks.append(group_table(timeline["by_answer_type"], "answer type", ANSWER_TYPES, caption))
+    return blocks
+
+
+def not_answered_blocks(who: str, timeline: dict[str, Any], answered: int) -> list[Block]:
+    """The timeline figures of a model that answers some kinds only (the KGQA models): its
+    grid over the questions it answers, then the kinds it leaves, their counts and why."""
+    blocks = timeline_blocks(who, timeline)
+    refused = timeline.get("not_answered") or {}
+    if refused:
+        total = sum(entry["questions"] for entry in refused.values())
+        blocks.append(
+            Text(
+                f"{who} answers {answered:,} of the split's {answered + total:,} timeline "
+                f"questions (accuracy: Hits@1); {total:,} are outside its answer space."
+            )
+        )
+        blocks.append(
+            Table(
+                ["not answered", "answer type", "questions", "why"],
+                [[k, e["answer_type"], e["questions"], e["reason"]] for k, e in refused.items()],
+            )
+        )
     return blocks
 
 
