@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+from chronoprobe.cli.run import outputs_argument
 from chronoprobe.cli.threads import threads_option, use_threads
 
 
@@ -31,12 +32,7 @@ class _Warnings(logging.Handler):
 @reflowed
 @user_errors
 def report(
-    run_dir: Path = typer.Argument(
-        ...,
-        help="A run directory (`chronoprobe run`), one command's --out folder, or a folder "
-        "holding several of either.",
-        metavar="FOLDER",
-    ),
+    run_dir: Path = outputs_argument(),
     out: Path | None = typer.Option(
         None,
         "--out",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 from rich.console import Console
@@ -17,6 +17,16 @@ if TYPE_CHECKING:
     from chronoprobe.core.tables import ResultTable
 
 console = Console(stderr=True)
+
+
+def outputs_argument() -> Any:
+    """The FOLDER argument of the commands that read what runs and commands wrote."""
+    return typer.Argument(
+        ...,
+        help="A run directory (`chronoprobe run`), one command's --out folder, or a folder "
+        "holding several of either.",
+        metavar="FOLDER",
+    )
 
 
 @reflowed
@@ -116,12 +126,7 @@ def _result_table(columns: list[str], rows: list[tuple], figures: bool) -> Resul
 @reflowed
 @user_errors
 def results(
-    run_dir: Path = typer.Argument(
-        ...,
-        help="A run directory (`chronoprobe run`), one command's --out folder, or a folder "
-        "holding several of either.",
-        metavar="FOLDER",
-    ),
+    run_dir: Path = outputs_argument(),
     sql: str | None = typer.Option(
         None, "--sql", help="Query, e.g. \"select * from metrics where metric like 'facts%'\"."
     ),
