@@ -67,3 +67,18 @@ def test_the_generate_section_shows_every_rule_side_by_side():
     assert notes == [
         "2 rows had fewer than 3 exemplars to draw (fewest: 1); their prompts hold fewer shots."
     ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "view", "title"),
+    [
+        ("tkg", None, "Temporal KG embeddings: trained"),
+        ("probe", "span-ppl", "ECBD span perplexity: trained"),
+        ("probe", "single-token", "Probe single-token: trained"),
+    ],
+)
+def test_a_step_without_metrics_is_said_so_under_its_title(tmp_path, kind, view, title):
+    record = {"id": "trained", "kind": kind, "params": {"view": view} if view else {}}
+    section = section_kind(kind, record).build(tmp_path, record)
+    assert section.title == title
+    assert section.blocks == [Text("The step wrote no metrics.json.", style="error")]

@@ -13,7 +13,7 @@ from typing import Any
 
 from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, error_rows, grouped_bars
-from chronoprobe.report.sections import answered_nothing, read_metrics, section
+from chronoprobe.report.sections import answered_nothing, no_metrics, read_metrics, section
 
 RECALL = "recall@10"
 HEADLINE = ("ppl_original", "ppl_no-ent", "ppl_random-def", "ppl_definition")
@@ -122,7 +122,7 @@ def ecbd_section(step_dir: Path, record: dict) -> Section:
     title = f"ECBD span perplexity: {record.get('id', step_dir.name)}"
     models = metrics.get("models") or {}
     if not models:
-        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+        return no_metrics(title)
     first = next(iter(models.values()))
     tiles: dict[str, Any] = {"examples": metrics.get("rows", 0), "models": len(models)}
     for key in HEADLINE:

@@ -18,7 +18,7 @@ from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.stats import facts_per_year, kg_statistics
 from chronoprobe.report.blocks import DASH, Block, Percent, Section, Stats, Table, Text
 from chronoprobe.report.plots import embed, grouped_bars, line_plot
-from chronoprobe.report.sections import section
+from chronoprobe.report.sections import section, step_id_of
 
 TOP_ENTITIES = 15
 BAR_RELATIONS = 20  # relations drawn one bar each; the rest are one "other" bar
@@ -305,6 +305,6 @@ def kg_section(step_dir: Path, record: dict) -> Section:
     else:
         blocks.append(Text("The KG has no facts.", style="error"))
     blocks += text_blocks
-    step_id = str(record.get("id", step_dir.name))
+    step_id = step_id_of(step_dir, record)
     named = f" ({kg.name})" if kg.name and kg.name != step_id else ""
     return Section(f"Knowledge graph: {step_id}{named}", blocks)

@@ -117,6 +117,16 @@ def section_kind(kind: str, record: dict | None = None) -> SectionKind:
     return SectionKind(kind, generic_section)
 
 
+def step_id_of(step_dir: Path, record: dict) -> str:
+    """A step's id as its step.json records it; its folder's name for a record without one."""
+    return str(record.get("id", step_dir.name))
+
+
+def no_metrics(title: str) -> Section:
+    """The section of a step that should have written a metrics.json and did not."""
+    return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+
+
 def read_metrics(step_dir: Path) -> dict[str, Any]:
     """A step's ``metrics.json`` ({} when it wrote none); bad JSON names the file and line."""
     path = step_dir / "metrics.json"
@@ -186,7 +196,7 @@ def per_model_section(
     title = f"{title}: {record.get('id', step_dir.name)}"
     models = read_metrics(step_dir).get("models") or {}
     if not models:
-        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+        return no_metrics(title)
     blocks: list[Block] = []
     for model, metrics in models.items():
         note = answered_nothing(model, metrics)

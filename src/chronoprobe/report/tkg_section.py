@@ -13,9 +13,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
+from chronoprobe.report.blocks import Block, Section, Stats, Table, with_uncertainty
 from chronoprobe.report.plots import embed, error_rows, grouped_bars, line_plot
-from chronoprobe.report.sections import read_metrics, section, side_by_side
+from chronoprobe.report.sections import (
+    no_metrics,
+    read_metrics,
+    section,
+    side_by_side,
+    step_id_of,
+)
 
 METRICS = {
     "mrr": "MRR",
@@ -131,11 +137,11 @@ def loss_curve(step_dir: Path, ylabel: str = "cross entropy over entities") -> l
     compare=side_by_side("embedding models", metric_bars),
 )
 def tkg_section(step_dir: Path, record: dict) -> Section:
-    metrics = read_metrics(step_dir)
-    step_id = str(record.get("id", step_dir.name))
+    step_id = step_id_of(step_dir, record)
     title = f"Temporal KG embeddings: {step_id}"
+    metrics = read_metrics(step_dir)
     if not metrics:
-        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+        return no_metrics(title)
     params = record.get("params") or {}
     tiles: dict[str, Any] = {
         "model": metrics.get("model", params.get("model", "?")),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
-from chronoprobe.report.sections import answered_nothing, read_metrics, section
+from chronoprobe.report.sections import answered_nothing, no_metrics, read_metrics, section
 
 
 def figure_names(metrics: dict[str, Any]) -> list[str]:
@@ -48,7 +48,7 @@ def view_section(step_dir: Path, record: dict) -> Section:
     title = f"Probe {view}: {record.get('id', step_dir.name)}"
     models = metrics.get("models") or {}
     if not models:
-        return Section(title, [Text("The step wrote no metrics.json.", style="error")])
+        return no_metrics(title)
     blocks: list[Block] = [
         Stats({"view": view, "rows": metrics.get("rows"), "models": len(models)})
     ]
