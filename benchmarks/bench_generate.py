@@ -92,12 +92,18 @@ def main() -> None:
 
     from chronoprobe.datasets.writers import write_drift
     from chronoprobe.kg.samples import load_sample
+    from chronoprobe.time import Granularity, periods_between
 
     env = {**os.environ, "CHRONOPROBE_THREADS": str(args.threads)}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "drift"
         relations = ["P39", "P54", "P108", "P102", "P27", "P69"]
-        write_drift(load_sample(), data, first="2000", last="2024", relations=relations)
+        write_drift(
+            load_sample(),
+            data,
+            periods_between("2000", "2024", Granularity.YEAR),
+            relations=relations,
+        )
         out = Path(tmp) / "ours"
         ours_s = _timed(
             [str(Path(sys.executable).with_name("chronoprobe")), "probe", "generate", str(data),

@@ -103,9 +103,9 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     from chronoprobe.datasets.lamatk import build_statements, subsample, without_conflicts
+    from chronoprobe.datasets.lamatk_vocab import LABELS_FILE, write_labels
     from chronoprobe.jsonl import write_jsonl
     from chronoprobe.kg.synth import SynthConfig, synthesize
-    from chronoprobe.train.lamatk.vocab import LABELS_FILE, write_labels
 
     world = synthesize(SynthConfig(seed=0, facts=args.facts, text=False))
     all_rows, _ = build_statements(world.kg)

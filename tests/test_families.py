@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.datasets.imports import IMPORTERS
 from chronoprobe.datasets.builders import BUILDERS
+from chronoprobe.datasets.imports import IMPORTERS
 from chronoprobe.families import FAMILIES, SHARED_KINDS, SHARED_MODELS, Family, family_named
 from chronoprobe.kgqa.params import QA_MODELS
 from chronoprobe.models.registry import ADAPTERS

@@ -18,12 +18,21 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.registry import Registry, nearest
 
 
@@ -71,6 +80,40 @@ def _existing_path(value: Path, info: ValidationInfo) -> Path:
 
 # A params field that names an input file: it must exist when the config is loaded.
 ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
+
+
+class DeviceParams(Params):
+    """Where a step runs its model: every step that runs or trains one takes these."""
+
+    device: str = Field("auto", description=DEVICE_HELP)
+
+
+class PeriodRange(Params):
+    """A run of periods, ``first`` to ``last`` inclusive, by ``granularity``: what a drift set is
+    built over and a model series is trained over. Checked when the params load (a bad period
+    or a reversed range fails the config before its first step)."""
+
+    first: str = Field(description="First period, e.g. 2015, 2019-Q1, 2019-07.")
+    last: str = Field(description="Last period (inclusive).")
+    granularity: Literal["year", "quarter", "month"] = Field(
+        "year", description="Period length: year, quarter or month."
+    )
+    _periods: tuple[tuple[str, str, str], tuple] | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _check_periods(self) -> PeriodRange:
+        self.periods()
+        return self
+
+    def periods(self) -> list:
+        """The periods, in order (computed once per range)."""
+        from chronoprobe.time import Granularity, periods_between
+
+        key = (self.first, self.last, self.granularity)
+        if self._periods is None or self._periods[0] != key:
+            found = periods_between(self.first, self.last, Granularity[self.granularity.upper()])
+            self._periods = (key, tuple(found))
+        return list(self._periods[1])
 
 
 # --- what a field says, as the command line reads it ---------------------------------------

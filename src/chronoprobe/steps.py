@@ -25,6 +25,27 @@ from chronoprobe.atomic import atomic_path
 from chronoprobe.params import cli_of, field_default, splits_commas
 from chronoprobe.registry import Registry
 
+STEP_RECORD = "step.json"  # what a step folder holds besides its outputs: params, inputs, files
+# The command groups, in the order --help lists them, and the help of each. A step kind names
+# its group in its ``command``; a kind that is a whole group (``command=(GROUP,)``) is
+# described by its group's help. A test checks that every kind's group is here.
+COMMAND_GROUPS = {
+    "kg": "Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
+    "build": "Build probe sets from a KG directory.",
+    "import": "Import released datasets (TempLAMA, DynamicTempLAMA, ECBD, CronQuestions) as the "
+    "probe sets `build` writes.",
+    "train": "Train masked LMs on temporal facts: LAMA-TK memorisation, model series, pretraining.",
+    "probe": "Probe models with a view over a probe set: rank, fill, score or generate.",
+    "tkg": "Temporal KG embeddings: train ComplEx, TComplEx, TNTComplEx or TimePlex on a KG "
+    "directory by link prediction, and rank held-out facts (filtered MRR, Hits@k, time "
+    "accuracy).",
+    "kgqa": "Temporal KG question answering: train CronKGQA, EmbedKGQA or an LM-only baseline "
+    "on a CronQuestions directory with the embeddings of a TKG checkpoint, and report Hits@1/10 "
+    "as the CronQuestions paper does (simple vs complex, per reasoning type, entity vs time "
+    "answers).",
+    "export": "Write probe sets for other tools: lm-evaluation-harness tasks.",
+}
+
 StepFunction = Callable[["StepContext", Any, dict[str, Path]], None]
 
 
@@ -111,7 +132,7 @@ STEP_KINDS: Registry[StepKind] = Registry(
         "pretrain": "chronoprobe.train.ops",
         "build": "chronoprobe.datasets.ops",
         "import": "chronoprobe.datasets.imports",
-        "report": "chronoprobe.runs.report_step",
+        "report": "chronoprobe.report.step",
         "series": "chronoprobe.train.ops",
         "probe": "chronoprobe.probes.ops",
         "tkg": "chronoprobe.tkg.ops",
@@ -233,6 +254,9 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
     params (the union's chosen member), and, unless the kind has a ``show`` of its own, the
     member's ``show`` sums up its output."""
     variants = Variants(key, registry, options.pop("run", None))
+    command = options.get("command") or ()
+    if len(command) == 1:
+        options.setdefault("help", COMMAND_GROUPS.get(command[0], ""))
 
     def show(out: Path) -> Any:
         record = out / "step.json"
@@ -422,3 +446,20 @@ def command_line(kind: StepKind, params: BaseModel, inputs: dict[str, Path]) -> 
         else:
             options += [flag, str(value)]
     return shlex.join([*words, *options])
+
+
+def read_step_record(step_dir: Path) -> dict[str, Any] | None:
+    """A step folder's ``step.json`` if it is one chronoprobe could have written, else None."""
+    path = step_dir / STEP_RECORD
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > 64 << 20:
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    outputs = record.get("outputs") if isinstance(record, dict) else None
+    if not isinstance(outputs, list) or not all(isinstance(name, str) for name in outputs):
+        return None
+    if not isinstance(record.get("files", {}), dict):
+        return None
+    return record

@@ -13,10 +13,11 @@ import pytest
 import typer.main
 from pydantic_core import PydanticUndefined
 
-from chronoprobe.cli.main import GROUPS, app
+from chronoprobe.cli.main import app
 from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.params import Params
 from chronoprobe.registry import Registry
+from chronoprobe.steps import COMMAND_GROUPS as GROUPS
 from chronoprobe.steps import STEP_KINDS
 
 ROOT = typer.main.get_command(app)

@@ -94,7 +94,8 @@ def test_threads_given_win_and_reach_an_imported_torch(clean_env, tmp_path):
 
 CLI = """
 import json, os, sys
-from chronoprobe.cli.main import GROUPS, app
+from chronoprobe.cli.main import app
+from chronoprobe.steps import COMMAND_GROUPS as GROUPS
 found = []
 for root, env in json.loads(sys.argv[1]):
     for name in [name for name in os.environ if name.startswith(("OMP_", "CHRONOPROBE_"))]:

@@ -125,7 +125,7 @@ def test_the_answer_names_file_lists_every_entity_answering_a_probed_relation(kg
     from chronoprobe.datasets.writers import write_drift
     from chronoprobe.jsonl import read_jsonl
 
-    write_drift(kg, tmp_path, first="2021", last="2021", relations=["P54"])
+    write_drift(kg, tmp_path, periods_between("2021", "2021", Granularity.YEAR), relations=["P54"])
     # every team in the KG, also Al Sadd (Xavi left in 2019) and City (from 2022)
     assert list(read_jsonl(tmp_path / "answer_names.jsonl")) == [
         {"id": "Q214928", "relation": "P54", "names": ["Al Sadd SC"]},

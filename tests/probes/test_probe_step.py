@@ -288,9 +288,15 @@ def test_smollm2_knows_messis_club_of_2010_not_of_2022(tmp_path, two_threads):
     from chronoprobe.datasets.writers import write_drift
     from chronoprobe.kg.samples import load_sample
     from chronoprobe.probes.series_matrix import with_temporal_ranks
+    from chronoprobe.time import Granularity, periods_between
 
     built = tmp_path / "built"
-    write_drift(load_sample(), built, first="2010", last="2022", relations=["P54", "P39"])
+    write_drift(
+        load_sample(),
+        built,
+        periods_between("2010", "2022", Granularity.YEAR),
+        relations=["P54", "P39"],
+    )
     wanted = {"Q615_P54_2010", "Q615_P54_2022", "Q6279_P39_2010", "Q6279_P39_2022"}
     rows = [r for r in read_jsonl(built / "examples.jsonl") if r["id"] in wanted]
     assert {r["answer_labels"][0] for r in rows} == {

@@ -12,7 +12,8 @@ import pytest
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from chronoprobe.runs.engine import run_experiment
-from chronoprobe.train.ops import MemorizeParams, _memorize_check, _model_dir, text_lines
+from chronoprobe.train.ops import _memorize_check, _model_dir, text_lines
+from chronoprobe.train.params import MemorizeParams
 
 
 def write_text(path: Path, texts: list[str | None], column: str = "text") -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from chronoprobe.datasets.lamatk import build_statements, subsample
+from chronoprobe.datasets.lamatk_vocab import LABELS_FILE, write_labels
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.synth import SynthConfig, synthesize
 from chronoprobe.train.lamatk.memorize import TrainOptions, train
-from chronoprobe.train.lamatk.vocab import LABELS_FILE, write_labels
 
 # enough steps for the tiny model to recall (almost) every statement, in seconds on one core
 MEMORIZE = TrainOptions(epochs=45, batch_size=32, lr=2e-3, seed=0)

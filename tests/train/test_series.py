@@ -21,7 +21,7 @@ from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.steps import StepContext, get_kind
 from chronoprobe.time import Period, TimePoint
 from chronoprobe.train.mlm import MentionFinder, encode, mask_units
-from chronoprobe.train.ops import SeriesParams
+from chronoprobe.train.params import SeriesParams
 from chronoprobe.train.series import (
     period_texts,
     start_model,
@@ -50,7 +50,9 @@ FACTS = [
 ]
 PERIODS = [Period.parse(p) for p in ("2016", "2017", "2018")]
 # small enough for seconds on CPU, strong enough that every seed tried shows the drift
-OPTIONS = SeriesParams(epochs=100, batch_size=8, learning_rate=3e-3, seed=0, device="cpu")
+OPTIONS = SeriesParams(
+    first="2016", last="2018", epochs=100, batch_size=8, learning_rate=3e-3, seed=0, device="cpu"
+)
 CLUBS = ["Ajax", "Benfica", "Celtic", "Dynamo", "Everton"]
 CURRENT = {  # each model's period: who plays where
     "2016": {"Ann Ash": "Ajax", "Bob Birch": "Celtic", "Cara Cole": "Dynamo"},
@@ -366,7 +368,7 @@ def test_series_step_runs_in_an_experiment_after_a_synthetic_world(tmp_path, mon
 
 def test_series_step_needs_a_kg_input():
     kind = get_kind("series")
-    [problem] = kind.problems(kind.params(), [])
+    [problem] = kind.problems(kind.params(first="2016", last="2017"), [])
     assert problem.startswith("inputs.kg: required: A KG directory with text")
 
 
@@ -386,6 +388,6 @@ def test_command_trains_a_series_and_reports_bad_periods(world, tmp_path):
         "2016",
         "2017",
     ]
-    bad = runner.invoke(cli(), [*args[:5], "--first", "2016-Q1"])
+    bad = runner.invoke(cli(), [*args[:5], "--first", "2016-Q1", "--last", "2017"])
     assert bad.exit_code == 2
     assert "finer than the granularity year" in bad.output

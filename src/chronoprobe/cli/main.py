@@ -15,6 +15,7 @@ from chronoprobe.cli.report import report
 from chronoprobe.cli.threads import threads_option
 from chronoprobe.core.threads import configure_threads
 from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
+from chronoprobe.steps import COMMAND_GROUPS
 
 app = typer.Typer(
     name="chronoprobe",
@@ -27,25 +28,6 @@ app.command("run", cls=Command)(run_commands.run)
 app.command("results", cls=Command)(run_commands.results)
 app.command("report", cls=Command)(report)
 app.command("list", cls=Command)(list_entries)
-
-# The command groups, in the order --help lists them. Each operation's step kind names its
-# group in its ``command``; a test checks that every kind's group is here.
-GROUPS = {
-    "kg": "Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
-    "build": "Build probe sets from a KG directory.",
-    "import": "Import released datasets (TempLAMA, DynamicTempLAMA, ECBD, CronQuestions) as the "
-    "probe sets `build` writes.",
-    "train": "Train masked LMs on temporal facts: LAMA-TK memorisation, model series, pretraining.",
-    "probe": "Probe models with a view over a probe set: rank, fill, score or generate.",
-    "tkg": "Temporal KG embeddings: train ComplEx, TComplEx, TNTComplEx or TimePlex on a KG "
-    "directory by link prediction, and rank held-out facts (filtered MRR, Hits@k, time "
-    "accuracy).",
-    "kgqa": "Temporal KG question answering: train CronKGQA, EmbedKGQA or an LM-only baseline "
-    "on a CronQuestions directory with the embeddings of a TKG checkpoint, and report Hits@1/10 "
-    "as the CronQuestions paper does (simple vs complex, per reasoning type, entity vs time "
-    "answers).",
-    "export": "Write probe sets for other tools: lm-evaluation-harness tasks.",
-}
 
 
 def _group(name: str) -> typer.Typer:
@@ -71,7 +53,7 @@ def _group(name: str) -> typer.Typer:
 def _add_groups() -> None:
     from chronoprobe.cli.lazy import lazy_group
 
-    for name, help_text in GROUPS.items():
+    for name, help_text in COMMAND_GROUPS.items():
         load = lambda name=name: _group(name)  # noqa: E731
         app.add_typer(
             typer.Typer(), name=name, help=help_text, cls=lazy_group(load), no_args_is_help=True

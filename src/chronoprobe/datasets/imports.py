@@ -275,6 +275,4 @@ variant_kind(
     fingerprint=files_fingerprint,
     command=("import",),
     show=show,
-    help="Import released datasets (TempLAMA, DynamicTempLAMA, ECBD, CronQuestions) as the "
-    "probe sets `build` writes.",
 )

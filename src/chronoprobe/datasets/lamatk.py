@@ -15,13 +15,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import Field
 
 from chronoprobe import safe_yaml
 from chronoprobe.kg.graph import TemporalKG, table_rows
+from chronoprobe.params import Params
 from chronoprobe.templates import MASK
 from chronoprobe.time import format_year
 
@@ -374,3 +377,27 @@ def statistics(rows: Sequence[dict], skipped: Counter | None = None) -> dict:
         "slots": dict(per_slot),
         "skipped_facts": dict(skipped or {}),
     }
+
+
+class LamaTKSet(Params):
+    """Which LAMA-TK set is built: ``build lamatk`` takes these, and ``train memorize`` too
+    when it builds its statements from a KG."""
+
+    task: Literal["memorize", "boundary", "implicit"] = Field(
+        "memorize",
+        description="memorize: every masked statement; boundary: start/end statements of "
+        "position held plus zero-shot elected/resigned queries; implicit: facts with "
+        "distractors plus queries for a year inside each fact.",
+    )
+    conflicts: bool = Field(
+        True,
+        description="Keep multi-answer statements (off: the non-conflict variant, the "
+        "multi-answer statements removed after any sample).",
+    )
+    sample: int | None = Field(
+        None,
+        ge=1,
+        description="Draw about N statements as whole queries (every row of a drawn masked "
+        "text, so conflicts keep all their answers), seeded: queries are added until there "
+        "are at least N.",
+    )

@@ -16,16 +16,14 @@ from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.datasets.builders import BUILDERS, SEED_HELP, finish, read_kg, seed_of
-from chronoprobe.params import ExistingPath, Params
+from chronoprobe.datasets.lamatk import LamaTKSet
+from chronoprobe.params import ExistingPath, Params, PeriodRange
 from chronoprobe.steps import Input, StepContext, variant, variant_kind
 
 # --- drift ------------------------------------------------------------------------------------
 
 
-class DriftParams(Params):
-    first: str = Field(description="First period, e.g. 2010, 2019-Q1, 2019-07.")
-    last: str = Field(description="Last period (inclusive).")
-    granularity: Literal["year", "quarter", "month"] = Field("year", description="Period length.")
+class DriftParams(PeriodRange):
     top_subjects: int = Field(1000, ge=1, description="Most frequent subjects per relation.")
     relations: list[str] | None = Field(
         None, description="Relation ids to keep (default: every relation with a template)."
@@ -38,15 +36,12 @@ class DriftParams(Params):
     )
 
     @model_validator(mode="after")
-    def _periods(self) -> DriftParams:
-        """The periods and their order are checked when the config loads, not mid-run."""
-        from chronoprobe.time import Granularity, periods_between
-
-        periods_between(self.first, self.last, Granularity[self.granularity.upper()])
+    def _templates(self) -> DriftParams:
+        """The templates file's errors show when the config loads, not mid-run."""
         if self.templates is not None:
             from chronoprobe.templates import load_templates_file
 
-            load_templates_file(self.templates, "drift")  # its errors, when the config loads
+            load_templates_file(self.templates, "drift")
         return self
 
 
@@ -75,7 +70,6 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
     Example: chronoprobe build drift kg/world --first 2016 --last 2020 -o drift/
     """
     from chronoprobe.datasets.writers import write_drift
-    from chronoprobe.time import Granularity
 
     with ctx.progress_task("periods") as progress:
         done = [0]
@@ -87,9 +81,7 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
         stats = write_drift(
             read_kg(inputs),
             ctx.out_dir,
-            first=params.first,
-            last=params.last,
-            granularity=Granularity[params.granularity.upper()],
+            params.periods(),
             top_subjects=params.top_subjects,
             relations=params.relations,
             templates=params.templates,
@@ -111,25 +103,7 @@ def drift_headline(stats: list[dict]) -> dict:
 # --- LAMA-TK ----------------------------------------------------------------------------------
 
 
-class LamaTKParams(Params):
-    task: Literal["memorize", "boundary", "implicit"] = Field(
-        "memorize",
-        description="memorize: every masked statement; boundary: start/end statements of "
-        "position held plus zero-shot elected/resigned queries; implicit: facts with "
-        "distractors plus queries for a year inside each fact.",
-    )
-    conflicts: bool = Field(
-        True,
-        description="Keep multi-answer statements (off: the non-conflict variant, the "
-        "multi-answer statements removed after any sample).",
-    )
-    sample: int | None = Field(
-        None,
-        ge=1,
-        description="Draw about N statements as whole queries (every row of a drawn masked "
-        "text, so conflicts keep all their answers), seeded: queries are added until there "
-        "are at least N.",
-    )
+class LamaTKParams(LamaTKSet):
     seed: int | None = Field(None, description=SEED_HELP)
 
 
@@ -403,6 +377,5 @@ variant_kind(
         ),
     ),
     command=("build",),
-    help="Build probe sets from a KG directory.",
     check=_questions_for_the_oracle,
 )

@@ -15,7 +15,7 @@ from typing import Any
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.time import Granularity
+from chronoprobe.time import Period
 
 Stats = dict[str, Any]
 
@@ -37,10 +37,8 @@ def _write_stats(out: Path, stats: Any, kg: TemporalKG | None) -> None:
 def write_drift(
     kg: TemporalKG,
     out: Path,
+    periods: Sequence[Period],
     *,
-    first: str,
-    last: str,
-    granularity: Granularity = Granularity.YEAR,
     top_subjects: int = 1000,
     relations: Sequence[str] | None = None,
     templates: Path | None = None,
@@ -50,12 +48,9 @@ def write_drift(
     counts, and ``answer_names.jsonl`` (every entity answering a probed relation in the KG,
     with its names, for judging generated answers); ``templates``: a user's templates file
     (CSV or YAML) instead of the built-in ones."""
-    from chronoprobe.datasets.drift import answer_names, build_drift
-    from chronoprobe.probes.known_answers import NAMES_FILE
+    from chronoprobe.datasets.drift import NAMES_FILE, answer_names, build_drift
     from chronoprobe.templates import load_cloze_templates, load_templates_file
-    from chronoprobe.time import periods_between
 
-    periods = periods_between(first, last, granularity)
     chosen = load_templates_file(templates, "drift") if templates is not None else None
     rows = [
         row.to_dict()
@@ -113,7 +108,7 @@ def write_lamatk(
     non-conflict variant: the same data, multi-answer statements removed).
     """
     from chronoprobe.datasets import lamatk as builder
-    from chronoprobe.train.lamatk.vocab import LABELS_FILE, write_labels
+    from chronoprobe.datasets.lamatk_vocab import LABELS_FILE, write_labels
 
     queries: list[dict] | None = None
     skipped = None

@@ -205,7 +205,7 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
     --model_args pretrained=HuggingFaceTB/SmolLM2-135M --include_path lm-eval-drift/ --tasks
     chronoprobe_drift
     """
-    from chronoprobe.probes.known_answers import NAMES_FILE
+    from chronoprobe.datasets.drift import NAMES_FILE
 
     rows_file = inputs["data"] / (params.rows or "examples.jsonl")
     if not rows_file.is_file():

@@ -293,5 +293,4 @@ variant_kind(
     fingerprint=files_fingerprint,
     command=("kg",),
     show=show,
-    help="Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
 )

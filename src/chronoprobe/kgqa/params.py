@@ -9,8 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from chronoprobe.core.devices import DEVICE_HELP
-from chronoprobe.params import Params, choice_of
+from chronoprobe.params import DeviceParams, choice_of
 from chronoprobe.registry import Registry
 
 QA_MODELS: Registry[type] = Registry(
@@ -23,7 +22,7 @@ QA_MODELS: Registry[type] = Registry(
 )
 
 
-class KGQATrainParams(Params):
+class KGQATrainParams(DeviceParams):
     model: choice_of(QA_MODELS) = Field(
         "cronkgqa",
         description="cronkgqa: TComplEx scoring with the question as relation; embedkgqa: "
@@ -67,10 +66,9 @@ class KGQATrainParams(Params):
         description="Seed of the initialisation, shuffles and dropout (default: the run's "
         "seed; 0 on the command line).",
     )
-    device: str = Field("auto", description=DEVICE_HELP)
 
 
-class KGQAEvalParams(Params):
+class KGQAEvalParams(DeviceParams):
     split: Literal["train", "valid", "test"] = Field("test", description="Which questions.")
     batch_size: int = Field(256, ge=1, description="Questions scored at once.")
     limit: int | None = Field(None, ge=1, description="Answer only the first N questions.")
@@ -86,4 +84,3 @@ class KGQAEvalParams(Params):
         "vector's place, using the TKG checkpoint's own tables: the embeddings' link-prediction "
         "ceiling through the same data path.",
     )
-    device: str = Field("auto", description=DEVICE_HELP)

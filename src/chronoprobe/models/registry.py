@@ -14,6 +14,6 @@ ADAPTERS: Registry[type] = Registry(
         "masked": "chronoprobe.models.masked:MaskedLM",
         "causal": "chronoprobe.models.causal:CausalLM",
         "seq2seq": "chronoprobe.models.seq2seq:Seq2SeqLM",
-        "symbolic": "chronoprobe.models.symbolic:SymbolicLM",
+        "symbolic": "chronoprobe.train.lamatk.symbolic:SymbolicLM",
     },
 )

@@ -41,7 +41,7 @@ class RankRequest:
     """Rank the vocabulary at the gap; ``candidates`` are token ids whose full rank is wanted.
 
     ``mentions`` are the entity ids the text names, for models that read entities as symbols
-    (:mod:`chronoprobe.models.symbolic`); word-level models ignore them.
+    (:mod:`chronoprobe.train.lamatk.symbolic`); word-level models ignore them.
     """
 
     cloze: Cloze

@@ -226,7 +226,7 @@ def load_model(
 
     from chronoprobe.core.devices import resolve_device
     from chronoprobe.core.hub import is_hub_id, load_options, unreachable_hint
-    from chronoprobe.models.symbolic import SymbolicLM, is_symbolic
+    from chronoprobe.models.registry import ADAPTERS
 
     source = resolve_spec(spec)
     if revision is not None and not is_hub_id(source.location):
@@ -237,8 +237,9 @@ def load_model(
     if source.gguf_file:
         source = _converted_gguf(source)
     target = resolve_device(device)
-    if family in (None, "symbolic") and is_symbolic(source.location):
-        return SymbolicLM.load(source.location, target, batch_size=batch_size, name=spec)
+    symbolic = ADAPTERS.get("symbolic")  # LAMA-TK's memorisation checkpoints (train/lamatk)
+    if family in (None, "symbolic") and symbolic.recognizes(source.location):
+        return symbolic.load(source.location, target, batch_size=batch_size, name=spec)
     hub = {
         **load_options(source.location),
         "revision": revision,

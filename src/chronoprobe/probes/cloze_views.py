@@ -26,6 +26,7 @@ multi-token views ask such a row as a question whose prompt ends where the answe
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -33,7 +34,14 @@ import numpy as np
 from pydantic import Field
 
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
-from chronoprobe.metrics.uncertainty import RESAMPLES, estimate, proportion, summary
+from chronoprobe.metrics.uncertainty import (
+    EMPTY,
+    RESAMPLES,
+    Estimate,
+    estimate,
+    proportion,
+    summary,
+)
 from chronoprobe.metrics.uncertainty import mean as mean_estimate
 from chronoprobe.models.requests import (
     Candidate,
@@ -514,6 +522,32 @@ MULTI_TOKEN = _view(
     "per scored token (selection mean, the default) or summed (selection sum; decoders score "
     "the filling and its closing); each model's 'selections' gives both",
 )
+
+
+def _nll_median(rows: Sequence[dict], resamples: int) -> Estimate:
+    values = [-v for row in rows for v in row["label_scores"].values()]
+    if not values:
+        return EMPTY
+    return Estimate(float(statistics.median(values)), None, None, len(values))
+
+
+def _temporal(rows: Sequence[dict], resamples: int, accuracy: bool) -> Estimate:
+    if "temporal_rank" not in rows[0]:
+        raise ValueError("temporal accuracy and MRR need rows from with_temporal_ranks()")
+    ranks = [r["temporal_rank"] for r in rows if r.get("temporal_rank") is not None]
+    if accuracy:
+        return proportion([r == 1 for r in ranks])
+    return mean_estimate([1.0 / r for r in ranks], resamples=resamples)
+
+
+# the PLL matrix's figures over a cell's rows (the median has no interval: it is no mean)
+PLL_CELL_METRICS: dict[str, Callable[[Sequence[dict], int], Estimate]] = {
+    "median_nll": _nll_median,
+    "temporal_acc": lambda rows, resamples: _temporal(rows, resamples, accuracy=True),
+    "temporal_mrr": lambda rows, resamples: _temporal(rows, resamples, accuracy=False),
+}
+
+
 PLL = _view(
     "pll",
     "Score every gold label in its sentence (masked: pseudo-log-likelihood; causal: the label "
@@ -525,5 +559,6 @@ PLL = _view(
     gap_first=SCORES_WITH_RIGHT,
     matrix_metrics=("temporal_acc", "temporal_mrr", "median_nll", "mean_label_logprob"),
     prepare=with_temporal_ranks,
+    cell_metrics=PLL_CELL_METRICS,
 )
 VIEW_OBJECTS = {v.name: v for v in (SINGLE_TOKEN, MULTI_TOKEN, PLL)}

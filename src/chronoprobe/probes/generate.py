@@ -36,12 +36,13 @@ from typing import Literal, NamedTuple
 import msgspec
 from pydantic import Field, field_validator, model_validator
 
+from chronoprobe.datasets.drift import NAMES_FILE
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
 from chronoprobe.params import ExistingPath
 from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
-from chronoprobe.probes.known_answers import NAMES_FILE, KnownAnswers, answer_keys
+from chronoprobe.probes.known_answers import KnownAnswers, answer_keys
 from chronoprobe.probes.responses import Responses
 from chronoprobe.probes.rows import ProbeLine, probe_lines
 from chronoprobe.probes.timeline_judging import (

@@ -29,7 +29,6 @@ import msgspec
 
 from chronoprobe.probes.judging import first_line, name_forms, normalize, split_words
 
-NAMES_FILE = "answer_names.jsonl"  # written by `build drift` beside examples.jsonl
 COMMON = 50  # a word in more names of a relation than this finds no similar entity
 MOST_SIMILAR = 20  # similar entities kept per answer, those sharing the most words first
 

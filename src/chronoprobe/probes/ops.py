@@ -398,5 +398,4 @@ variant_kind(
     fingerprint=_weights_fingerprint,
     command=("probe",),
     show=show,
-    help="Probe models with a view over a probe set: rank, fill, score or generate.",
 )

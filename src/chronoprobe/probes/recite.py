@@ -1,7 +1,7 @@
 """The ``recite`` view: how many LAMA-TK statements a model recalls, in the paper's two views.
 
 The model ranks every entity and year at each statement's mask (a ``train memorize`` model, a
-symbolic adapter: :mod:`chronoprobe.models.symbolic`). Acc@K is query-oriented: a query (one
+symbolic adapter: :mod:`chronoprobe.train.lamatk.symbolic`). Acc@K is query-oriented: a query (one
 masked text) counts 1 if any of its answers is among the top K; rows that share a masked text
 are one query. Hit@K is answer-oriented: every row counts 1 if its own target is among the top
 K, so a text with three answers needs all three near the top to score well (Zhao et al., 2022).

@@ -22,24 +22,21 @@ unless ``include_deleted``; the ``deleted`` split has its own matrix either way.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from chronoprobe.datasets.drift import SPLITS
-from chronoprobe.metrics.uncertainty import EMPTY, RESAMPLES, Estimate, mean, proportion
+from chronoprobe.metrics.uncertainty import EMPTY, RESAMPLES, Estimate
 from chronoprobe.probes.runner import outside_all
 from chronoprobe.probes.view import VIEWS, View
 from chronoprobe.time import Period
 
 ALL = "all"  # the split name of a matrix over every row
 WINDOW = ("t-1", "t", "t+1")
-
-LOWER_IS_BETTER = frozenset({"median_nll", "token_perplexity"})
 
 
 def read_predictions(path: str | Path) -> list[dict]:
@@ -80,28 +77,6 @@ def with_temporal_ranks(predictions: Sequence[dict]) -> list[dict]:
     return out
 
 
-def _nll_median(rows: Sequence[dict], resamples: int) -> Estimate:
-    values = [-v for row in rows for v in row["label_scores"].values()]
-    if not values:
-        return EMPTY
-    return Estimate(float(statistics.median(values)), None, None, len(values))
-
-
-def _temporal(rows: Sequence[dict], resamples: int, accuracy: bool) -> Estimate:
-    ranks = [r["temporal_rank"] for r in rows if r.get("temporal_rank") is not None]
-    if accuracy:
-        return proportion([r == 1 for r in ranks])
-    return mean([1.0 / r for r in ranks], resamples=resamples)
-
-
-# metrics besides the views' own, with their intervals (the median has none: it is no mean)
-_EXTRA: dict[str, Callable[[Sequence[dict], int], Estimate]] = {
-    "median_nll": _nll_median,
-    "temporal_acc": lambda rows, resamples: _temporal(rows, resamples, accuracy=True),
-    "temporal_mrr": lambda rows, resamples: _temporal(rows, resamples, accuracy=False),
-}
-
-
 def _view(name: str) -> View:
     """The view named ``name``; an unknown one is a ValueError naming the views there are."""
     try:
@@ -117,10 +92,9 @@ def metric_estimate(
     interval (``resamples`` 0: the figure alone); no value for an empty group."""
     if not rows:
         return EMPTY
-    if metric in _EXTRA:
-        if metric.startswith("temporal") and "temporal_rank" not in rows[0]:
-            raise ValueError(f"{metric} needs rows from with_temporal_ranks()")
-        return _EXTRA[metric](rows, resamples)
+    cell_metrics = _view(view).cell_metrics
+    if metric in cell_metrics:
+        return cell_metrics[metric](rows, resamples)
     summary = _view(view).summarize(rows, resamples=resamples)
     if metric not in summary:
         known = ", ".join(_view(view).metric_names(rows))

@@ -11,15 +11,14 @@ a ``probe`` step with ``view: VIEW`` take the view's params (its own options bes
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.models.registry import ADAPTERS
-from chronoprobe.params import Cli, Params, choice_of
+from chronoprobe.params import Cli, DeviceParams, choice_of
 from chronoprobe.probes.rows import read_rows
 from chronoprobe.registry import Registry
 
@@ -27,7 +26,7 @@ Progress = Callable[[int, int], None] | None
 SKIPPED = "skipped"  # the field of a row a view did not answer; its value says why
 
 
-class ProbeParams(Params):
+class ProbeParams(DeviceParams):
     """What every view takes: which models, where, and which rows."""
 
     models: Annotated[list[str] | None, Cli(short="-m")] = Field(
@@ -40,7 +39,6 @@ class ProbeParams(Params):
     family: choice_of(ADAPTERS) | None = Field(
         None, description="Model family, when the model's config does not tell (it usually does)."
     )
-    device: str = Field("auto", description=DEVICE_HELP)
     device_map: str | None = Field(
         None,
         description="Spread a model too large for one GPU over the GPUs of this machine, "
@@ -218,6 +216,11 @@ class View:
     # (predictions) -> the predictions with what a metric needs from all of them at once (the
     # PLL's temporal ranks compare a query's labels across periods), before any is grouped
     prepare: Callable[[Sequence[dict]], list[dict]] | None = None
+    # figures of a matrix cell that ``summarize`` does not give, over the cell's prepared
+    # predictions: name -> (rows, resamples) -> Estimate (the PLL's temporal accuracy)
+    cell_metrics: dict[str, Callable[[Sequence[dict], int], Any]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
     selection: str | None = None  # how the view picks its prediction, for metrics.json
     # (params, model, log) -> the params to probe this model with (per-model options)
     for_model: Callable[[Any, Any, Callable[[str], None]], Any] | None = None

@@ -33,8 +33,10 @@ from chronoprobe.report.blocks import (
     with_uncertainty,
 )
 from chronoprobe.report.html import StepView, anchor, render_page
-from chronoprobe.report.rundir import STEP_RECORD, RunInfo, StepInfo, load_run
+from chronoprobe.report.outputs import load_folder
+from chronoprobe.report.rundir import RunInfo, StepInfo
 from chronoprobe.report.sections import SectionKind, read_metrics, section_kind
+from chronoprobe.steps import STEP_RECORD
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +272,7 @@ def _log_tail(path: Path) -> list[str] | None:
 
 def render_report(run_dir: str | Path) -> str:
     """The report of the run in ``run_dir`` as one HTML string."""
-    run = load_run(run_dir)
+    run = load_folder(run_dir)
     comparisons = _comparisons(run)
     known = {step.id for step in run.steps}
     views = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.report.rundir import RunInfo, StepInfo, load_run, read_record
+from chronoprobe.report.rundir import RunInfo, StepInfo, is_run, load_run, read_record
 from chronoprobe.runs.outputs import Found, find_outputs, output_id, step_id
 
 
@@ -85,3 +85,9 @@ def load_outputs(folder: str | Path) -> RunInfo:
     return RunInfo(
         found.root, name, {}, "\n".join(configs), {}, steps, problems, found=found.describe()
     )
+
+
+def load_folder(folder: str | Path) -> RunInfo:
+    """What a report shows of ``folder``: a run directory's run, else the outputs in it."""
+    path = Path(folder)
+    return load_run(path) if is_run(path) else load_outputs(path)

@@ -22,8 +22,8 @@ import yaml
 from chronoprobe import safe_yaml
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.runs.run_directory import is_run_directory
+from chronoprobe.steps import STEP_RECORD
 
-STEP_RECORD = "step.json"
 _STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # as configs allow them
 # what the fields of a step record the report shows are, when present
 _RECORD_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -165,19 +165,20 @@ def _found_steps(path: Path) -> list[StepInfo]:
     return steps
 
 
+def is_run(path: Path) -> bool:
+    """Whether ``path`` is a run directory (its config, or its marker), not some other folder."""
+    return (path / "config.yaml").is_file() or is_run_directory(path)
+
+
 def load_run(run_dir: str | Path) -> RunInfo:
-    """The run's config, environment and steps in config order; for a folder that is not a
-    run directory, the outputs in it (see :mod:`chronoprobe.report.outputs`).
+    """The run's config, environment and steps in config order (any other folder of outputs:
+    :func:`chronoprobe.report.outputs.load_folder`).
 
     Step directories the config does not name (an older config's leftovers) are not shown;
     the engine removes them on the next run.
     """
     path = Path(run_dir)
     config_path = path / "config.yaml"
-    if not config_path.is_file() and not is_run_directory(path):
-        from chronoprobe.report.outputs import load_outputs  # any other folder of outputs
-
-        return load_outputs(path)
     problems: list[str] = []
     try:
         config, text = _read_config(config_path)

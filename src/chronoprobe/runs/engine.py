@@ -30,12 +30,12 @@ from rich.text import Text
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.cache_dir import default_cache_dir
 from chronoprobe.core.progress import live_progress
-from chronoprobe.runs.cache import STEP_RECORD, DamagedEntry, StepCache, step_key
+from chronoprobe.runs.cache import DamagedEntry, StepCache, step_key
 from chronoprobe.runs.config import ConfigError, Experiment, load_experiment
 from chronoprobe.runs.environment import environment
 from chronoprobe.runs.ownership import file_record, walk_files
 from chronoprobe.runs.run_directory import RunDirectory, claimed
-from chronoprobe.steps import SHARDS_DIR, StepContext, StepKind
+from chronoprobe.steps import SHARDS_DIR, STEP_RECORD, StepContext, StepKind
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from chronoprobe.runs.cache import STEP_RECORD
 from chronoprobe.runs.ownership import lstat_kind
 from chronoprobe.runs.run_directory import is_run_directory
+from chronoprobe.steps import STEP_RECORD
 
 MAX_DEPTH = 4  # folder levels searched below the one given
 MAX_FOLDERS = 20_000  # folders looked into before the search stops (a home folder by mistake)

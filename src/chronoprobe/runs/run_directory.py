@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.runs.cache import STEP_RECORD
 from chronoprobe.runs.ownership import (
     TMP_DIR,
     changed_files,
@@ -54,6 +53,7 @@ from chronoprobe.runs.ownership import (
     tmp_problem,
     write_marker,
 )
+from chronoprobe.steps import STEP_RECORD, read_step_record
 
 MARKER = ".chronoprobe-run"
 STEPS = "steps"
@@ -85,23 +85,6 @@ def refuse_holding(folder: Path, cache_root: Path, option: str = "--out") -> Non
         existing = existing.parent
     if existing != target and not existing.is_dir():
         raise ValueError(f"{folder}: {existing} is a file, so no folder can be made there")
-
-
-def read_step_record(step_dir: Path) -> dict[str, Any] | None:
-    """A step folder's ``step.json`` if it is one chronoprobe could have written, else None."""
-    path = step_dir / STEP_RECORD
-    if lstat_kind(path) != "file" or path.stat().st_size > 64 << 20:
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    outputs = record.get("outputs") if isinstance(record, dict) else None
-    if not isinstance(outputs, list) or not all(isinstance(name, str) for name in outputs):
-        return None
-    if not isinstance(record.get("files", {}), dict):
-        return None
-    return record
 
 
 def step_dir_problem(step_dir: Path) -> str | None:

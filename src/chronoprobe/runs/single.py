@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from chronoprobe.core.cache_dir import default_cache_dir
-from chronoprobe.runs.cache import STEP_RECORD, StepCache, canonical_json
+from chronoprobe.runs.cache import StepCache, canonical_json
 from chronoprobe.runs.engine import StepExecutor, StepResult, console_logger, step_progress
 from chronoprobe.runs.ownership import (
     TMP_DIR,
@@ -45,8 +45,8 @@ from chronoprobe.runs.ownership import (
     write_marker,
 )
 from chronoprobe.runs.run_directory import MARKER as RUN_MARKER
-from chronoprobe.runs.run_directory import read_step_record, refuse_holding
-from chronoprobe.steps import StepKind
+from chronoprobe.runs.run_directory import refuse_holding
+from chronoprobe.steps import STEP_RECORD, StepKind, read_step_record
 
 OUTPUT_MARKER = ".chronoprobe-output"
 _OWN = (OUTPUT_MARKER, TMP_DIR)

@@ -9,8 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from chronoprobe.core.devices import DEVICE_HELP
-from chronoprobe.params import Params, choice_of
+from chronoprobe.params import DeviceParams, choice_of
 from chronoprobe.registry import Registry
 
 TKG_MODELS: Registry[type] = Registry(
@@ -24,7 +23,7 @@ TKG_MODELS: Registry[type] = Registry(
 )
 
 
-class TKGTrainParams(Params):
+class TKGTrainParams(DeviceParams):
     model: choice_of(TKG_MODELS) = Field("tcomplex", description="Embedding model.")
     rank: int = Field(64, ge=1, description="Complex dimensions (tables are 2 x rank wide).")
     epochs: int = Field(10, ge=0, description="Epochs in total, resumed ones included.")
@@ -67,10 +66,8 @@ class TKGTrainParams(Params):
         description="Seed of the split alone (default: seed). Fix it to train over several "
         "seeds on one split, so the spread is the training's, not the split's.",
     )
-    device: str = Field("auto", description=DEVICE_HELP)
 
 
-class TKGEvalParams(Params):
+class TKGEvalParams(DeviceParams):
     split: Literal["train", "valid", "test"] = Field("test", description="Which facts to rank.")
     batch_size: int = Field(1000, ge=1, description="Queries ranked at once.")
-    device: str = Field("auto", description=DEVICE_HELP)

@@ -12,80 +12,12 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Literal
-
-from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.core.devices import DEVICE_HELP
-from chronoprobe.params import Params
-from chronoprobe.steps import SHARDS_DIR, Input, StepContext, step_kind
+from chronoprobe.steps import SHARDS_DIR, Input, StepContext, read_step_record, step_kind
+from chronoprobe.train.params import MemorizeParams, PretrainParams, SeriesParams
 
 KG_WITH_TEXT = Input("kg", "A KG directory with text: `kg synth` writes its snippets and articles.")
-
-
-class MLMTrainingParams(Params):
-    """The masked-LM recipe both operations train with."""
-
-    preset: Literal["tiny", "6L", "12L"] = Field(
-        "tiny",
-        description="Model size: tiny (2 layers, width 128; CPU), 6L or 12L (RoBERTa width).",
-    )
-    epochs: int = Field(3, ge=0, description="Passes over the text.")
-    batch_size: int = Field(64, ge=1, description="Sentences per training step.")
-    learning_rate: float = Field(
-        1e-3, gt=0, description="Peak learning rate (try 1e-4 for 6L and 12L)."
-    )
-    vocab_size: int = Field(6000, ge=300, description="Size of the BPE vocabulary trained.")
-    mask_prob: float = Field(0.15, gt=0, lt=1, description="Chance of each word to be masked.")
-    entity_mask_prob: float = Field(
-        0.5, ge=0, le=1, description="Chance of each entity mention to be masked whole."
-    )
-    max_length: int = Field(64, ge=16, description="Tokens per line; longer lines are cut.")
-    seed: int | None = Field(
-        None, description="Seed of the weights, shuffles and masking (default: the run's seed)."
-    )
-    device: str = Field("auto", description=DEVICE_HELP)
-
-
-class SeriesParams(MLMTrainingParams):
-    first: str = Field("2015", description="First period, e.g. 2015, 2019-Q1, 2019-07.")
-    last: str = Field("2020", description="Last period (inclusive).")
-    granularity: Literal["year", "quarter", "month"] = Field(
-        "year", description="Period length: one model per year, quarter or month."
-    )
-    replay: float = Field(
-        0.0, ge=0, description="Re-read earlier text, this fraction of each period's own size."
-    )
-    fact_sentences: bool = Field(
-        True,
-        description="Add each fact holding in a period, said with its drift template, to its "
-        "text (off: the snippets only).",
-    )
-
-    @model_validator(mode="after")
-    def _periods(self) -> SeriesParams:
-        self.periods()
-        return self
-
-    def periods(self):
-        from chronoprobe.time import Granularity, periods_between
-
-        return periods_between(self.first, self.last, Granularity[self.granularity.upper()])
-
-    def recipe(self) -> dict:
-        """What decides the weights, checked when a series resumes (the periods are checked
-        period by period, and the device does not matter)."""
-        return self.model_dump(exclude={"first", "last", "granularity", "device"})
-
-
-class PretrainParams(MLMTrainingParams):
-    sources: list[Literal["articles", "snippets"]] = Field(
-        ["articles"], min_length=1, description="Which of the KG's texts to pretrain on."
-    )
-    epochs: int = Field(10, ge=1, description="Passes over the text.")
-    batch_size: int = Field(32, ge=1, description="Lines per training step.")
-    max_length: int = Field(128, ge=16, description="Tokens per line; also the model's positions.")
 
 
 def show_series(out: Path):
@@ -227,53 +159,6 @@ def run_pretrain(ctx: StepContext, params: PretrainParams, inputs: dict[str, Pat
 # --- memorize (LAMA-TK) -----------------------------------------------------------------------
 
 
-class MemorizeParams(Params):
-    """Training on LAMA-TK statements; with input ``kg`` the statements are built first with
-    the ``build lamatk`` params (task, conflicts, sample)."""
-
-    task: Literal["memorize", "boundary", "implicit"] = Field(
-        "memorize", description="With input `kg`: the LAMA-TK set to build (see `build lamatk`)."
-    )
-    conflicts: bool = Field(
-        True, description="With input `kg`: keep multi-answer statements (see `build lamatk`)."
-    )
-    sample: int | None = Field(
-        None, ge=1, description="With input `kg`: draw about N statements as whole queries."
-    )
-    rows: str | None = Field(
-        None,
-        description="Which file of the statements directory to train on (default: "
-        "statements.jsonl).",
-    )
-    preset: Literal["tiny", "6L", "12L"] = Field(
-        "tiny", description="Random model size: tiny (CPU), 6L or 12L (the paper's)."
-    )
-    init: str | None = Field(
-        None,
-        description="Start from a Hugging Face masked LM (path or id) instead of a random "
-        "preset; or give the input `pretrained` (e.g. a `train pretrain` step).",
-    )
-    epochs: int = Field(50, ge=1, description="Passes over the statements (paper: 50).")
-    batch_size: int = Field(64, ge=1, description="Statements per step.")
-    learning_rate: float | None = Field(
-        None, gt=0, description="Peak learning rate (default 1e-3 for random tiny, else 1e-4)."
-    )
-    time_masking: float = Field(
-        0.0,
-        ge=0.0,
-        le=1.0,
-        description="k: chance that a start/end statement loses its other time (paper: 0, "
-        "0.1, 1.0).",
-    )
-    duplicates: int = Field(
-        1, ge=1, description="D: masked copies of the data, one per epoch in turn (paper: 10)."
-    )
-    seed: int | None = Field(
-        None, description="Seed of initialisation, order and time masking (default: the run's)."
-    )
-    device: str = Field("auto", description=DEVICE_HELP)
-
-
 MEMORIZE_INPUTS = (
     Input(
         "statements",
@@ -335,8 +220,6 @@ def recite_command(out: Path) -> str:
     the statements file it was given (its step.json names it), or the one it built into
     ``out`` from a KG."""
     import shlex
-
-    from chronoprobe.runs.run_directory import read_step_record
 
     record = read_step_record(out) or {}
     given = (record.get("inputs") or {}).get("statements")

@@ -70,7 +70,7 @@ from chronoprobe.train.mlm import (
     text_tokenizer,
 )
 from chronoprobe.train.model import build_model, quiet_transformers
-from chronoprobe.train.ops import MLMTrainingParams, SeriesParams
+from chronoprobe.train.params import MLMTrainingParams, SeriesParams
 
 FORMAT = "chronoprobe-model-series/1"
 SERIES_FILE = "series.json"
@@ -306,12 +306,11 @@ def train_series(
     kg_dir: Path,
     periods: Sequence[Period],
     out_dir: Path,
-    options: SeriesParams | None = None,
+    options: SeriesParams,
     progress: Progress | None = None,
 ) -> SeriesResult:
     """Train (or finish training) one model per period into ``out_dir``; see the module doc.
     ``options.seed`` None counts as 0."""
-    options = options or SeriesParams()
     if options.seed is None:
         options = options.model_copy(update={"seed": 0})
     kg_dir, out_dir = Path(kg_dir), Path(out_dir)

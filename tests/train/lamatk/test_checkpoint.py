@@ -9,10 +9,10 @@ import torch
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
+from chronoprobe.datasets.lamatk_vocab import EntityVocab
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train.lamatk import checkpoint as ckpt
 from chronoprobe.train.lamatk.encoding import StatementEncoder, word_texts
-from chronoprobe.train.lamatk.vocab import EntityVocab
 from chronoprobe.train.model import build_model, symbol_logits
 
 

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from chronoprobe.datasets.lamatk import build_statements
+from chronoprobe.datasets.lamatk_vocab import EntityVocab, read_labels, write_labels
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.time import TimePoint
 from chronoprobe.train.lamatk.encoding import StatementEncoder, mentioned, segment, word_texts
 from chronoprobe.train.lamatk.statements import load_statements
-from chronoprobe.train.lamatk.vocab import EntityVocab, read_labels, write_labels
 
 LABELS = {
     "Q11571": "Cristiano Ronaldo",

@@ -9,6 +9,7 @@ import pytest
 import torch
 from transformers import RobertaConfig, RobertaForMaskedLM
 
+from chronoprobe.datasets.lamatk_vocab import EntityVocab
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train.lamatk import checkpoint as ckpt
 from chronoprobe.train.lamatk.encoding import StatementEncoder, word_texts
@@ -20,7 +21,6 @@ from chronoprobe.train.lamatk.memorize import (
     train,
 )
 from chronoprobe.train.lamatk.statements import load_statements
-from chronoprobe.train.lamatk.vocab import EntityVocab
 
 
 def test_time_masking_plan_is_seeded_and_only_touches_time_rows():

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from chronoprobe.datasets.lamatk_vocab import EntityVocab
 from chronoprobe.metrics.ranking import acc_at_k, hit_at_k
 from chronoprobe.models import load_model
 from chronoprobe.models.requests import Ranking
 from chronoprobe.probes.recite import ReciteParams, predict_recite, recite_metrics
-from chronoprobe.train.lamatk.vocab import EntityVocab
 
 VOCAB = EntityVocab(
     ("A", "B", "C", "D"), {e: e for e in "ABCD"}, tuple(str(y) for y in range(2000, 2008))

@@ -21,11 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoprobe.atomic import atomic_path
-from chronoprobe.inputs import bounded_lines
+from chronoprobe.inputs import bounded_lines, open_binary
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, json_problem
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
 from chronoprobe.kg.io.checks import Invalid, check_id, check_interval, check_point, json_type
-from chronoprobe.inputs import open_binary
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.kg.io.shapes import expect

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import msgspec
 
-from chronoprobe.jsonl import BOM, DECODE_ERRORS
 from chronoprobe.inputs import open_binary
+from chronoprobe.jsonl import BOM, DECODE_ERRORS
 
 HEAD = 1 << 20  # bytes read to tell a file's shape
 _ENTITY_KEYS = frozenset({"labels", "descriptions", "aliases", "claims", "sitelinks", "datatype"})

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import msgspec
 
-from chronoprobe.inputs import known_size, read_document
+from chronoprobe.inputs import known_size, open_binary, read_document
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, JsonProblem, LineLocator, json_items, json_problem
-from chronoprobe.inputs import open_binary
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.wikidata_dump import Parsed, parse_block
 

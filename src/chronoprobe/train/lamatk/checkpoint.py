@@ -26,9 +26,9 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.checkpoint import OPTIMIZER_FILE, check_epoch, load_optimizer, save_optimizer
+from chronoprobe.datasets.lamatk_vocab import EntityVocab
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.train.lamatk.encoding import StatementEncoder
-from chronoprobe.train.lamatk.vocab import EntityVocab
 from chronoprobe.train.model import quiet_transformers
 
 FORMAT = "chronoprobe-lamatk-checkpoint/2"

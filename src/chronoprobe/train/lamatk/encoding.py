@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from transformers import PreTrainedTokenizerFast
 
+from chronoprobe.datasets.lamatk_vocab import EntityVocab
 from chronoprobe.templates import MASK
-from chronoprobe.train.lamatk.vocab import EntityVocab
 
 _YEAR = re.compile(r"(?<![\w+-])[+-]?\d{4,}(?!\w)")
 _MASK_PIECE = -1  # stands for the mask token in a segmented text

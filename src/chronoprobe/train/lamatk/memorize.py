@@ -26,11 +26,11 @@ from rich.progress import Progress
 
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
+from chronoprobe.datasets.lamatk_vocab import LABELS_FILE, EntityVocab, read_labels
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train.lamatk import checkpoint as ckpt
 from chronoprobe.train.lamatk.encoding import StatementEncoder, word_texts
 from chronoprobe.train.lamatk.statements import file_digest, load_statements
-from chronoprobe.train.lamatk.vocab import LABELS_FILE, EntityVocab, read_labels
 from chronoprobe.train.model import (
     PRESETS,
     build_model,

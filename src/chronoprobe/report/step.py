@@ -1,0 +1,26 @@
+"""The ``report`` step kind: ``report.html`` for the whole run, written by the report module.
+
+It reads every step before it, so its output cannot be keyed by its params and inputs alone:
+it is never cached and runs on every ``chronoprobe run``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from chronoprobe.steps import StepContext, step_kind
+
+
+class ReportParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@step_kind("report", ReportParams, cacheable=False)
+def run_report(ctx: StepContext, params: ReportParams, inputs: dict[str, Path]) -> None:
+    from chronoprobe.report import write_report
+    from chronoprobe.runs.ownership import own_tmp
+
+    path = write_report(ctx.run_dir, tmp_dir=own_tmp(ctx.run_dir))
+    ctx.log.info(f"report: {path}")
