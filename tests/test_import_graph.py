@@ -73,3 +73,10 @@ def test_the_json_report(import_graph, package, capsys):
         "chronoprobe.kg.stats",
     ]
     assert report["upward"] == [["chronoprobe.time", "chronoprobe.kg.graph"]]
+
+
+def test_chronoprobe_itself_has_no_cycles_and_no_upward_imports(import_graph):
+    edges = import_graph.graph()
+    assert len(edges) > 150  # it read the real package
+    assert import_graph.cycles(edges) == []
+    assert import_graph.upward(edges) == []
