@@ -11,13 +11,15 @@ Nothing here follows a symbolic link it did not make.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +116,32 @@ def fresh_dir(tmp: Path, tag: str) -> Path:
     folder = tmp / f"{tag}-{secrets.token_hex(6)}"
     folder.mkdir()
     return folder
+
+
+@contextmanager
+def staging_folder(folder: Path) -> Iterator[Path]:
+    """An empty folder in ``folder``'s own temporaries, to build outputs in before they are
+    moved into ``folder``; deleted after the block (if anything is left of it)."""
+    staged = fresh_dir(own_tmp(folder), "new")
+    try:
+        yield staged
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)  # gone already once installed
+
+
+@contextmanager
+def locked_folder(folder: Path, busy: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` for the block; ``ValueError(busy)`` at once when
+    another process holds it."""
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(busy) from None
+        yield
+    finally:
+        os.close(handle)
 
 
 def clear_tmp(folder: Path) -> None:

@@ -26,13 +26,10 @@ marker is added, and only the steps that manifest listed count as the run's own.
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
-import os
 import re
-import shutil
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,13 +40,14 @@ from chronoprobe.runs.ownership import (
     clear_tmp,
     describe,
     foreign_entries,
-    fresh_dir,
     listing,
+    locked_folder,
     lstat_kind,
     own_tmp,
     read_marker,
     remove_folder,
     replace_folder,
+    staging_folder,
     tmp_problem,
     write_marker,
 )
@@ -228,14 +226,9 @@ class RunDirectory:
                 (self.path / LEGACY_MANIFEST).unlink()  # the marker lists its steps now
         return sorted(p.name for p in self.steps.iterdir() if p.name not in self.owned | set(keep))
 
-    @contextmanager
-    def staging(self) -> Iterator[Path]:
+    def staging(self) -> AbstractContextManager[Path]:
         """An empty folder in the run's own temporaries, to build a step's outputs in."""
-        staged = fresh_dir(own_tmp(self.path), "new")
-        try:
-            yield staged
-        finally:
-            shutil.rmtree(staged, ignore_errors=True)  # gone already once installed
+        return staging_folder(self.path)
 
     def install(self, staged: Path, step_id: str) -> Path:
         """Make ``staged`` the folder of step ``step_id``, replacing the earlier one only if
@@ -273,16 +266,12 @@ def claimed(run_dir: Path, cache_root: Path) -> Iterator[RunDirectory]:
         raise ValueError(f"run directory {run_dir} is {describe(kind)}; pass --out to a folder")
     created = kind is None
     run_dir.mkdir(parents=True, exist_ok=True)
-    handle = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
     directory = RunDirectory(run_dir, created=created)
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ValueError(
-                f"another chronoprobe run is working in {run_dir}; wait for it to finish (it "
-                "resumes from the same steps when run again) or pass another --out"
-            ) from None
+    busy = (
+        f"another chronoprobe run is working in {run_dir}; wait for it to finish (it resumes "
+        "from the same steps when run again) or pass another --out"
+    )
+    with locked_folder(run_dir, busy):
         try:
             yield directory
         finally:
@@ -290,8 +279,6 @@ def claimed(run_dir: Path, cache_root: Path) -> Iterator[RunDirectory]:
                 clear_tmp(directory.path)
             elif created:
                 _remove_if_empty(run_dir)
-    finally:
-        os.close(handle)
 
 
 def _remove_if_empty(folder: Path) -> None:

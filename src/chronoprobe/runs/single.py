@@ -14,12 +14,11 @@ user's notes or a link in it stop the command before anything is computed.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +36,11 @@ from chronoprobe.runs.ownership import (
     foreign_entries,
     fresh_dir,
     listing,
+    locked_folder,
     lstat_kind,
     own_tmp,
     read_marker,
+    staging_folder,
     tmp_problem,
     walk_files,
     write_marker,
@@ -137,13 +138,9 @@ class OutputFolder:
     command: str
     cache_root: Path
 
-    @contextmanager
-    def staging(self) -> Iterator[Path]:
-        staged = fresh_dir(own_tmp(self.path), "new")
-        try:
-            yield staged
-        finally:
-            shutil.rmtree(staged, ignore_errors=True)  # gone already once installed
+    def staging(self) -> AbstractContextManager[Path]:
+        """An empty folder in the folder's own temporaries, to build the step's outputs in."""
+        return staging_folder(self.path)
 
     def install(self, staged: Path, step_id: str) -> Path:
         """Replace what the folder holds by ``staged``'s files, moving entries by renames.
@@ -174,15 +171,11 @@ def claimed_output(out: Path, cache_root: Path, command: str) -> Iterator[Output
     check_output_dir(out, cache_root, command)
     created = lstat_kind(out) is None
     out.mkdir(parents=True, exist_ok=True)
-    handle = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ValueError(
-                f"another chronoprobe command is writing to --out {out}; wait for it, or pass "
-                "another folder"
-            ) from None
+    busy = (
+        f"another chronoprobe command is writing to --out {out}; wait for it, or pass another "
+        "folder"
+    )
+    with locked_folder(out, busy):
         try:
             check_output_dir(out, cache_root, command)  # as it is now that it is ours
             yield OutputFolder(out, command, cache_root)
@@ -190,8 +183,6 @@ def claimed_output(out: Path, cache_root: Path, command: str) -> Iterator[Output
             clear_tmp(out)
             if created and not any(out.iterdir()):
                 out.rmdir()
-    finally:
-        os.close(handle)
 
 
 def run_operation(
