@@ -148,6 +148,20 @@ class Destination(Protocol):
     def install(self, staged: Path, step_id: str) -> Path: ...
 
 
+@dataclass(frozen=True)
+class _CacheJob:
+    """A cacheable step as :meth:`StepExecutor.execute` hands it to the cache: what computing
+    its entry needs (``origin``: its params and input keys, recorded with the entry)."""
+
+    step_id: str
+    kind: StepKind
+    key: str
+    params: BaseModel
+    inputs: dict[str, Path]
+    label: str
+    origin: dict
+
+
 class StepExecutor:
     """Runs one step at a time into a target directory, through the shared cache.
 
@@ -202,9 +216,8 @@ class StepExecutor:
         with destination.staging() as staged:
             if kind.cacheable:
                 origin = {"params": params.model_dump(mode="json"), "inputs": input_keys}
-                cached, computed = self._serve(
-                    step_id, kind, key, params, inputs, label, origin, staged
-                )
+                job = _CacheJob(step_id, kind, key, params, inputs, label, origin)
+                cached, computed = self._serve(job, staged)
                 digests = {name: entry["sha256"] for name, entry in computed["files"].items()}
             else:
                 kind.run(self.context(step_id, staged), params, inputs)
@@ -233,60 +246,43 @@ class StepExecutor:
         _say(self.log, f"[green]✓[/] {label} {status}")
         return StepResult(step_id, kind.name, key, cached, seconds, target)
 
-    def _serve(
-        self,
-        step_id: str,
-        kind: StepKind,
-        key: str,
-        params: BaseModel,
-        inputs: dict[str, Path],
-        label: str,
-        origin: dict,
-        staged: Path,
-    ) -> tuple[bool, dict]:
+    def _serve(self, job: _CacheJob, staged: Path) -> tuple[bool, dict]:
         """Copy the step's cache entry into ``staged``, computing it first when there is none;
         an entry that is not as it was written is dropped and computed again. Returns whether
         it came from the cache, and the entry's record."""
-        cached = self.use_cache and self.cache.has(kind.name, key)
+        name, key = job.kind.name, job.key
+        cached = self.use_cache and self.cache.has(name, key)
         if not cached:
-            cached = self._compute_into_cache(step_id, kind, key, params, inputs, label, origin)
+            cached = self._compute_into_cache(job)
         try:
-            return cached, self.cache.serve(kind.name, key, staged)
+            return cached, self.cache.serve(name, key, staged)
         except DamagedEntry as err:
             _say(self.log, f"[yellow]{escape(str(err))}[/]; computing it again")
         for path in list(staged.iterdir()):
             shutil.rmtree(path) if path.is_dir() else path.unlink()
-        with self.cache.lock(kind.name, key):
-            self.cache.discard(kind.name, key)
-        self._compute_into_cache(step_id, kind, key, params, inputs, label, origin)
-        return False, self.cache.serve(kind.name, key, staged)
+        with self.cache.lock(name, key):
+            self.cache.discard(name, key)
+        self._compute_into_cache(job)
+        return False, self.cache.serve(name, key, staged)
 
-    def _compute_into_cache(
-        self,
-        step_id: str,
-        kind: StepKind,
-        key: str,
-        params: BaseModel,
-        inputs: dict[str, Path],
-        label: str,
-        origin: dict,
-    ) -> bool:
+    def _compute_into_cache(self, job: _CacheJob) -> bool:
         """Compute the step into its cache entry; True when another run finished it meanwhile.
 
-        ``origin`` (params and input keys) is recorded with the entry, so that a later run of
-        a kind that can continue (more epochs) starts from the furthest finished one."""
+        ``job.origin`` (params and input keys) is recorded with the entry, so that a later run
+        of a kind that can continue (more epochs) starts from the furthest finished one."""
+        kind, key = job.kind, job.key
         with self.cache.lock(kind.name, key) as free:
             if not free:
-                _say(self.log, f"  {label} was being computed by another run; waited for it")
+                _say(self.log, f"  {job.label} was being computed by another run; waited for it")
             if self.use_cache and self.cache.has(kind.name, key):
                 return True
             work = self.cache.work_dir(kind.name, key, fresh=not self.use_cache)
             if kind.continues is not None and self.use_cache and not (work / SHARDS_DIR).exists():
-                self._continue(kind, origin, work, label)
+                self._continue(kind, job.origin, work, job.label)
             began, started = time.perf_counter(), _now()
-            kind.run(self.context(step_id, work), params, inputs)
-            record = {"id": step_id, "kind": kind.name, "key": key, "started": started}
-            record.update(origin, seed=self.seed)
+            kind.run(self.context(job.step_id, work), job.params, job.inputs)
+            record = {"id": job.step_id, "kind": kind.name, "key": key, "started": started}
+            record.update(job.origin, seed=self.seed)
             record["seconds"] = round(time.perf_counter() - began, 3)
             self.cache.commit(work, kind.name, key, record)
         return False
