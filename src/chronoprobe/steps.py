@@ -191,13 +191,15 @@ class Variant:
     view): its own params model and function; the step's params hold ``{key: name, **params}``.
     Registries of such families may hold any objects with these four attributes. ``show(out)``
     is what the command line prints of a finished step's output (its report section is the
-    one registered for ``KIND:NAME``, see :mod:`chronoprobe.report.sections`)."""
+    one registered for ``KIND:NAME``, see :mod:`chronoprobe.report.sections`). ``needs``: the
+    kind's optional inputs this member requires, and no member that does not name one gets it."""
 
     name: str
     params: type[BaseModel]
     run: StepFunction
     help: str = ""
     show: Callable[[Path], Any] | None = None
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,12 +239,13 @@ def variant(
     name: str,
     params: type[BaseModel],
     show: Callable[[Path], Any] | None = None,
+    needs: tuple[str, ...] = (),
 ) -> Callable[[StepFunction], StepFunction]:
     """Decorator: register a step function as the member ``name`` of ``registry``, run with
-    ``params`` (and its output summed up by ``show``)."""
+    ``params`` (its output summed up by ``show``; ``needs``: see :class:`Variant`)."""
 
     def register(run: StepFunction) -> StepFunction:
-        registry.add(name, Variant(name, params, run, show=show))
+        registry.add(name, Variant(name, params, run, show=show, needs=needs))
         return run
 
     return register
@@ -272,8 +275,27 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
 
     own_check, own_fingerprint = options.pop("check", None), options.pop("fingerprint", None)
 
+    optional = {i.name: i for i in options.get("inputs") or () if not i.required}
+    words = " ".join(options.get("command") or (name,))
+
+    def member_inputs(chosen: Any, names: frozenset[str]) -> list[str]:
+        """The optional inputs a member needs are given to it, and to no other member."""
+        member = variants.get(getattr(chosen, key))
+        needs = set(getattr(member, "needs", ()))
+        problems = [
+            f"{n}: required by {words} {member.name}: {optional[n].help}" for n in sorted(needs)
+            if n not in names
+        ]  # fmt: skip
+        for n in sorted(set(names) & set(optional) - needs):
+            readers = [m.name for m in variants.members() if n in getattr(m, "needs", ())]
+            if readers:
+                problems.append(f"{n}: only {words} {', '.join(readers)} reads it, not {words} "
+                                f"{member.name}")  # fmt: skip
+        return problems
+
     def check(params: Any, names: frozenset[str]) -> list[str]:
-        return own_check(params.root, names) if own_check else []
+        own = own_check(params.root, names) if own_check else []
+        return member_inputs(params.root, names) + own
 
     def fingerprint(params: Any) -> Any:
         return own_fingerprint(params.root)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -349,17 +349,6 @@ def show_family(out: Path):
     return builder.show(out) if builder is not None and builder.show else None
 
 
-def _questions_for_the_oracle(params: Any, names: frozenset[str]) -> list[str]:
-    """Input ``questions`` is what the timeline oracle answers, and no other builder reads."""
-    oracle = params.family == "timeline-oracle"
-    if oracle and "questions" not in names:
-        return ["questions: build timeline-oracle answers the questions of a `build timeline` "
-                "step (input `questions`; on the command line --questions FILE)"]  # fmt: skip
-    if not oracle and "questions" in names:
-        return [f"questions: only build timeline-oracle reads them, not build {params.family}"]
-    return []
-
-
 # each builder's `show` is what `chronoprobe build` prints of what it wrote
 variant_kind(
     "build",
@@ -377,5 +366,4 @@ variant_kind(
         ),
     ),
     command=("build",),
-    check=_questions_for_the_oracle,
 )

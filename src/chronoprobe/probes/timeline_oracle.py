@@ -265,7 +265,7 @@ class OracleParams(Params):
     seed: int = Field(0, description="Seed of the facts --drop forgets.")
 
 
-@variant(BUILDERS, "timeline-oracle", OracleParams)
+@variant(BUILDERS, "timeline-oracle", OracleParams, needs=("questions",))
 def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[str, Path]) -> None:
     """Answer timeline questions with the symbolic oracle: from the KG's facts, never the gold.
 
