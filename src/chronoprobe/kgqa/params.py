@@ -1,6 +1,7 @@
-"""What the ``kgqa`` and ``kgqa-eval`` steps take: the QA models' registry and the params.
+"""The QA models by name (:data:`QA_MODELS`) and the options of ``kgqa train`` and ``kgqa eval``.
 
-Declarations only, so that the models, the trainer and the steps can all read them.
+``kgqa/models.py`` builds a model from this registry and ``kgqa/train.py`` reads the training
+options, below ``kgqa/ops.py``, which runs them as steps.
 """
 
 from __future__ import annotations

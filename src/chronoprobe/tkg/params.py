@@ -1,6 +1,6 @@
-"""What the ``tkg`` and ``tkg-eval`` steps take: the embedding models' registry and the params.
-
-Declarations only, so that the models, the trainer and the steps can all read them.
+"""Temporal KG embedding models by name (:data:`TKG_MODELS`) and the options of ``tkg train``
+and ``tkg eval``; a plugin adds a model with ``TKG_MODELS.add``. Kept apart from the steps
+(``tkg/ops.py``) so that the models and the trainer can read them.
 """
 
 from __future__ import annotations
