@@ -163,3 +163,36 @@ def test_mean_over_seeds_merges_metrics_files():
     assert one["hits@1"] == 0.4 and one["hits@1_sd"] is None and one["seeds"] == 1
     with pytest.raises(ValueError, match="no runs"):
         u.mean_over_seeds([])
+
+
+def _naive_medians(values, clusters, resamples, seed):
+    """The median of each resample, drawn as the bootstrap draws them, one resample at a time."""
+    labels = sorted(set(clusters), key=clusters.index)
+    counts = np.concatenate(u.resample_counts(len(labels), resamples, seed))
+    out = []
+    for drawn in counts:
+        times = {label: int(k) for label, k in zip(labels, drawn, strict=True)}
+        sample = [v for v, c in zip(values, clusters, strict=True) for _ in range(times[c])]
+        out.append(float(np.median(sample)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_median_interval_is_the_naive_bootstrap(clustered):
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=31).round(3).tolist()  # ties included
+    values[5] = values[6]
+    clusters = [i // 3 for i in range(31)] if clustered else list(range(31))
+    e = u.median(values, clusters if clustered else None, resamples=300, seed=2)
+    naive = _naive_medians(values, clusters, 300, 2)
+    assert e.value == float(np.median(values)) and e.n == 31
+    assert (e.low, e.high) == pytest.approx(tuple(np.percentile(naive, [2.5, 97.5])))
+
+
+def test_median_by_hand():
+    assert u.median([]) == u.EMPTY
+    assert u.median([3.0]) == u.Estimate(3.0, 3.0, 3.0, 1)
+    two = u.median([1.0, 2.0, 10.0, 4.0])
+    assert two.value == 3.0 and 1.0 <= two.low <= 3.0 <= two.high <= 10.0
+    with pytest.raises(ValueError, match="2 cluster labels for 3 values"):
+        u.median([1.0, 2.0, 3.0], ["a", "b"])

@@ -7,12 +7,13 @@ population, so every rate or mean comes with its ``n`` and an interval:
   interval (Wilson, "Probable Inference, the Law of Succession, and Statistical Inference",
   JASA, 1927), which stays inside [0, 1] and is sound at 0 and n successes, where the normal
   approximation collapses to a point;
-- any other figure (MRR, F1, mean log-probability, perplexity, a difference of perplexities)
-  gets a percentile bootstrap (Efron and Tibshirani, "An Introduction to the Bootstrap", 1993):
-  resample the units with replacement, recompute the figure, and take the 2.5th and 97.5th
-  percentiles. The units are the rows, or the clusters of rows that are not independent of each
-  other (an entity's sentences, when a perplexity averages per entity first; a fact's pairs of
-  dates). A share over clustered rows is bootstrapped over the clusters too.
+- any other figure (MRR, F1, mean log-probability, perplexity, a difference of perplexities,
+  a median) gets a percentile bootstrap (Efron and Tibshirani, "An Introduction to the
+  Bootstrap", 1993): resample the units with replacement, recompute the figure, and take the
+  2.5th and 97.5th percentiles. The units are the rows, or the clusters of rows that are not
+  independent of each other (an entity's sentences, when a perplexity averages per entity
+  first; a fact's pairs of dates). A share over clustered rows is bootstrapped over the
+  clusters too.
 
 The bootstrap is seeded, so the same rows give the same interval on every run, and vectorised
 over a block of resamples at once: a statistic of :func:`bootstrap_interval` is a function of a
@@ -179,6 +180,41 @@ def mean(
     interval = _ratio_interval(sums, sizes, resamples, seed)
     value = float(np.mean(np.asarray(values, dtype=np.float64)))
     return Estimate(value, *_ends(interval), n)
+
+
+def median(
+    values: Sequence[float],
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Estimate:
+    """The median of ``values`` with its bootstrap interval, resampling rows, or whole
+    ``clusters`` (one label per value: a row's several labels, an entity's spans)."""
+    n = len(values)
+    if n == 0:
+        return EMPTY
+    x = np.asarray(values, dtype=np.float64)
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    if clusters is None:
+        unit_of, units = order, n  # each value is its own unit
+    else:
+        if len(clusters) != n:
+            raise ValueError(f"{len(clusters)} cluster labels for {n} values")
+        index: dict[Hashable, int] = {}
+        ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.int64, n)
+        unit_of, units = ids[order], len(index)
+
+    def statistic(counts: np.ndarray) -> np.ndarray:
+        # each value drawn as often as its unit; the middle one (or two) of the drawn values
+        drawn = counts[:, unit_of].cumsum(axis=1)
+        size = drawn[:, -1:]
+        low = np.argmax(drawn > (size - 1) // 2, axis=1)
+        high = np.argmax(drawn > size // 2, axis=1)
+        return (ordered[low] + ordered[high]) / 2
+
+    return estimate(float(np.median(x)), statistic, units, n, resamples=resamples, seed=seed)
 
 
 def proportion(

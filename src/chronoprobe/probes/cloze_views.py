@@ -26,7 +26,6 @@ multi-token views ask such a row as a question whose prompt ends where the answe
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -35,7 +34,6 @@ from pydantic import Field
 
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
 from chronoprobe.metrics.uncertainty import (
-    EMPTY,
     RESAMPLES,
     Estimate,
     estimate,
@@ -43,6 +41,7 @@ from chronoprobe.metrics.uncertainty import (
     summary,
 )
 from chronoprobe.metrics.uncertainty import mean as mean_estimate
+from chronoprobe.metrics.uncertainty import median as median_estimate
 from chronoprobe.models.requests import (
     Candidate,
     Cloze,
@@ -525,10 +524,11 @@ MULTI_TOKEN = _view(
 
 
 def _nll_median(rows: Sequence[dict], resamples: int) -> Estimate:
+    """The median NLL over every gold label, its interval resampling rows (a row's labels
+    together)."""
     values = [-v for row in rows for v in row["label_scores"].values()]
-    if not values:
-        return EMPTY
-    return Estimate(float(statistics.median(values)), None, None, len(values))
+    owners = [i for i, row in enumerate(rows) for _ in row["label_scores"]]
+    return median_estimate(values, owners, resamples=resamples)
 
 
 def _temporal(rows: Sequence[dict], resamples: int, accuracy: bool) -> Estimate:
@@ -540,7 +540,7 @@ def _temporal(rows: Sequence[dict], resamples: int, accuracy: bool) -> Estimate:
     return mean_estimate([1.0 / r for r in ranks], resamples=resamples)
 
 
-# the PLL matrix's figures over a cell's rows (the median has no interval: it is no mean)
+# the PLL matrix's figures over a cell's rows
 PLL_CELL_METRICS: dict[str, Callable[[Sequence[dict], int], Estimate]] = {
     "median_nll": _nll_median,
     "temporal_acc": lambda rows, resamples: _temporal(rows, resamples, accuracy=True),

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from chronoprobe.metrics.uncertainty import (
     summary,
     weighted_mean,
 )
+from chronoprobe.metrics.uncertainty import median as median_estimate
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 from chronoprobe.probes.view import SKIPPED, ProbeParams, View
 
@@ -376,8 +376,9 @@ def sensitivity(predictions: Sequence[dict]) -> dict[str, float | int | None]:
             lambda c: _perplexity(c, after) / _perplexity(c, before) - 1,
         ),
     }
-    out = summary(len(both), estimates)
-    out["median_increase"] = statistics.median(ratios) - 1 if ratios else None
+    entities = [v["original"]["entity"] for v in both]  # resampled as the figures above
+    increase = median_estimate([r - 1 for r in ratios], entities)
+    out = summary(len(both), {**estimates, "median_increase": increase})
     out.update(proportion([r > 1 for r in ratios]).fields("share_increased", len(both)))
     return out
 
