@@ -11,6 +11,7 @@ from pathlib import Path
 import matplotlib.text
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 
@@ -81,7 +82,8 @@ def test_the_timeline_draws_correct_green_and_the_accuracy_line_over_it(monkeypa
     figures = []
     monkeypatch.setattr(generative_section, "embed", lambda fig, **_: figures.append(fig))
     generative_section.category_timeline("m", METRICS["models"]["m"]["by_period"])
-    lines = {line.get_label(): line for line in figures[0].axes[0].lines}
+    drawn = figures[0].axes[0].lines
+    lines = {line.get_label(): line for line in drawn if not line.get_label().startswith("_")}
     colours = {label: to_hex(line.get_color()) for label, line in lines.items()}
     assert colours == {  # Incorrect was green, and Correct hid under the accuracy line
         "Correct": "#009e73",
@@ -93,6 +95,18 @@ def test_the_timeline_draws_correct_green_and_the_accuracy_line_over_it(monkeypa
     assert list(accuracy.get_ydata()) == list(correct.get_ydata()) == [0.5, 0.25]
     assert accuracy.get_linestyle() == "--" and accuracy.get_zorder() > correct.get_zorder()
     assert accuracy.get_linewidth() < correct.get_linewidth() and correct.get_marker() == "o"
+
+
+def test_the_timeline_draws_each_share_with_its_interval(monkeypatch):
+    figures = []
+    monkeypatch.setattr(generative_section, "embed", lambda fig, **_: figures.append(fig))
+    by_period = {p: dict(v) for p, v in METRICS["models"]["m"]["by_period"].items()}
+    by_period["2019"]["Correct_ci95"] = [0.3, 0.7]
+    generative_section.category_timeline("m", by_period)
+    caps = [line for line in figures[0].axes[0].lines if line.get_label() == "_nolegend_"]
+    green = [c for c in caps if to_hex(c.get_markeredgecolor()) == "#009e73"]
+    ends = sorted(float(y) for c in green for x, y in zip(*c.get_data(), strict=True) if x == 2019)
+    assert ends == pytest.approx([0.3, 0.7])  # the cap below and above Correct in 2019
 
 
 def test_a_long_heatmap_title_is_wrapped_inside_the_figure():

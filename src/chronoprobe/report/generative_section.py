@@ -9,7 +9,7 @@ from typing import Any
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
 from chronoprobe.probes.judging import RULES
 from chronoprobe.report.blocks import DASH, Block, Percent, Section, Stats, Table, Text
-from chronoprobe.report.plots import embed, line_plot
+from chronoprobe.report.plots import embed, error_rows, line_plot
 from chronoprobe.report.sections import per_model_section, section
 
 
@@ -18,11 +18,21 @@ def _share(value: float | None) -> Any:
 
 
 def _shares_chart(
-    series: dict, *, title: str, xlabel: str, ylabel: str, alt: str, caption: str, data: Table
+    series: dict,
+    errors: dict,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    alt: str,
+    caption: str,
+    data: Table,
 ) -> Block:
-    """Lines of shares (0 to 1) with markers, embedded with their table."""
+    """Lines of shares (0 to 1) with markers and their 95% error bars, embedded with their
+    table."""
     fig = line_plot(
         series,
+        errors=errors,
         title=title,
         xlabel=xlabel,
         ylabel=ylabel,
@@ -57,6 +67,8 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
     x, label = _x(periods)
     series = {c: (x, [by_period[p].get(c) or 0.0 for p in periods]) for c in CATEGORIES}
     series[ACCURACY] = (x, [by_period[p]["accuracy"] or 0 for p in periods])
+    errors = {c: error_rows([(by_period[p], c) for p in periods]) for c in CATEGORIES}
+    errors[ACCURACY] = error_rows([(by_period[p], "accuracy") for p in periods])
     data = Table(
         ["period", "rows", "accuracy", *CATEGORIES],
         [
@@ -67,6 +79,7 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
     )
     return _shares_chart(
         series,
+        errors,
         title=f"What {model} knows, period by period",
         xlabel=label,
         ylabel="share of facts",
@@ -74,7 +87,7 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
         caption="Correct (green): every greedy answer (one per exemplar set) matches; Partial "
         "(amber): some greedy or sampled answer matches; Incorrect (red): none does "
         "(ChroKnowledge, Park et al., 2024). Dashed: the accuracy of the first greedy answer, "
-        "which the Correct line often shares.",
+        "which the Correct line often shares. Bars: 95% intervals (Wilson).",
         data=data,
     )
 
@@ -224,21 +237,26 @@ def generate_section(step_dir: Path, record: dict) -> Section:
 
 def win_rate_figure(model: str, by_precision_distance: dict[str, dict]) -> Block:
     lines: dict[str, tuple[list[float], list[float]]] = {}
+    groups: dict[str, list[dict]] = {}
     rows = []
     for key, value in by_precision_distance.items():
         precision, distance = key.split("/")
         x, y = lines.setdefault(precision, ([], []))
         x.append(float(distance))
         y.append(value["win_rate"])
+        groups.setdefault(precision, []).append(value)
         rows.append([precision, int(distance), value["pairs"], _share(value["win_rate"])])
+    errors = {p: error_rows([(v, "win_rate") for v in values]) for p, values in groups.items()}
     return _shares_chart(
         lines,
+        errors,
         title=f"{model}: right date preferred to a wrong one",
         xlabel="distance of the wrong date (years, months or days)",
         ylabel="share of pairs ordered correctly",
         alt=f"Win rate of right over wrong dates by distance, one line per precision, {model}",
         caption="A (right, wrong) pair is ordered correctly when the answer is more likely "
-        "after the right date (TimeStress, Ammar Khodja et al., 2025); 0.5 is chance.",
+        "after the right date (TimeStress, Ammar Khodja et al., 2025); 0.5 is chance. Bars: 95% "
+        "intervals (bootstrap over facts, a fact's pairs together).",
         data=Table(["precision", "distance", "pairs", "win rate"], rows),
     )
 
