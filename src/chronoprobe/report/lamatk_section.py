@@ -186,12 +186,14 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
     if len(chosen) < 2:
         return None
     series: dict[str, tuple[list[float], list[float]]] = {}
+    groups: dict[str, list[dict]] = {}
     # with conflicts first, as in the 1-1 bars (their colours match)
     for step in sorted(chosen, key=lambda s: not s.conflicts):
         name = _with_model(chosen, CONFLICTS[step.conflicts], step)
         xs, ys = series.setdefault(name, ([], []))
         xs.append(step.metrics["statements"])
         ys.append(step.metrics["acc@1"] or 0.0)
+        groups.setdefault(name, []).append(step.metrics)
     figure = line_plot(
         series,
         title="Memorisation: Acc@1 against statements fed",
@@ -199,6 +201,7 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
         ylabel="Acc@1",
         markers=True,
         ylim=(0, 1.02),
+        errors={name: error_rows([(m, "acc@1") for m in ms]) for name, ms in groups.items()},
     )
     alt = "Line plot of Acc@1 against statements: " + "; ".join(
         f"{name}: " + ", ".join(f"{x:,.0f} → {y:.0%}" for x, y in zip(*xy, strict=True))
@@ -215,7 +218,8 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
         "Each point is one memorize step reciting the statements it was fed; multi-answer is "
         "their share measured on those statements. A sampled set without conflicts is its "
         "twin's draw with the multi-answer statements removed, so it sits left of it. The "
-        "paper (Fig. 2) finds accuracy falling as statements grow, and lower with conflicts."
+        "paper (Fig. 2) finds accuracy falling as statements grow, and lower with conflicts. "
+        "Bars: 95% intervals (Wilson), or ± one sd over seeds where the step ran with several."
     )
     return embed(figure, alt=alt, caption=caption, data=data)
 
