@@ -200,6 +200,7 @@ class Variant:
     help: str = ""
     show: Callable[[Path], Any] | None = None
     needs: tuple[str, ...] = ()
+    card: Any = None  # what the card of its output says (a builder's CardText, a Release)
 
 
 @dataclass(frozen=True)
@@ -240,12 +241,13 @@ def variant(
     params: type[BaseModel],
     show: Callable[[Path], Any] | None = None,
     needs: tuple[str, ...] = (),
+    card: Any = None,
 ) -> Callable[[StepFunction], StepFunction]:
     """Decorator: register a step function as the member ``name`` of ``registry``, run with
-    ``params`` (its output summed up by ``show``; ``needs``: see :class:`Variant`)."""
+    ``params`` (its output summed up by ``show``; ``needs``, ``card``: see :class:`Variant`)."""
 
     def register(run: StepFunction) -> StepFunction:
-        registry.add(name, Variant(name, params, run, show=show, needs=needs))
+        registry.add(name, Variant(name, params, run, show=show, needs=needs, card=card))
         return run
 
     return register

@@ -16,8 +16,10 @@ from typer.testing import CliRunner
 from chronoprobe import __version__
 from chronoprobe.cli.main import app
 from chronoprobe.datasets.card import RowFile, write_card
+from chronoprobe.datasets.ops import DRIFT_CARD
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.samples import load_sample
+from chronoprobe.params import Params
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 runner = CliRunner()
@@ -145,7 +147,7 @@ def test_a_field_of_two_types_is_named_in_the_card_and_warned_of(tmp_path):
     }
     with pytest.raises(pa.ArrowInvalid, match="changed from string to number"):
         pj.read_json(out / "examples.jsonl")
-    problems = write_card(out, "drift", "chronoprobe build drift kg")
+    problems = write_card(out, DRIFT_CARD, "chronoprobe build drift kg")
     assert problems == [
         "examples.jsonl: answers[] holds number, string",
         "examples.jsonl: extra.year holds number, string",
@@ -175,3 +177,18 @@ def test_the_card_is_the_same_wherever_the_kg_lies(tmp_path):
     card = (tmp_path / "here" / "README.md").read_bytes()
     assert card == (tmp_path / "there" / "README.md").read_bytes()
     assert b"elsewhere" not in card and b"chronoprobe build cronq KG" in card
+
+
+def test_a_builder_without_card_text_gets_one_from_its_name_and_help():
+    from chronoprobe.datasets.card import CardText, card_text
+    from chronoprobe.steps import Variant
+
+    def run(ctx, params, inputs):
+        """Build team rosters per season.
+
+        Longer text that the card leaves out."""
+
+    plain = Variant("teams", Params, run)
+    assert card_text(plain) == CardText("`teams` probe set", "Build team rosters per season.")
+    own = CardText("Team rosters", "One row per team and season.", "Someone, 2024")
+    assert card_text(Variant("teams", Params, run, card=own)) is own

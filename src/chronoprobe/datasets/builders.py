@@ -50,7 +50,7 @@ def finish(
 ) -> None:
     """metrics.json (the headline counts) and the set's card (README.md; ``sources``: files
     read besides the KG)."""
-    from chronoprobe.datasets.card import write_step_card
+    from chronoprobe.datasets.card import card_text, write_step_card
 
     family = params.family
     metrics = {"family": family, **headline}
@@ -58,7 +58,8 @@ def finish(
     ctx.log.info(", ".join(f"{k} {v}" for k, v in metrics.items() if not isinstance(v, dict)))
     if getattr(params, "seed", 0) is None:  # the card's command names the seed drawn with
         params = params.model_copy(update={"seed": ctx.seed})
-    write_step_card(ctx, "build", family, params, inputs, kg=inputs["kg"], **sources)
+    text = card_text(BUILDERS.get(family))
+    write_step_card(ctx, "build", text, params, inputs, kg=inputs["kg"], **sources)
 
 
 def seed_of(ctx: StepContext, params: Any) -> int:

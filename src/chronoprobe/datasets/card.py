@@ -12,6 +12,7 @@ writer checks while it counts, so ``load_dataset("json", ...)`` reads them as th
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -30,101 +31,34 @@ MOST_VALUES = 40  # a count table lists this many values, then says how many mor
 
 
 @dataclass(frozen=True)
-class Family:
+class CardText:
+    """What the card (README.md) of a builder's sets says of every such set: a title, what a
+    row holds, and the paper the builder follows (empty: none). A builder declares it:
+    ``variant(BUILDERS, NAME, Params, card=CardText(...))``."""
+
     title: str
     what: str
+    paper: str = ""
+
+
+@dataclass(frozen=True)
+class Release:
+    """Where an importer's files were published: the paper, and the licence of the data. An
+    importer declares it: ``variant(IMPORTERS, FORMAT, Params, card=Release(...))``."""
+
     paper: str
+    licence: str
 
 
-FAMILIES = {
-    "drift": Family(
-        "Temporal drift probe set",
-        "Cloze queries about time-scoped facts, one row per subject, relation and period: "
-        "`query` holds one `[MASK]` gap, `answers` every object that holds in the period (ids) "
-        "and `answer_labels` their names. From the second period on, `split` says how the "
-        "answers changed since the previous period: unchanged, updated, new, or deleted "
-        "(the row then carries the previous answers).",
-        "Katerina Margatina, Shuai Wang, Yogarshi Vyas, Neha Anna John, Yassine Benajiba, Miguel "
-        "Ballesteros. *Dynamic Benchmarking of Masked Language Models on Temporal Concept Drift "
-        "with Multiple Views.* Findings of EACL 2023",
-    ),
-    "lamatk": Family(
-        "LAMA-TK temporal statements",
-        "Masked temporal statements for memorising and reciting time-scoped facts: each fact "
-        "with both bounds gives a statement per slot (subject, object, start, end), and "
-        "`answers` holds every value that makes the masked text true, conflicts included.",
-        "Ruilin Zhao, Feng Zhao, Guandong Xu, Sixiao Zhang, Hai Jin. *Can Language Models Serve "
-        "as Temporal Knowledge Bases?* Findings of EMNLP 2022",
-    ),
-    "cronq": Family(
-        "CronQuestions-style temporal questions",
-        "Temporal questions over a knowledge graph, five reasoning types (simple_entity, "
-        "simple_time, before_after, first_last, time_join), each with the answers executed over "
-        "the graph: entity ids, or years written as text for time questions (`answer_type`). "
-        "train, valid and test are entity-disjoint.",
-        "Apoorv Saxena, Soumen Chakrabarti, Partha Talukdar. *Question Answering Over Temporal "
-        "Knowledge Graphs.* ACL 2021",
-    ),
-    "ecbd": Family(
-        "Entity Cloze By Date spans",
-        "Sentences about entities with one masked span after the entity's mention, grouped by "
-        "the year the entity originated (`year`), with the entity's definition for the "
-        "definition condition.",
-        "Yasumasa Onoe, Michael J.Q. Zhang, Eunsol Choi, Greg Durrett. *Entity Cloze By Date: "
-        "What LMs Know About Unseen Entities.* Findings of NAACL 2022",
-    ),
-    "dates": Family(
-        "Dated statements for the date-context test",
-        "Each fact's statement behind its right date and behind wrong dates before its start "
-        "and after its end, at year, month and day precision (`kind`: right, before, after).",
-        "Hichem Ammar Khodja et al. *Factual Knowledge in Language Models: Robustness and "
-        "Anomalies under Simple Temporal Context Variations.* ACL 2025",
-    ),
-    "timeline": Family(
-        "Timeline questions",
-        "Questions about one, two or several facts' intervals (start, end, duration, Allen "
-        "relations, intersections, rankings, set operations), answers computed on the KG at the "
-        "bounds' common precision; `timeline` names each row's complexity, capability, answer "
-        "type and typed gold answer. train, valid and test share no fact.",
-        "Qiang Sun, Sirui Li, Du Huynh, Mark Reynolds, Wei Liu. *TimelineKGQA: A Comprehensive "
-        "Question-Answer Pair Generator for Temporal Knowledge Graphs.* WWW 2025 Companion",
-    ),
-    "timeline-oracle": Family(
-        "Timeline questions answered by the symbolic oracle",
-        "Each timeline question answered again from the facts it names, looked up in the KG "
-        "(less the dropped share of facts, if any): `answers.jsonl` in words for `probe "
-        "generate --responses`, `judged.jsonl` with each answer's agreement with the gold.",
-        "Qiang Sun, Sirui Li, Du Huynh, Mark Reynolds, Wei Liu. *TimelineKGQA: A Comprehensive "
-        "Question-Answer Pair Generator for Temporal Knowledge Graphs.* WWW 2025 Companion",
-    ),
-}
+def card_text(builder: Any) -> CardText:
+    """The builder's own card text, or one made from its name and help (a plugin's builder
+    that declares none still gets a card)."""
+    declared = getattr(builder, "card", None)
+    if isinstance(declared, CardText):
+        return declared
+    about = (getattr(builder, "help", "") or inspect.getdoc(builder.run) or "").strip()
+    return CardText(f"`{builder.name}` probe set", about.split("\n\n")[0].replace("\n", " "))
 
-# released formats: the paper that published the files, and the licence of the data
-RELEASES = {
-    "templama": (
-        "Bhuwan Dhingra, Jeremy R. Cole, Julian Martin Eisenschlos, Daniel Gillick, Jacob "
-        "Eisenstein, William W. Cohen. *Time-Aware Language Models as Temporal Knowledge "
-        "Bases.* TACL 2022",
-        "the facts come from Wikidata (CC0); the code is Apache-2.0: check "
-        "github.com/google-research/language for the data files' own terms",
-    ),
-    "dynamic-templama": (
-        FAMILIES["drift"].paper,
-        "see the LICENSE of github.com/amazon-science/temporal-robustness; the facts come from "
-        "Wikidata (CC0)",
-    ),
-    "ecbd": (FAMILIES["ecbd"].paper, "CC BY-SA, as the Wikipedia text it is made of"),
-    "ecbd-ekp": (
-        "Yasumasa Onoe, Michael J.Q. Zhang, Shankar Padmanabhan, Greg Durrett, Eunsol Choi. "
-        "*Can LMs Learn New Entities from Descriptions? Challenges in Propagating Injected "
-        "Knowledge.* ACL 2023",
-        "CC BY-SA, as the Wikipedia text it is made of",
-    ),
-    "cronquestions": (
-        FAMILIES["cronq"].paper,
-        "see github.com/apoorvumang/CronKGQA; the facts come from Wikidata (CC0)",
-    ),
-}
 
 # the licence of a KG's source, by how the KG was made
 KG_LICENCES = {
@@ -265,24 +199,24 @@ def _load_lines(names: list[str]) -> list[str]:
 
 def write_card(
     out: Path,
-    family: str,
+    kind: CardText,
     command: str,
     *,
     kg: Path | None = None,
-    released: tuple[str, list[Path]] | None = None,
+    released: tuple[str, list[Path], Release | None] | None = None,
     extra_sources: tuple[Path, ...] = (),
 ) -> list[str]:
     """Write ``out/README.md`` for the probe set in ``out``; returns the problems found in its
     rows (fields of more than one JSON type), which the card names too.
 
-    ``kg``: the KG directory a built set comes from; ``released``: the format and files of an
-    imported one; ``extra_sources``: other files it was made from (ECBD's articles).
+    ``kg``: the KG directory a built set comes from; ``released``: the format, the files and
+    the release of an imported one; ``extra_sources``: other files it was made from (ECBD's
+    articles).
     """
-    kind = FAMILIES[family]
     row_files = [RowFile(path) for path in sorted(out.glob("*.jsonl"))]
     if released is not None:
-        fmt, paths = released
-        paper, licence = RELEASES.get(fmt, (kind.paper, "unknown"))
+        fmt, paths, release = released
+        paper, licence = (release.paper, release.licence) if release else (kind.paper, "unknown")
         source = [f"Imported from the {fmt} release, as published:", "", *_file_table(paths)]
     elif kg is not None:
         paper, (said, licence) = kind.paper, _kg_source(kg)
@@ -297,8 +231,7 @@ def write_card(
         "",
         kind.what,
         "",
-        f"It follows {paper}.",
-        "",
+        *([f"It follows {paper}.", ""] if paper else []),
         "## Source",
         "",
         *source,
@@ -351,7 +284,7 @@ def write_card(
 
 
 def write_step_card(
-    ctx: Any, kind: str, family: str, params: Any, inputs: dict[str, Path], **sources: Any
+    ctx: Any, kind: str, text: CardText, params: Any, inputs: dict[str, Path], **sources: Any
 ) -> None:
     """The card of a ``build`` or ``import`` step's output, with the command that runs the
     step; a field of mixed types is warned of. The card is a function of what the step's
@@ -362,5 +295,5 @@ def write_step_card(
 
     placeholders = {name: Path(name.upper()) for name in inputs}
     command = command_line(STEP_KINDS.get(kind), params, placeholders)
-    for problem in write_card(ctx.out_dir, family, command, **sources):
+    for problem in write_card(ctx.out_dir, text, command, **sources):
         ctx.log.warning(f"{problem}: Hugging Face datasets cannot load it as it is")

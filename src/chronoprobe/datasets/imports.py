@@ -21,6 +21,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.datasets.card import Release
+from chronoprobe.datasets.ops import CRONQ_CARD, DRIFT_CARD, ECBD_CARD
 from chronoprobe.params import Cli, ExistingPath, Params
 from chronoprobe.registry import Registry
 from chronoprobe.steps import StepContext, Variant, files_fingerprint, variant, variant_kind
@@ -55,7 +57,8 @@ def _nothing(params: ImportParams, problems, what: str) -> ValueError:
 
 def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headline: dict):
     """metrics.json (the headline counts, the source, the rows skipped) and the set's card."""
-    from chronoprobe.datasets.card import write_step_card
+    from chronoprobe.datasets.builders import BUILDERS
+    from chronoprobe.datasets.card import card_text, write_step_card
 
     for line in problems.summary():
         ctx.log.warning(f"skipped: {line.strip()}")
@@ -67,8 +70,8 @@ def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headl
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     ctx.log.info(", ".join(f"{k} {v}" for k, v in headline.items() if not isinstance(v, dict)))
-    released = (params.format, list(params.paths))
-    write_step_card(ctx, "import", family, params, {}, released=released)
+    released = (params.format, list(params.paths), IMPORTERS.get(params.format).card)
+    write_step_card(ctx, "import", card_text(BUILDERS.get(family)), params, {}, released=released)
 
 
 # --- TempLAMA and DynamicTempLAMA -------------------------------------------------------------
@@ -91,7 +94,18 @@ def _import_templama(ctx: StepContext, params: Any, fmt: str) -> None:
     _finish(ctx, params, problems, "drift", drift_headline(stats))
 
 
-@variant(IMPORTERS, "templama", TemplamaParams)
+@variant(
+    IMPORTERS,
+    "templama",
+    TemplamaParams,
+    card=Release(
+        "Bhuwan Dhingra, Jeremy R. Cole, Julian Martin Eisenschlos, Daniel Gillick, Jacob "
+        "Eisenstein, William W. Cohen. *Time-Aware Language Models as Temporal Knowledge "
+        "Bases.* TACL 2022",
+        "the facts come from Wikidata (CC0); the code is Apache-2.0: check "
+        "github.com/google-research/language for the data files' own terms",
+    ),
+)
 def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]) -> None:
     """Import TempLAMA (Dhingra et al., TACL 2022): JSONL rows of a query with _X_ and its
     answers at a year.
@@ -107,7 +121,16 @@ def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, 
     _import_templama(ctx, params, "templama")
 
 
-@variant(IMPORTERS, "dynamic-templama", TemplamaParams)
+@variant(
+    IMPORTERS,
+    "dynamic-templama",
+    TemplamaParams,
+    card=Release(
+        DRIFT_CARD.paper,
+        "see the LICENSE of github.com/amazon-science/temporal-robustness; the facts come from "
+        "Wikidata (CC0)",
+    ),
+)
 def import_dynamic_templama(
     ctx: StepContext, params: TemplamaParams, inputs: dict[str, Path]
 ) -> None:
@@ -149,7 +172,12 @@ def _write_ecbd(ctx: StepContext, params: Any, rows: list[dict], problems) -> No
     _finish(ctx, params, problems, "ecbd", headline)
 
 
-@variant(IMPORTERS, "ecbd", ECBDImportParams)
+@variant(
+    IMPORTERS,
+    "ecbd",
+    ECBDImportParams,
+    card=Release(ECBD_CARD.paper, "CC BY-SA, as the Wikipedia text it is made of"),
+)
 def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Path]) -> None:
     """Import ECBD (Onoe et al., NAACL 2022 Findings): masked sentences about entities by
     origination year, as the span-ppl view reads them.
@@ -182,7 +210,17 @@ class EKPImportParams(ImportParams):
     )
 
 
-@variant(IMPORTERS, "ecbd-ekp", EKPImportParams)
+@variant(
+    IMPORTERS,
+    "ecbd-ekp",
+    EKPImportParams,
+    card=Release(
+        "Yasumasa Onoe, Michael J.Q. Zhang, Shankar Padmanabhan, Greg Durrett, Eunsol Choi. "
+        "*Can LMs Learn New Entities from Descriptions? Challenges in Propagating Injected "
+        "Knowledge.* ACL 2023",
+        "CC BY-SA, as the Wikipedia text it is made of",
+    ),
+)
 def import_ecbd_ekp(ctx: StepContext, params: EKPImportParams, inputs: dict[str, Path]) -> None:
     """Import the entity-knowledge-propagation sets (Onoe et al., ACL 2023): each probe
     sentence of an entity, as the span-ppl view reads them.
@@ -218,7 +256,15 @@ class CronQImportParams(ImportParams):
     )
 
 
-@variant(IMPORTERS, "cronquestions", CronQImportParams)
+@variant(
+    IMPORTERS,
+    "cronquestions",
+    CronQImportParams,
+    card=Release(
+        CRONQ_CARD.paper,
+        "see github.com/apoorvumang/CronKGQA; the facts come from Wikidata (CC0)",
+    ),
+)
 def import_cronquestions(
     ctx: StepContext, params: CronQImportParams, inputs: dict[str, Path]
 ) -> None:
