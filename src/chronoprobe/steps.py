@@ -200,7 +200,7 @@ class Variant:
     help: str = ""
     show: Callable[[Path], Any] | None = None
     needs: tuple[str, ...] = ()
-    card: Any = None  # what the card of its output says (a builder's CardText, a Release)
+    card: Any = None  # an importer's Release, for the card of what it imports
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 
 from chronoprobe import __version__
 from chronoprobe.cli.main import app
-from chronoprobe.datasets.card import RowFile, write_card
-from chronoprobe.datasets.ops import DRIFT_CARD
+from chronoprobe.datasets.card import CardText, RowFile, write_card
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.samples import load_sample
 from chronoprobe.params import Params
@@ -147,7 +146,7 @@ def test_a_field_of_two_types_is_named_in_the_card_and_warned_of(tmp_path):
     }
     with pytest.raises(pa.ArrowInvalid, match="changed from string to number"):
         pj.read_json(out / "examples.jsonl")
-    problems = write_card(out, DRIFT_CARD, "chronoprobe build drift kg")
+    problems = write_card(out, CardText("Drift", "Rows."), "chronoprobe build drift kg")
     assert problems == [
         "examples.jsonl: answers[] holds number, string",
         "examples.jsonl: extra.year holds number, string",
@@ -179,16 +178,21 @@ def test_the_card_is_the_same_wherever_the_kg_lies(tmp_path):
     assert b"elsewhere" not in card and b"chronoprobe build cronq KG" in card
 
 
-def test_a_builder_without_card_text_gets_one_from_its_name_and_help():
+def test_a_builder_card_says_what_its_help_says_and_cites_its_family():
     from chronoprobe.datasets.card import CardText, card_text
     from chronoprobe.steps import Variant
 
     def run(ctx, params, inputs):
         """Build team rosters per season.
 
-        Longer text that the card leaves out."""
+        One row per team and season,
+        its players as answers.
 
-    plain = Variant("teams", Params, run)
-    assert card_text(plain) == CardText("`teams` probe set", "Build team rosters per season.")
-    own = CardText("Team rosters", "One row per team and season.", "Someone, 2024")
-    assert card_text(Variant("teams", Params, run, card=own)) is own
+        Example: chronoprobe build teams kg/ -o teams/
+        """
+
+    assert card_text(Variant("teams", Params, run)) == CardText(
+        "Build team rosters per season", "One row per team and season, its players as answers."
+    )
+    lamatk = card_text(Variant("lamatk", Params, run))  # a family's builder cites its paper
+    assert lamatk.paper.startswith("Zhao et al., Can Language Models Serve as Temporal")

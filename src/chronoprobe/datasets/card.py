@@ -33,8 +33,7 @@ MOST_VALUES = 40  # a count table lists this many values, then says how many mor
 @dataclass(frozen=True)
 class CardText:
     """What the card (README.md) of a builder's sets says of every such set: a title, what a
-    row holds, and the paper the builder follows (empty: none). A builder declares it:
-    ``variant(BUILDERS, NAME, Params, card=CardText(...))``."""
+    row holds, and the paper it follows (empty: none)."""
 
     title: str
     what: str
@@ -51,13 +50,21 @@ class Release:
 
 
 def card_text(builder: Any) -> CardText:
-    """The builder's own card text, or one made from its name and help (a plugin's builder
-    that declares none still gets a card)."""
-    declared = getattr(builder, "card", None)
-    if isinstance(declared, CardText):
-        return declared
+    """A builder's card, from what it already says of itself: its docstring (the help of
+    ``chronoprobe build NAME``: the first line for the title, the rest, less its example, for
+    what a row holds) and its family's paper (:mod:`chronoprobe.families`). A plugin's builder
+    gets a card the same way."""
+    from chronoprobe.families import FAMILIES
+
     about = (getattr(builder, "help", "") or inspect.getdoc(builder.run) or "").strip()
-    return CardText(f"`{builder.name}` probe set", about.split("\n\n")[0].replace("\n", " "))
+    first, _, rest = about.partition("\n")
+    paragraphs = [p for p in rest.strip().split("\n\n") if p and not p.startswith("Example:")]
+    families = [f for _, f in FAMILIES.items() if builder.name in f.builders]
+    return CardText(
+        first.rstrip(".") or f"The `{builder.name}` set",
+        "\n\n".join(" ".join(p.split()) for p in paragraphs),
+        families[0].paper if families else "",
+    )
 
 
 # the licence of a KG's source, by how the KG was made

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.datasets.card import Release
-from chronoprobe.datasets.ops import CRONQ_CARD, DRIFT_CARD, ECBD_CARD
+from chronoprobe.families import family_named
 from chronoprobe.params import Cli, ExistingPath, Params
 from chronoprobe.registry import Registry
 from chronoprobe.steps import StepContext, Variant, files_fingerprint, variant, variant_kind
@@ -126,7 +126,7 @@ def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, 
     "dynamic-templama",
     TemplamaParams,
     card=Release(
-        DRIFT_CARD.paper,
+        family_named("drift").paper,
         "see the LICENSE of github.com/amazon-science/temporal-robustness; the facts come from "
         "Wikidata (CC0)",
     ),
@@ -176,7 +176,7 @@ def _write_ecbd(ctx: StepContext, params: Any, rows: list[dict], problems) -> No
     IMPORTERS,
     "ecbd",
     ECBDImportParams,
-    card=Release(ECBD_CARD.paper, "CC BY-SA, as the Wikipedia text it is made of"),
+    card=Release(family_named("ecbd").paper, "CC BY-SA, as the Wikipedia text it is made of"),
 )
 def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Path]) -> None:
     """Import ECBD (Onoe et al., NAACL 2022 Findings): masked sentences about entities by
@@ -261,7 +261,7 @@ class CronQImportParams(ImportParams):
     "cronquestions",
     CronQImportParams,
     card=Release(
-        CRONQ_CARD.paper,
+        family_named("cronq").paper,
         "see github.com/apoorvumang/CronKGQA; the facts come from Wikidata (CC0)",
     ),
 )

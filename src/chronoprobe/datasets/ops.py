@@ -16,7 +16,6 @@ from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.datasets.builders import BUILDERS, SEED_HELP, finish, read_kg, seed_of
-from chronoprobe.datasets.card import CardText
 from chronoprobe.datasets.lamatk import LamaTKSet
 from chronoprobe.params import ExistingPath, Params, PeriodRange
 from chronoprobe.steps import Input, StepContext, variant, variant_kind
@@ -59,24 +58,12 @@ def show_drift(out: Path):
     return table
 
 
-DRIFT_CARD = CardText(
-    "Temporal drift probe set",
-    "Cloze queries about time-scoped facts, one row per subject, relation and period: "
-    "`query` holds one `[MASK]` gap, `answers` every object that holds in the period (ids) "
-    "and `answer_labels` their names. From the second period on, `split` says how the "
-    "answers changed since the previous period: unchanged, updated, new, or deleted "
-    "(the row then carries the previous answers).",
-    "Katerina Margatina, Shuai Wang, Yogarshi Vyas, Neha Anna John, Yassine Benajiba, Miguel "
-    "Ballesteros. *Dynamic Benchmarking of Masked Language Models on Temporal Concept Drift "
-    "with Multiple Views.* Findings of EACL 2023",
-)
-
-
-@variant(BUILDERS, "drift", DriftParams, show=show_drift, card=DRIFT_CARD)
+@variant(BUILDERS, "drift", DriftParams, show=show_drift)
 def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) -> None:
     """Build a DynamicTempLAMA-style probe set: one row per (subject, relation, period).
 
-    Answers are every object whose interval overlaps the period. From the second period on,
+    A row's `query` holds one [MASK] gap; its `answers` (ids) and `answer_labels` (names)
+    are every object whose interval overlaps the period. From the second period on,
     each row has a split against the previous period: unchanged, updated, new or deleted
     (deleted rows carry the previous answers). Writes examples.jsonl and stats.json (rows per
     split and period).
@@ -146,17 +133,7 @@ def show_lamatk(out: Path) -> str:
     return "\n".join(lines)
 
 
-LAMATK_CARD = CardText(
-    "LAMA-TK temporal statements",
-    "Masked temporal statements for memorising and reciting time-scoped facts: each fact "
-    "with both bounds gives a statement per slot (subject, object, start, end), and "
-    "`answers` holds every value that makes the masked text true, conflicts included.",
-    "Ruilin Zhao, Feng Zhao, Guandong Xu, Sixiao Zhang, Hai Jin. *Can Language Models Serve "
-    "as Temporal Knowledge Bases?* Findings of EMNLP 2022",
-)
-
-
-@variant(BUILDERS, "lamatk", LamaTKParams, show=show_lamatk, card=LAMATK_CARD)
+@variant(BUILDERS, "lamatk", LamaTKParams, show=show_lamatk)
 def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]) -> None:
     """Build LAMA-TK: masked temporal statements with every correct answer kept.
 
@@ -218,18 +195,7 @@ def show_cronq(out: Path):
     return table
 
 
-CRONQ_CARD = CardText(
-    "CronQuestions-style temporal questions",
-    "Temporal questions over a knowledge graph, five reasoning types (simple_entity, "
-    "simple_time, before_after, first_last, time_join), each with the answers executed over "
-    "the graph: entity ids, or years written as text for time questions (`answer_type`). "
-    "train, valid and test are entity-disjoint.",
-    "Apoorv Saxena, Soumen Chakrabarti, Partha Talukdar. *Question Answering Over Temporal "
-    "Knowledge Graphs.* ACL 2021",
-)
-
-
-@variant(BUILDERS, "cronq", CronQParams, show=show_cronq, card=CRONQ_CARD)
+@variant(BUILDERS, "cronq", CronQParams, show=show_cronq)
 def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) -> None:
     """Generate CronQuestions-style temporal questions with answers executed over the KG.
 
@@ -277,17 +243,7 @@ def show_ecbd(out: Path) -> str:
     return f"{stats['examples']:,} examples over {len(stats['groups'])} groups"
 
 
-ECBD_CARD = CardText(
-    "Entity Cloze By Date spans",
-    "Sentences about entities with one masked span after the entity's mention, grouped by "
-    "the year the entity originated (`year`), with the entity's definition for the "
-    "definition condition.",
-    "Yasumasa Onoe, Michael J.Q. Zhang, Eunsol Choi, Greg Durrett. *Entity Cloze By Date: "
-    "What LMs Know About Unseen Entities.* Findings of NAACL 2022",
-)
-
-
-@variant(BUILDERS, "ecbd", ECBDParams, show=show_ecbd, card=ECBD_CARD)
+@variant(BUILDERS, "ecbd", ECBDParams, show=show_ecbd)
 def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) -> None:
     """Build Entity Cloze By Date: masked spans about entities grouped by origination year.
 
@@ -353,16 +309,7 @@ def show_dates(out: Path) -> str:
     return f"{stats['statements']:,} statements of {stats['facts']:,} facts ({'; '.join(parts)})"
 
 
-DATES_CARD = CardText(
-    "Dated statements for the date-context test",
-    "Each fact's statement behind its right date and behind wrong dates before its start "
-    "and after its end, at year, month and day precision (`kind`: right, before, after).",
-    "Hichem Ammar Khodja et al. *Factual Knowledge in Language Models: Robustness and "
-    "Anomalies under Simple Temporal Context Variations.* ACL 2025",
-)
-
-
-@variant(BUILDERS, "dates", DatesParams, show=show_dates, card=DATES_CARD)
+@variant(BUILDERS, "dates", DatesParams, show=show_dates)
 def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) -> None:
     """Build dated statements for the date-context test (TimeStress, Ammar Khodja et al., 2025):
     each fact's statement behind its right date and behind wrong dates before its start and

@@ -37,7 +37,6 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from chronoprobe.datasets.builders import BUILDERS, SEED_HELP, finish, read_kg, seed_of
-from chronoprobe.datasets.card import CardText
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import bound_points
 from chronoprobe.params import ExistingPath, Params
@@ -843,18 +842,7 @@ def show_timeline(out: Path):
     return table
 
 
-TIMELINE_CARD = CardText(
-    "Timeline questions",
-    "Questions about one, two or several facts' intervals (start, end, duration, Allen "
-    "relations, intersections, rankings, set operations), answers computed on the KG at the "
-    "bounds' common precision; `timeline` names each row's complexity, capability, answer "
-    "type and typed gold answer. train, valid and test share no fact.",
-    "Qiang Sun, Sirui Li, Du Huynh, Mark Reynolds, Wei Liu. *TimelineKGQA: A Comprehensive "
-    "Question-Answer Pair Generator for Temporal Knowledge Graphs.* WWW 2025 Companion",
-)
-
-
-@variant(BUILDERS, "timeline", TimelineParams, show=show_timeline, card=TIMELINE_CARD)
+@variant(BUILDERS, "timeline", TimelineParams, show=show_timeline)
 def build_timeline(ctx: StepContext, params: TimelineParams, inputs: dict[str, Path]) -> None:
     """Build timeline questions (TimelineKGQA, Sun et al., 2025) with answers computed on the KG.
 

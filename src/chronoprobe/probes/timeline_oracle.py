@@ -25,10 +25,8 @@ from typing import Any
 from pydantic import Field
 
 from chronoprobe.datasets.builders import BUILDERS, finish, read_kg
-from chronoprobe.datasets.card import CardText
 from chronoprobe.datasets.timeline import (
     _GRANULARITY,
-    TIMELINE_CARD,
     UNITS,
     TimedFact,
     _uncovered,
@@ -267,16 +265,7 @@ class OracleParams(Params):
     seed: int = Field(0, description="Seed of the facts --drop forgets.")
 
 
-TIMELINE_ORACLE_CARD = CardText(
-    "Timeline questions answered by the symbolic oracle",
-    "Each timeline question answered again from the facts it names, looked up in the KG "
-    "(less the dropped share of facts, if any): `answers.jsonl` in words for `probe "
-    "generate --responses`, `judged.jsonl` with each answer's agreement with the gold.",
-    TIMELINE_CARD.paper,
-)
-
-
-@variant(BUILDERS, "timeline-oracle", OracleParams, needs=("questions",), card=TIMELINE_ORACLE_CARD)
+@variant(BUILDERS, "timeline-oracle", OracleParams, needs=("questions",))
 def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[str, Path]) -> None:
     """Answer timeline questions with the symbolic oracle: from the KG's facts, never the gold.
 
