@@ -158,7 +158,7 @@ def test_a_folder_without_outputs_is_refused_in_one_line(tmp_path, folder):
         assert " ".join(result.output.split()) == (
             f"error: {empty}: no chronoprobe output in it or in the 4 levels of folders below "
             "(a run directory holds .chronoprobe-run, a command's output step.json); make one "
-            "with `chronoprobe run CONFIG.yaml` or any command's --out"
+            "with `chronoprobe run experiments/demo.yaml` or any command's --out"
         )
     result = invoke("results", tmp_path / "nope")
     assert result.exit_code == 2 and f"{tmp_path / 'nope'}: no such folder" in result.output

@@ -261,7 +261,8 @@ class TemporalKG:
         if not manifest_path.is_file():
             raise KGFormatError(
                 f"{path}: not a chronoprobe KG directory (no manifest.json); "
-                "create one with `chronoprobe kg convert` or `chronoprobe kg synth`"
+                "create one with `chronoprobe kg convert FILE -o DIR` or "
+                "`chronoprobe kg synth -o DIR`"
             )
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

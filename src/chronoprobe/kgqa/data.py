@@ -152,7 +152,8 @@ def read_split(path: Path, question_input: str = "question") -> tuple[list[dict]
         )
     if not path.is_file():
         raise FileNotFoundError(
-            f"{path}: no such question file; build one with `chronoprobe build cronq`"
+            f"{path}: no such question file; build one from a KG directory, e.g. "
+            "`chronoprobe build cronq kg/world -o cronq/`"
         )
     rows, not_answered = [], timeline_questions.NotAnswered()
     for number, row in numbered_lines(path):
@@ -192,8 +193,8 @@ def _checked(row: object, where: str, question_input: str) -> dict:
     ):
         raise ValueError(
             f"{where}: template {template!r} is not the question with {{head}}/{{tail}}/{{time}} "
-            "placeholders; rebuild the questions with `chronoprobe build cronq`, or train with "
-            "--question-input question"
+            "placeholders; rebuild the questions (`chronoprobe build cronq KG -o OUT`), or train "
+            "with --question-input question"
         )
     return row
 

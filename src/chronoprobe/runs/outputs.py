@@ -114,7 +114,7 @@ def find_outputs(folder: str | Path) -> Found:
         raise ValueError(
             f"{root}: no chronoprobe output in it or in the {MAX_DEPTH} levels of folders "
             "below (a run directory holds .chronoprobe-run, a command's output step.json); "
-            "make one with `chronoprobe run CONFIG.yaml` or any command's --out"
+            "make one with `chronoprobe run experiments/demo.yaml` or any command's --out"
         )
     return Found(root, sorted(runs), sorted(outputs), cut_short=bool(queue))
 
