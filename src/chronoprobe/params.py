@@ -82,6 +82,14 @@ def _existing_path(value: Path, info: ValidationInfo) -> Path:
 ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
 
 
+def seed_field(what: str) -> Any:
+    """The ``seed`` param of a step that draws at random: None means the run's seed (0 for a
+    single command), which ``StepContext.seed`` holds."""
+    return Field(
+        None, description=f"Seed of {what} (default: the run's seed; 0 on the command line)."
+    )
+
+
 class DeviceParams(Params):
     """Where a step runs its model: every step that runs or trains one takes these."""
 

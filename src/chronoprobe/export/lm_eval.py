@@ -32,7 +32,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from chronoprobe.params import Params
+from chronoprobe.params import Params, seed_field
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES
 from chronoprobe.steps import Input, StepContext, step_kind
 
@@ -53,9 +53,7 @@ class LmEvalExportParams(Params):
         description="The prompt, as `probe generate --template` renders it.",
     )
     shots: int = Field(0, ge=0, description="Exemplars before each prompt, as `probe generate`.")
-    seed: int | None = Field(
-        None, description="Seed of the exemplar draws (default: the run's seed, as generate's)."
-    )
+    seed: int | None = seed_field("the exemplar draws")
     max_tokens: int = Field(12, ge=1, description="Longest answer, in tokens.")
     match: Literal[RULES] = Field(  # type: ignore[valid-type]
         DEFAULT_RULE, description="The rule behind `accuracy` (every rule is reported)."

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.kg.io.options import LOADERS
-from chronoprobe.params import Cli, ExistingPath, Params, choice_of
+from chronoprobe.params import Cli, ExistingPath, Params, choice_of, seed_field
 from chronoprobe.registry import Registry
 from chronoprobe.steps import (
     SHARDS_DIR,
@@ -34,11 +34,7 @@ class SynthParams(Params):
         None, ge=1, description="Approximate number of facts (default: about 20,000)."
     )
     people: int | None = Field(None, ge=1, description="Number of people, instead of facts.")
-    seed: int | None = Field(
-        None,
-        description="Seed of the world: the same seed gives the same world (default: the "
-        "run's seed; 0 on the command line).",
-    )
+    seed: int | None = seed_field("the world (the same seed, the same world)")
     start_year: int = Field(1950, description="First year of the world's history.")
     end_year: int = Field(2024, description="Last year of the world's history.")
     text: bool = Field(True, description="Also write articles and dated snippets.")

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from chronoprobe.params import DeviceParams, choice_of
+from chronoprobe.params import DeviceParams, choice_of, seed_field
 from chronoprobe.registry import Registry
 
 QA_MODELS: Registry[type] = Registry(
@@ -62,11 +62,7 @@ class KGQATrainParams(DeviceParams):
         "for tiny, whose vocabulary would otherwise learn the training questions' names; the "
         "text for a pretrained encoder.",
     )
-    seed: int | None = Field(
-        None,
-        description="Seed of the initialisation, shuffles and dropout (default: the run's "
-        "seed; 0 on the command line).",
-    )
+    seed: int | None = seed_field("the initialisation, shuffles and dropout")
 
 
 class KGQAEvalParams(DeviceParams):

@@ -39,7 +39,7 @@ from pydantic import Field, field_validator, model_validator
 from chronoprobe.datasets.drift import NAMES_FILE
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
-from chronoprobe.params import ExistingPath
+from chronoprobe.params import ExistingPath, seed_field
 from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
 from chronoprobe.probes.known_answers import KnownAnswers, answer_keys
@@ -132,9 +132,7 @@ class GenerateParams(ProbeParams):
     name: str | None = Field(
         None, description="The model name of --responses (default: the file's stem)."
     )
-    seed: int | None = Field(
-        None, description="Seed of exemplar draws and sampling (default: the run's seed)."
-    )
+    seed: int | None = seed_field("exemplar draws and sampling")
     include_deleted: bool = Field(
         False,
         description="Count deleted rows (they carry the previous period's answers) in the "

@@ -43,6 +43,7 @@ from chronoprobe.metrics.uncertainty import (
 )
 from chronoprobe.metrics.uncertainty import median as median_estimate
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
+from chronoprobe.params import seed_field
 from chronoprobe.probes.view import SKIPPED, ProbeParams, View
 
 CONDITIONS = ("original", "no-ent", "random-def", "definition")
@@ -71,9 +72,7 @@ class SpanPplParams(ProbeParams):
         default_factory=dict,
         description="Per model spec (MODEL=YEAR), a cutoff year overriding cutoff_year.",
     )
-    seed: int | None = Field(
-        None, description="Seed of RANDOM DEF's draw of definitions (default: the run's seed)."
-    )
+    seed: int | None = seed_field("RANDOM DEF's draw of definitions")
     recall_beams: int = Field(
         0,
         ge=0,

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from chronoprobe.params import DeviceParams, choice_of
+from chronoprobe.params import DeviceParams, choice_of, seed_field
 from chronoprobe.registry import Registry
 
 TKG_MODELS: Registry[type] = Registry(
@@ -56,11 +56,7 @@ class TKGTrainParams(DeviceParams):
     init_scale: float = Field(1e-2, gt=0, description="Scale of the initial embeddings.")
     eval_every: int = Field(0, ge=0, description="Rank the valid split every N epochs (0: off).")
     eval_batch_size: int = Field(1000, ge=1, description="Queries ranked at once.")
-    seed: int | None = Field(
-        None,
-        description="Seed of the split, the initialisation and the shuffles (default: the "
-        "run's seed; 0 on the command line).",
-    )
+    seed: int | None = seed_field("the split, the initialisation and the shuffles")
     split_seed: int | None = Field(
         None,
         description="Seed of the split alone (default: seed). Fix it to train over several "

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from chronoprobe.datasets.lamatk import LamaTKSet
-from chronoprobe.params import DeviceParams, PeriodRange
+from chronoprobe.params import DeviceParams, PeriodRange, seed_field
 
 
 class MLMTrainingParams(DeviceParams):
@@ -32,9 +32,7 @@ class MLMTrainingParams(DeviceParams):
         0.5, ge=0, le=1, description="Chance of each entity mention to be masked whole."
     )
     max_length: int = Field(64, ge=16, description="Tokens per line; longer lines are cut.")
-    seed: int | None = Field(
-        None, description="Seed of the weights, shuffles and masking (default: the run's seed)."
-    )
+    seed: int | None = seed_field("the weights, shuffles and masking")
 
 
 class SeriesParams(PeriodRange, MLMTrainingParams):
@@ -94,6 +92,4 @@ class MemorizeParams(LamaTKSet, DeviceParams):
     duplicates: int = Field(
         1, ge=1, description="D: masked copies of the data, one per epoch in turn (paper: 10)."
     )
-    seed: int | None = Field(
-        None, description="Seed of initialisation, order and time masking (default: the run's)."
-    )
+    seed: int | None = seed_field("initialisation, order and time masking")
