@@ -284,15 +284,14 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
         """The optional inputs a member needs are given to it, and to no other member."""
         member = variants.get(getattr(chosen, key))
         needs = set(getattr(member, "needs", ()))
-        problems = [
-            f"{n}: required by {words} {member.name}: {optional[n].help}" for n in sorted(needs)
-            if n not in names
-        ]  # fmt: skip
+        problems = []
+        for n in sorted(needs - set(names)):
+            problems.append(f"inputs.{n}: required by {words} {member.name}: {optional[n].help}")
         for n in sorted(set(names) & set(optional) - needs):
             readers = [m.name for m in variants.members() if n in getattr(m, "needs", ())]
             if readers:
-                problems.append(f"{n}: only {words} {', '.join(readers)} reads it, not {words} "
-                                f"{member.name}")  # fmt: skip
+                only = f"{words} {', '.join(readers)}"
+                problems.append(f"inputs.{n}: only {only} reads it, not {words} {member.name}")
         return problems
 
     def check(params: Any, names: frozenset[str]) -> list[str]:

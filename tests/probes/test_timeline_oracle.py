@@ -167,13 +167,12 @@ def test_only_the_oracle_takes_questions_and_it_needs_them(tmp_path):
     kg, out = str(tmp_path / "kg"), str(tmp_path / "out")
     result = runner.invoke(app, ["build", "timeline-oracle", kg, "-o", out])
     assert result.exit_code == 2
-    assert "questions: required by build timeline-oracle: The timeline questions" in " ".join(
-        result.output.replace("│", " ").split()
-    )
+    said = " ".join(result.output.replace("│", " ").split())
+    assert "inputs.questions: required by build timeline-oracle: The timeline questions" in said
     drift = ["build", "drift", kg, "--first", "2000", "--last", "2001", "-o", out]
     result = runner.invoke(app, [*drift, "--questions", str(tmp_path)])
     assert result.exit_code == 2
-    assert "only build timeline-oracle reads it, not build drift" in result.output
+    assert "inputs.questions: only build timeline-oracle reads it, not build drift" in result.output
     empty = tmp_path / "empty"
     empty.mkdir()
     result = runner.invoke(
