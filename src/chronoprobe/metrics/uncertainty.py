@@ -206,13 +206,19 @@ def median(
         ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.int64, n)
         unit_of, units = ids[order], len(index)
 
-    def statistic(counts: np.ndarray) -> np.ndarray:
+    def middle(counts: np.ndarray) -> np.ndarray:
         # each value drawn as often as its unit; the middle one (or two) of the drawn values
         drawn = counts[:, unit_of].cumsum(axis=1)
         size = drawn[:, -1:]
         low = np.argmax(drawn > (size - 1) // 2, axis=1)
         high = np.argmax(drawn > size // 2, axis=1)
         return (ordered[low] + ordered[high]) / 2
+
+    def statistic(counts: np.ndarray) -> np.ndarray:
+        # a block holds _BLOCK_CELLS counts of units; spread over the values (many more than
+        # the units when clustered) it is cut again, so memory stays as bounded as for a mean
+        rows = max(1, _BLOCK_CELLS // n)
+        return np.concatenate([middle(counts[i : i + rows]) for i in range(0, len(counts), rows)])
 
     return estimate(float(np.median(x)), statistic, units, n, resamples=resamples, seed=seed)
 
