@@ -28,7 +28,7 @@ def tkbc_train(step_dir: Path) -> tuple[dict, dict, float]:
     """(chronoprobe's test metrics, tkbc's loop's, seconds) for one finished tkg step."""
     from chronoprobe.tkg import checkpoint
     from chronoprobe.tkg.data import TimeMode, with_reciprocals
-    from chronoprobe.tkg.evaluate import evaluate_split
+    from chronoprobe.tkg.evaluate import evaluate
     from chronoprobe.tkg.models import build_model
     from chronoprobe.tkg.regularizers import penalty
 
@@ -60,7 +60,7 @@ def tkbc_train(step_dir: Path) -> tuple[dict, dict, float]:
             optimizer.step()
     seconds = time.perf_counter() - began
     ours = json.loads((step_dir / "metrics.json").read_text(encoding="utf-8"))
-    return ours, evaluate_split(model, data, "test"), seconds
+    return ours, evaluate(model, data, "test"), seconds
 
 
 def main() -> None:

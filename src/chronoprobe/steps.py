@@ -257,9 +257,10 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
     """Register a step kind whose params pick one member of ``registry`` by ``key``; each
     member's ``run`` (or the kind's ``run``, when its members share one) gets the member's own
     params (the union's chosen member), and, unless the kind has a ``show`` of its own, the
-    member's ``show`` sums up its output."""
+    member's ``show`` sums up its output. The kind is a command group of its own name unless
+    it names another ``command``."""
     variants = Variants(key, registry, options.pop("run", None))
-    command = options.get("command") or ()
+    command = options.setdefault("command", (name,)) or ()
     if len(command) == 1:
         options.setdefault("help", COMMAND_GROUPS.get(command[0], ""))
 
@@ -278,7 +279,7 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
     own_check, own_fingerprint = options.pop("check", None), options.pop("fingerprint", None)
 
     optional = {i.name: i for i in options.get("inputs") or () if not i.required}
-    words = " ".join(options.get("command") or (name,))
+    words = " ".join(command or (name,))
 
     def member_inputs(chosen: Any, names: frozenset[str]) -> list[str]:
         """The optional inputs a member needs are given to it, and to no other member."""

@@ -61,7 +61,7 @@ def app() -> typer.Typer:
         walls: Registry[Variant] = Registry("wall material")
         walls.add("bricks", Variant("bricks", BrickParams, bricks, "A brick wall."))
         walls.add("planks", Variant("planks", PlankParams, planks, "A wooden wall."))
-        variant_kind("wall", "material", walls, inputs=[], command=("wall",))
+        variant_kind("wall", "material", walls, inputs=[])  # the command group "wall"
     app = typer.Typer()
     kinds = [get_kind("paint"), get_kind("wall")]
     for group in ("paint", "wall"):

@@ -85,7 +85,7 @@ def test_batched_filtered_ranking_equals_a_per_query_loop(tiny_kg):
     assert got.tolist() == _naive_entity_ranks(model, test, data.known, n_relations)
     years = time_ranks(model, test, data.known, batch_size=2)
     assert years.tolist() == _naive_time_ranks(model, test, data.known)
-    metrics = evaluate(model, test, data.known, n_relations, batch_size=2)
+    metrics = evaluate(model, data, "test", batch_size=2)
     assert metrics["queries"] == 2 * len(test)
     assert metrics["time_accuracy"] == float(np.mean(np.array(years.tolist()) == 1))
     # every figure carries its n and a 95% interval around it

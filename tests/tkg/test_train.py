@@ -9,7 +9,7 @@ from safetensors.torch import load_file, save_file
 
 from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import TimeMode, split_kg
-from chronoprobe.tkg.evaluate import evaluate_split
+from chronoprobe.tkg.evaluate import evaluate
 from chronoprobe.tkg.params import TKGTrainParams
 from chronoprobe.tkg.train import full_softmax_cross_entropy, train
 
@@ -96,7 +96,7 @@ def test_checkpoint_round_trip(data, tmp_path):
         assert (saved.data.split(name) == data.split(name)).all()
     for name, tensor in result.model.state_dict().items():
         assert torch.equal(tensor, saved.model.state_dict()[name])
-    assert evaluate_split(saved.model, saved.data) == result.metrics
+    assert evaluate(saved.model, saved.data) == result.metrics
     vocab = json.loads((tmp_path / "vocab.json").read_text())
     assert vocab["years"][0] == data.vocab.first_year and len(vocab["entities"]) == len(
         data.vocab.entities
@@ -136,6 +136,6 @@ def test_a_checkpoint_of_chronoprobe_0_2_evaluates_but_does_not_resume(data, tmp
     save_file(load_file(path), path, metadata={"format": "chronoprobe-tkg", "epoch": "1"})
     saved = checkpoint.load(tmp_path)
     assert saved.optimizer_state is None
-    assert evaluate_split(saved.model, saved.data)["mrr"] == trained.metrics["mrr"]
+    assert evaluate(saved.model, saved.data)["mrr"] == trained.metrics["mrr"]
     with pytest.raises(ValueError, match="an older chronoprobe, whose optimizer state cannot"):
         train(data, _config(epochs=2), tmp_path, progress=False)

@@ -313,12 +313,4 @@ def show(out: Path):
     return show_family(out)
 
 
-variant_kind(
-    "import",
-    "format",
-    IMPORTERS,
-    inputs=(),
-    fingerprint=files_fingerprint,
-    command=("import",),
-    show=show,
-)
+variant_kind("import", "format", IMPORTERS, inputs=(), fingerprint=files_fingerprint, show=show)

@@ -366,5 +366,4 @@ variant_kind(
             file_param="rows",
         ),
     ),
-    command=("build",),
 )

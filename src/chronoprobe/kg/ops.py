@@ -281,12 +281,4 @@ def show(out: Path) -> str:
     return text
 
 
-variant_kind(
-    "kg",
-    "source",
-    KG_SOURCES,
-    inputs=(),
-    fingerprint=files_fingerprint,
-    command=("kg",),
-    show=show,
-)
+variant_kind("kg", "source", KG_SOURCES, inputs=(), fingerprint=files_fingerprint, show=show)

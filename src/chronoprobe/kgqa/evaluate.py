@@ -51,37 +51,6 @@ def breakdown(ranks: np.ndarray, types: Sequence[str], answer_types: Sequence[st
     }
 
 
-@torch.no_grad()
-def predict(
-    model: QAModel,
-    questions: Questions,
-    batch_size: int = 256,
-    device: torch.device | str = "cpu",
-    progress: Progress | None = None,
-    answer_type_given: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every question's gold rank and its top candidates (indices into the answer vocabulary)."""
-    model.eval()
-    device = torch.device(device)
-    ranks, tops = [], []
-    task = progress.add_task("answering", total=len(questions)) if progress else None
-    for begin in range(0, len(questions), batch_size):
-        index = torch.arange(begin, min(begin + batch_size, len(questions)))
-        scores = model(*model_inputs(model, questions, index, device, answer_type_given))
-        gold = questions.gold_mask(index, model.n_candidates).to(device)
-        ranks.append(gold_ranks(scores, gold).cpu())
-        top = scores.topk(min(TOP, scores.shape[1]), 1)
-        # Fewer than TOP candidates of the answer type: the masked rest are no predictions.
-        tops.append(top.indices.masked_fill(top.values == -torch.inf, -1).cpu())
-        if task is not None:
-            progress.advance(task, len(index))
-    if task is not None:
-        progress.remove_task(task)
-    if not ranks:
-        return np.zeros(0, np.int64), np.zeros((0, TOP), np.int64)
-    return torch.cat(ranks).numpy(), torch.cat(tops).numpy()
-
-
 def model_inputs(
     model: QAModel,
     questions: Questions,
@@ -97,6 +66,7 @@ def model_inputs(
     return (tokens, *annotations, is_time)
 
 
+@torch.no_grad()
 def evaluate(
     model: QAModel,
     questions: Questions,
@@ -106,17 +76,49 @@ def evaluate(
     progress: Progress | None = None,
     answer_type_given: bool = False,
 ) -> tuple[dict, pa.Table]:
-    """The metrics of :func:`breakdown` (plus throughput) and one prediction row per question."""
+    """Every question's gold rank and top candidates: the metrics of :func:`breakdown` (plus
+    throughput) and one prediction row per question."""
+    model.eval()
+    device = torch.device(device)
     began = clock.perf_counter()
-    ranks, tops = predict(model, questions, batch_size, device, progress, answer_type_given)
+    rank_batches: list[Tensor] = []
+    top_batches: list[Tensor] = []
+    task = progress.add_task("answering", total=len(questions)) if progress else None
+    for begin in range(0, len(questions), batch_size):
+        index = torch.arange(begin, min(begin + batch_size, len(questions)))
+        scores = model(*model_inputs(model, questions, index, device, answer_type_given))
+        gold = questions.gold_mask(index, model.n_candidates).to(device)
+        rank_batches.append(gold_ranks(scores, gold).cpu())
+        top = scores.topk(min(TOP, scores.shape[1]), 1)
+        # Fewer than TOP candidates of the answer type: the masked rest are no predictions.
+        top_batches.append(top.indices.masked_fill(top.values == -torch.inf, -1).cpu())
+        if task is not None:
+            progress.advance(task, len(index))
+    if task is not None:
+        progress.remove_task(task)
     seconds = clock.perf_counter() - began
+    ranks = torch.cat(rank_batches).numpy() if rank_batches else np.zeros(0, np.int64)
+    tops = torch.cat(top_batches).numpy() if top_batches else np.zeros((0, TOP), np.int64)
     metrics = breakdown(ranks, questions.types, questions.answer_types)
     metrics["questions_per_s"] = round(len(questions) / seconds, 1) if seconds else 0.0
     timeline = timeline_questions.figures(ranks, questions.timeline)
     if timeline or questions.not_answered:
         metrics["timeline"] = {**timeline, "not_answered": questions.not_answered}
+    return metrics, _predictions(questions, vocab, ranks, tops, answer_type_given, timeline)
+
+
+def _predictions(
+    questions: Questions,
+    vocab: AnswerVocab,
+    ranks: np.ndarray,
+    tops: np.ndarray,
+    answer_type_given: bool,
+    timeline: dict,
+) -> pa.Table:
+    """One row per question: its gold answers, top predictions, rank and hits (and its
+    timeline kind where the questions came from a timeline)."""
     kinds = {"timeline_kind": [(t or {}).get("kind") for t in questions.timeline]}
-    table = pa.table(
+    return pa.table(
         {
             "id": questions.ids,
             "question": questions.texts,
@@ -139,4 +141,3 @@ def evaluate(
             "answer_type_given": pa.repeat(answer_type_given, len(ranks)),
         }
     )
-    return metrics, table

@@ -149,14 +149,23 @@ def weighted_mean(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
     return counts @ values / counts.sum(axis=1)
 
 
+def cluster_ids(clusters: Sequence[Hashable], n: int) -> tuple[np.ndarray, int]:
+    """Each of ``n`` values' cluster as a number (clusters in order of first appearance), and
+    the number of clusters."""
+    if len(clusters) != n:
+        raise ValueError(f"{len(clusters)} cluster labels for {n} values")
+    index: dict[Hashable, int] = {}
+    ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.int64, n)
+    return ids, len(index)
+
+
 def cluster_sums(
     values: Sequence[float], clusters: Sequence[Hashable]
 ) -> tuple[np.ndarray, np.ndarray]:
     """(sum of values, number of rows) per cluster, clusters in order of first appearance."""
-    index: dict[Hashable, int] = {}
-    ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.int64, len(clusters))
+    ids, k = cluster_ids(clusters, len(values))
     x = np.asarray(values, dtype=np.float64)
-    return np.bincount(ids, x, len(index)), np.bincount(ids, minlength=len(index)).astype(float)
+    return np.bincount(ids, x, k), np.bincount(ids, minlength=k).astype(float)
 
 
 def mean(
@@ -174,8 +183,6 @@ def mean(
     if clusters is None:
         sums, sizes = np.asarray(values, dtype=np.float64), None
     else:
-        if len(clusters) != n:
-            raise ValueError(f"{len(clusters)} cluster labels for {n} values")
         sums, sizes = cluster_sums(values, clusters)
     interval = _ratio_interval(sums, sizes, resamples, seed)
     value = float(np.mean(np.asarray(values, dtype=np.float64)))
@@ -200,11 +207,8 @@ def median(
     if clusters is None:
         unit_of, units = order, n  # each value is its own unit
     else:
-        if len(clusters) != n:
-            raise ValueError(f"{len(clusters)} cluster labels for {n} values")
-        index: dict[Hashable, int] = {}
-        ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.int64, n)
-        unit_of, units = ids[order], len(index)
+        ids, units = cluster_ids(clusters, n)
+        unit_of = ids[order]
 
     def middle(counts: np.ndarray) -> np.ndarray:
         # each value drawn as often as its unit; the middle one (or two) of the drawn values

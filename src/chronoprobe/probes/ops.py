@@ -396,6 +396,5 @@ variant_kind(
     inputs=INPUTS,
     check=_check,
     fingerprint=_weights_fingerprint,
-    command=("probe",),
     show=show,
 )

@@ -135,6 +135,9 @@ class DefinitionPool:
         return self.entities[pick], self.definitions[pick]
 
 
+KEYS = ("id", "entity", "year", "span_type", "split")  # what every prediction repeats of its row
+
+
 @dataclass(frozen=True)
 class ECBDExample:
     id: str
@@ -150,13 +153,7 @@ class ECBDExample:
 
     def key(self) -> dict:
         """The fields every prediction repeats, so results group without the data file."""
-        return {
-            "id": self.id,
-            "entity": self.entity,
-            "year": self.year,
-            "span_type": self.span_type,
-            "split": self.split,
-        }
+        return {k: getattr(self, k) for k in KEYS}
 
 
 def _check(line: _Line) -> str | None:
@@ -439,11 +436,7 @@ def _columns() -> list[tuple]:
     import pyarrow as pa
 
     return [
-        ("id", pa.string()),
-        ("entity", pa.string()),
-        ("year", pa.string()),
-        ("span_type", pa.string()),
-        ("split", pa.string()),
+        *((k, pa.string()) for k in KEYS),
         ("condition", pa.string()),
         ("span", pa.string()),
         ("n_tokens", pa.int64()),
@@ -463,7 +456,7 @@ SPAN_PPL = View(
     params=SpanPplParams,
     predict=predict_span_ppl,
     summarize=summarize_span_ppl,
-    keys=("id", "entity", "year", "span_type", "split"),
+    keys=KEYS,
     columns=_columns,
     figures=lambda m: {f"ppl {c}": v.get("perplexity") for c, v in m["overall"].items()},
     metrics=span_ppl_metrics,

@@ -122,15 +122,16 @@ def time_ranks(
 
 def evaluate(
     model: TKGModel,
-    test: np.ndarray,
-    known: np.ndarray,
-    n_relations: int,
+    data: TKGData,
+    split: str = "test",
     batch_size: int = 1000,
     device: torch.device | str = "cpu",
 ) -> dict[str, float]:
-    """Filtered MRR and Hits@1/3/10 (both directions), and for temporal models the time
-    accuracy (gold year ranked first) and time MRR; each with its ``_n`` (or the ``n`` of
-    queries) and 95% interval ``_ci95``."""
+    """Filtered MRR and Hits@1/3/10 (both directions) of one split's facts at their start
+    years, filtered by every split, and for temporal models the time accuracy (gold year
+    ranked first) and time MRR; each with its ``_n`` (or the ``n`` of queries) and 95%
+    interval ``_ci95``."""
+    test, known, n_relations = data.queries(split), data.known, len(data.vocab.relations)
     was_training = model.training
     model.eval()
     ranks = entity_ranks(model, test, known, n_relations, batch_size, device)
@@ -149,15 +150,3 @@ def evaluate(
         metrics |= proportion(years <= 10).fields("time_hits@10")
     model.train(was_training)
     return metrics
-
-
-def evaluate_split(
-    model: TKGModel,
-    data: TKGData,
-    split: str = "test",
-    batch_size: int = 1000,
-    device: torch.device | str = "cpu",
-) -> dict[str, float]:
-    """:func:`evaluate` on one split's facts, at their start years, filtered by every split."""
-    queries = data.queries(split)
-    return evaluate(model, queries, data.known, len(data.vocab.relations), batch_size, device)

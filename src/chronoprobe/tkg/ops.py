@@ -159,10 +159,10 @@ def run_tkg_eval(ctx: StepContext, params: TKGEvalParams, inputs: dict[str, Path
     from chronoprobe.atomic import atomic_write_text
     from chronoprobe.core.devices import resolve_device
     from chronoprobe.tkg import checkpoint
-    from chronoprobe.tkg.evaluate import evaluate_split
+    from chronoprobe.tkg.evaluate import evaluate
 
     device = resolve_device(params.device)
     saved = checkpoint.load(inputs["checkpoint"], device)
-    metrics = evaluate_split(saved.model, saved.data, params.split, params.batch_size, device)
+    metrics = evaluate(saved.model, saved.data, params.split, params.batch_size, device)
     body = {"model": saved.model.name, "split": params.split, "epoch": saved.epoch, **metrics}
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(body, indent=2) + "\n")

@@ -25,7 +25,7 @@ from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, with_reciprocals
-from chronoprobe.tkg.evaluate import evaluate_split
+from chronoprobe.tkg.evaluate import evaluate
 from chronoprobe.tkg.models import TKGModel, build_model
 from chronoprobe.tkg.params import TKGTrainParams
 from chronoprobe.tkg.regularizers import penalty
@@ -160,7 +160,7 @@ def train(
             examples = torch.from_numpy(with_reciprocals(quads, n_relations)).to(device)
             row = _epoch(model, optimizer, examples, config, epoch, chunk, bar)
             if len(data.valid) and config.eval_every and epoch % config.eval_every == 0:
-                row["valid"] = evaluate_split(model, data, "valid", config.eval_batch_size, device)
+                row["valid"] = evaluate(model, data, "valid", config.eval_batch_size, device)
             history.append(row)
             if log is not None:
                 log(_describe(row))
@@ -168,7 +168,7 @@ def train(
                 save(epoch)
     if out is not None and not checkpoint.exists(out):  # --epochs 0: the untrained model
         save(0)
-    result.metrics = evaluate_split(model, data, "test", config.eval_batch_size, device)
+    result.metrics = evaluate(model, data, "test", config.eval_batch_size, device)
     if log is not None:
         log(f"test: {_describe_metrics(result.metrics)}")
     if out is not None:
