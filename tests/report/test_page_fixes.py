@@ -20,7 +20,7 @@ from chronoprobe.report import generative_section
 from chronoprobe.report.blocks import DASH, Image, Stats, Table
 from chronoprobe.report.document import headline
 from chronoprobe.report.html import render_block
-from chronoprobe.report.plots import heatmap
+from chronoprobe.report.plots import grouped_bars, heatmap
 from chronoprobe.report.rundir import StepInfo
 from chronoprobe.report.sections import section_kind
 
@@ -210,3 +210,24 @@ def test_a_tiles_interval_sits_small_under_its_figure():
     assert '<div class="v">0.0111<span class="ci">[0.0050, 0.0202]</span></div>' in html
     assert '<div class="v">0.41<span class="ci">± 0.02</span></div>' in html
     assert '<div class="v">16</div>' in html and '<div class="v">a [b]</div>' in html
+
+
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_bars_of_shares_keep_the_value_axis_they_are_given(horizontal):
+    """Shares are drawn on 0 to 1 whatever the bars' heights; left alone the axis fits them."""
+    series = {"a": [0.2, 0.3], "b": [0.25, 0.1]}
+    fixed = grouped_bars(
+        ["x", "y"],
+        series,
+        title="t",
+        xlabel="x",
+        ylabel="y",
+        horizontal=horizontal,
+        value_limits=(0, 1),
+    )
+    fitted = grouped_bars(
+        ["x", "y"], series, title="t", xlabel="x", ylabel="y", horizontal=horizontal
+    )
+    limits = (lambda ax: ax.get_xlim()) if horizontal else (lambda ax: ax.get_ylim())
+    assert limits(fixed.axes[0]) == (0, 1)
+    assert limits(fitted.axes[0])[1] < 0.5

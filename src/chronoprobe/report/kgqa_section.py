@@ -105,9 +105,9 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         ylabel="questions",
         horizontal=True,
         value_format="{:.0%}",
+        value_limits=(0, 1.1),
         errors=errors,
     )
-    figure.axes[0].set_xlim(0, 1.1)
     alt = "Bar chart of Hits@1 per question group: " + "; ".join(
         f"{name} "
         + ", ".join(

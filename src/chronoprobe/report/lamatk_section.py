@@ -260,9 +260,9 @@ def one_to_one_bars(steps: list[_Step]) -> Block | None:
         xlabel="single-answer statements fed",
         ylabel="Acc@1 (single-answer)",
         value_format="{:.0%}",
+        value_limits=(0, 1.1),
         errors=errors,
     )
-    figure.axes[0].set_ylim(0, 1.1)
     alt = "Bar chart of single-answer Acc@1: " + "; ".join(
         f"{name}: with {a:.0%}, without {b:.0%}"
         for name, a, b in zip(names, *series.values(), strict=True)
@@ -341,9 +341,9 @@ def _query_bars(
         xlabel="metric",
         ylabel="share of queries",
         value_format="{:.0%}",
+        value_limits=(0, 1.1),
         errors=errors,
     )
-    figure.axes[0].set_ylim(0, 1.1)
     alt = f"Bar chart, {title}: " + "; ".join(
         f"{label}: " + ", ".join(f"{n} {v:.0%}" for n, v in zip(names, values, strict=True))
         for label, values in series.items()

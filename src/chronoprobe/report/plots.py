@@ -278,13 +278,15 @@ def grouped_bars(
     errors: Mapping[str, Sequence[float] | Sequence[Sequence[float]]] | None = None,
     horizontal: bool = False,
     value_format: str | None = None,
+    value_limits: tuple[float, float] | None = None,
 ) -> Figure:
     """Bars per category, one bar per series side by side, with optional error bars.
 
     ``errors[name]`` is a symmetric half-width per category, or two rows (below, above).
     ``horizontal`` suits many or long category names (relations, question types); categories
     then read top to bottom in the given order. ``value_format`` (e.g. ``"{:.1%}"``) prints
-    each bar's value at its end.
+    each bar's value at its end; ``value_limits`` fixes the value axis (e.g. (0, 1) for
+    shares), which otherwise fits the bars.
     """
     if not series:
         raise ValueError("grouped_bars needs at least one series")
@@ -316,6 +318,8 @@ def grouped_bars(
             if value_format is not None:
                 labels = [value_format.format(v) for v in values]
                 ax.bar_label(bars, labels=labels, padding=3, fontsize=8)
+        if value_limits is not None:
+            (ax.set_xlim if horizontal else ax.set_ylim)(*value_limits)
         if horizontal:
             ax.set_yticks(positions, labels=list(categories))
             ax.invert_yaxis()

@@ -48,9 +48,9 @@ def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         title="Filtered ranking of held-out facts",
         xlabel="metric",
         ylabel="score (higher is better)",
+        value_limits=(0, 1),
         errors=errors,
     )
-    figure.axes[0].set_ylim(0, 1)
     alt = "Bar chart of filtered MRR, Hits@1/3/10 and time accuracy: " + "; ".join(
         f"{name} MRR {values[0]:.3f}" for name, values in series.items()
     )
@@ -92,8 +92,8 @@ def direction_bars(step_id: str, metrics: dict[str, Any]) -> list[Block]:
         errors={label: error_rows([(metrics, key) for key in DIRECTIONS])},
         horizontal=True,
         value_format="{:.3f}",
+        value_limits=(0, 1),
     )
-    figure.axes[0].set_xlim(0, 1)
     parts = [f"{name} {metrics[key]:.3f}" for key, name in DIRECTIONS.items()]
     data = Table(
         ["query", "MRR", "queries"],
