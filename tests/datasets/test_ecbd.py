@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from chronoprobe.datasets.articles import Article, iter_articles
+from chronoprobe.datasets.articles import Article, iter_articles, paragraphs
 from chronoprobe.datasets.ecbd import (
     ECBDConfig,
     build_ecbd,
@@ -234,7 +234,10 @@ def test_article_sources(tmp_path):
     assert article == Article(
         "Grover_Cleveland", "Grover Cleveland", "Grover Cleveland was a president.\nMore."
     )
-    assert article.paragraphs() == ["Grover Cleveland was a president.", "More."]
+    assert paragraphs(" Grover Cleveland was a president. \n\n  \nMore.") == [
+        "Grover Cleveland was a president.",
+        "More.",
+    ]
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "1", "title": "A"}\n')
     with pytest.raises(ValueError, match=r"bad\.jsonl:1: article record without text"):

@@ -19,8 +19,10 @@ class Article:
     title: str
     text: str
 
-    def paragraphs(self) -> list[str]:
-        return [p.strip() for p in self.text.splitlines() if p.strip()]
+
+def paragraphs(text: str) -> list[str]:
+    """An article's paragraphs: its non-blank lines, stripped."""
+    return [p.strip() for p in text.splitlines() if p.strip()]
 
 
 def _records(rows: Iterator[dict], source: Path) -> Iterator[Article]:

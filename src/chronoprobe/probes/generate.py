@@ -650,7 +650,6 @@ GENERATE = View(
     aggregate=_aggregate,
     figures=_figures,
     read=read_asked_rows,
-    drift_rows=False,
     selection="the first greedy answer (exemplar set 0), cut at the first newline or sentence "
     "end; judged by each rule: " + ", ".join(RULES),
     warnings=_warnings,

@@ -174,5 +174,4 @@ RECITE = View(
     read=_read,
     rows_file="statements.jsonl",
     row_fields=("text", "slot", "target"),
-    drift_rows=False,
 )

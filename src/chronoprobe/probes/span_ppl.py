@@ -463,6 +463,5 @@ SPAN_PPL = View(
     aggregate=_aggregate,
     read=read_examples,
     row_fields=("sentence", "span_start", "span_end", "span"),
-    drift_rows=False,
     for_model=_for_model,
 )
