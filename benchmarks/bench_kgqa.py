@@ -63,6 +63,7 @@ def _repeat(questions, n: int):
         is_time=questions.is_time[index],
         answer_offsets=torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)]),
         answer_flat=flat,
+        timeline=[questions.timeline[i] for i in index] if questions.timeline else [],
     )
 
 
@@ -81,7 +82,7 @@ def main() -> None:
 
     from chronoprobe.kgqa.data import load_split, read_rows
     from chronoprobe.kgqa.encoder import build_encoder
-    from chronoprobe.kgqa.evaluate import predict
+    from chronoprobe.kgqa.evaluate import evaluate
     from chronoprobe.kgqa.models import build_qa_model
     from chronoprobe.kgqa.train import input_for
 
@@ -99,12 +100,12 @@ def main() -> None:
         for name in ("cronkgqa", "embedkgqa", "lm"):
             model = build_qa_model(name, encoder, entity, time_table, vocab.n_times).to(device)
             questions = _repeat(load_split(cronq, "test", vocab, source), args.questions)
-            predict(model, _repeat(questions, args.batch_size), args.batch_size, device)  # warm up
-            _sync(device)
-            began = time.perf_counter()
-            predict(model, questions, args.batch_size, device)
-            _sync(device)
-            seconds = time.perf_counter() - began
+            evaluate(model, _repeat(questions, args.batch_size), vocab, args.batch_size, device)
+            _sync(device)  # warmed up
+            # evaluate times its answering alone (results come back to the CPU, so the device
+            # has finished), not the predictions table it writes after
+            metrics, _ = evaluate(model, questions, vocab, args.batch_size, device)
+            seconds = len(questions) / metrics["questions_per_s"]
             encode = _encoder_seconds(model, questions.inputs, args.batch_size, device)
             results.append(
                 {
