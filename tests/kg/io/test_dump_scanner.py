@@ -479,6 +479,7 @@ def dated(year: int) -> bytes:
     return replaced('"time":"+2001-', f'"time":"+{year}-')
 
 
+@needs_scanner
 def test_a_malformed_time_sends_the_line_back_to_python_which_reports_it():
     # _time_bounds raises msgspec.ValidationError for a datavalue without "type": the line
     # comes back as a tuple, and the msgspec parser reports it with its JSON path.

@@ -27,6 +27,9 @@ from chronoprobe.kg.io.problems import BadRecord, Problems
 from chronoprobe.kg.records import bound_points
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "wikidata" / "dump.json"
+needs_scanner = pytest.mark.skipif(
+    wikidata_dump.Scanner is None, reason="the compiled scanner is not built (no C compiler)"
+)
 
 FACTS = [
     # Obama: day precision; qualifiers written end first; start-only; year precision;
@@ -218,14 +221,29 @@ def test_line_blocks_end_on_whole_lines(tmp_path):
     assert b"".join(blocks) == FIXTURE.read_bytes()
 
 
+def _load_in_small_blocks(monkeypatch):
+    monkeypatch.setattr(
+        wikidata_load, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
+    )
+    return load()
+
+
 def test_line_blocks_reuse_one_buffer_and_parsing_keeps_no_view_of_it(loaded, monkeypatch):
     blocks = compressed.line_blocks(FIXTURE, block_size=4096)
     first, _ = next(blocks)
     second, _ = next(blocks)
     assert second is first  # the same buffer, read into again
     # Parsing leaves nothing that holds a view of a block: the reader could not grow the
-    # buffer again (BufferError). Line 17's bad qualifiers are cached with no traceback, by
-    # the compiled scanner and by the Python side that finishes the line.
+    # buffer again (BufferError), with the compiled scanner or without it.
+    kg, problems = _load_in_small_blocks(monkeypatch)
+    assert kg.facts.equals(loaded[0].facts)
+    assert problems.examples == loaded[1].examples
+
+
+@needs_scanner
+def test_the_scanner_caches_bad_qualifiers_without_their_traceback(loaded, monkeypatch):
+    """Line 17's bad qualifiers are cached with no traceback (which would keep a view of the
+    block alive), by the compiled scanner and by the Python side that finishes the line."""
     cached, bad = wikidata_dump._time_bounds, []
 
     def bounds(times):
@@ -237,12 +255,8 @@ def test_line_blocks_reuse_one_buffer_and_parsing_keeps_no_view_of_it(loaded, mo
     wikidata_dump._SCANNED_BOUNDS.clear()
     monkeypatch.setattr(wikidata_dump, "_time_bounds", bounds)
     monkeypatch.setattr(wikidata_dump, "_remembered_bounds", functools.lru_cache(bounds))
-    monkeypatch.setattr(
-        wikidata_load, "line_blocks", functools.partial(compressed.line_blocks, block_size=4096)
-    )
-    kg, problems = load()
+    kg, _ = _load_in_small_blocks(monkeypatch)
     assert kg.facts.equals(loaded[0].facts)
-    assert problems.examples == loaded[1].examples
     assert {str(value) for value in bad} == {
         "end before start: end 1888 before start 1891",
         "bad time value: month 13 is not in 1..12 in '+2009-13-01T00:00:00Z'",
@@ -299,6 +313,7 @@ def test_cli_convert_writes_a_kg_directory(loaded, tmp_path):
     assert kg.label("Q11696") == "President of the United States"
 
 
+@needs_scanner
 def test_cli_convert_without_the_compiled_scanner_says_so_and_gives_the_same_kg(
     tmp_path, monkeypatch
 ):
