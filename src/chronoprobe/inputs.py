@@ -102,6 +102,16 @@ def is_regular(path: str | Path) -> bool:
         return False
 
 
+def is_pipe(path: str | Path) -> bool:
+    """Whether ``path`` is a pipe or a socket (``<(zcat dump.gz)``, a FIFO): what is read of it
+    is gone, so it can be read once only."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 def known_size(path: str | Path) -> bool:
     """Whether the bytes read from ``path`` are as many as its size says: a regular file, not
     compressed (a compressed file may expand a thousandfold)."""
@@ -227,12 +237,11 @@ def open_decompressed(
     """
     if path.is_dir():
         raise ValueError(f"{path}: a folder, not a file")
-    if path.name.endswith(".bz2"):
+    if path.name.endswith(".bz2") and is_regular(path):
         import indexed_bzip2
 
-        if is_regular(path):  # indexed_bzip2 reads a file of other bytes as empty
-            with path.open("rb") as raw:
-                _refuse_other_content(path, raw.read(3), BZIP2_MAGIC, "bzip2")
+        with path.open("rb") as raw:  # indexed_bzip2 reads a file of other bytes as empty
+            _refuse_other_content(path, raw.read(3), BZIP2_MAGIC, "bzip2")
         # Given the path, indexed_bzip2 reads the file natively from its own threads.
         stream = indexed_bzip2.open(str(path), parallelization=max(1, threads))
         furthest = 0
@@ -251,8 +260,19 @@ def open_decompressed(
             stream.close()
         return
     with path.open("rb") as raw:
+        # a pipe tells no position: its progress stays at the start, as its size is unknown
+        read_so_far = raw.tell if raw.seekable() else lambda: 0
+        if path.name.endswith(".bz2"):  # a pipe: indexed_bzip2 needs a file it can seek in
+            import bz2
+
+            try:
+                with bz2.open(raw) as stream:
+                    yield stream, read_so_far
+            except _DAMAGE as err:
+                raise _damage(path, err) from None
+            return
         if not path.name.endswith(".gz"):
-            yield raw, raw.tell
+            yield raw, read_so_far
             return
         from isal import igzip, igzip_threaded
 
@@ -263,7 +283,7 @@ def open_decompressed(
         opened = igzip_threaded.open(raw, "rb", threads=1) if gzip_thread else igzip.open(raw)
         try:
             with opened as stream:
-                yield stream, raw.tell
+                yield stream, read_so_far
         except _DAMAGE as err:
             raise _damage(path, err) from None
 

@@ -75,7 +75,9 @@ def _existing_path(value: Path, info: ValidationInfo) -> Path:
     path = value if value.is_absolute() else Path(base) / value
     if not path.exists():
         raise ValueError(f"no such file or directory: {path}")
-    return path.resolve()
+    resolved = path.resolve()
+    # a pipe (<(zcat dump.json.gz), /dev/stdin) resolves to a name that is no file: keep its own
+    return resolved if resolved.exists() else path.absolute()
 
 
 # A params field that names an input file: it must exist when the config is loaded.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from pydantic import BaseModel, Field, RootModel, create_model
 from rich.progress import Progress
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.inputs import is_pipe
 from chronoprobe.params import cli_of, field_default, splits_commas
 from chronoprobe.registry import Registry
 
@@ -313,12 +315,25 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
     return STEP_KINDS.get(name)
 
 
-def files_fingerprint(params: Any) -> list | None:
+@dataclass(frozen=True)
+class ReadOnce:
+    """A fingerprint saying a step's input cannot be told again: a pipe (``<(zcat dump.gz)``,
+    ``/dev/stdin``) has no size or time that says what it held, and is gone once read. The
+    step runs every time, under a key of its own, and is not cached."""
+
+    what: str
+    token: str = field(default_factory=lambda: os.urandom(16).hex())
+
+
+def files_fingerprint(params: Any) -> list | ReadOnce | None:
     """For steps that read files named in their params (``paths``, a ``mapping``): files
     change without their names changing, so the cache keys on size and mtime too, of every
     file under a folder given (a folder's own times do not change when a file in it does)."""
     paths = [*getattr(params, "paths", []), *filter(None, [getattr(params, "mapping", None)])]
     files = [f for p in paths for f in (sorted(p.rglob("*")) if p.is_dir() else [p])]
+    pipes = [str(f) for f in files if is_pipe(f)]
+    if pipes:
+        return ReadOnce(", ".join(pipes))
     return [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()] or None
 
 

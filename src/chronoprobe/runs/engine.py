@@ -35,7 +35,7 @@ from chronoprobe.runs.config import ConfigError, Experiment, load_experiment
 from chronoprobe.runs.environment import environment
 from chronoprobe.runs.ownership import file_record, walk_files
 from chronoprobe.runs.run_directory import RunDirectory, claimed
-from chronoprobe.steps import SHARDS_DIR, STEP_RECORD, StepContext, StepKind
+from chronoprobe.steps import SHARDS_DIR, STEP_RECORD, ReadOnce, StepContext, StepKind
 
 
 @dataclass(frozen=True)
@@ -207,14 +207,21 @@ class StepExecutor:
         ``repeat`` (the config ``step`` and the ``seed`` of a step repeated over seeds) is
         added to it."""
         extra = kind.fingerprint(params) if kind.fingerprint else None
+        once = extra if isinstance(extra, ReadOnce) else None
+        if once is not None:
+            extra = {"read once": once.token}
         key = step_key(kind.name, params.model_dump(mode="json"), input_keys, self.seed, extra)
+        cacheable = kind.cacheable and once is None
         started, began = _now(), time.perf_counter()
-        cached = kind.cacheable and self.use_cache and self.cache.has(kind.name, key)
+        cached = cacheable and self.use_cache and self.cache.has(kind.name, key)
         label = f"{escape(step_id)} [dim]({kind.name})[/]"
-        if not cached:
+        if once is not None:
+            what = escape(once.what)
+            _say(self.log, f"[bold]…[/] {label} running, not cached: {what} is a pipe, read once")
+        elif not cached:
             _say(self.log, f"[bold]…[/] {label} running")
         with destination.staging() as staged:
-            if kind.cacheable:
+            if cacheable:
                 origin = {"params": params.model_dump(mode="json"), "inputs": input_keys}
                 job = _CacheJob(step_id, kind, key, params, inputs, label, origin)
                 cached, computed = self._serve(job, staged)

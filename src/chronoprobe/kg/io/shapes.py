@@ -5,7 +5,8 @@ Loaders look at every input before reading any (:func:`expect`), so that a file 
 format stops a conversion at once with one message naming the file, the line, the format it
 looks like and the fields it lacks, instead of a problem on each of its lines after hours of
 reading the files before it. Files that look like nothing known are left to the loader, which
-reports their bad records one by one.
+reports their bad records one by one, and so are pipes (``<(zcat dump.json.gz)``,
+``/dev/stdin``): what is read of a pipe is gone, and the loader must read it whole.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from chronoprobe.inputs import open_binary
+from chronoprobe.inputs import is_pipe, open_binary
 from chronoprobe.jsonl import BOM, DECODE_ERRORS
 
 HEAD = 1 << 20  # bytes read to tell a file's shape
@@ -42,7 +43,10 @@ class Shape:
 
 
 def sniff(path: str | Path) -> Shape | None:
-    """The shape of a (possibly compressed) file, or None when it looks like nothing known."""
+    """The shape of a (possibly compressed) file, or None when it looks like nothing known or
+    is a pipe, which can be read only once."""
+    if is_pipe(path):
+        return None
     with open_binary(path) as stream:
         head = stream.read(HEAD)
     return sniff_bytes(head, complete=len(head) < HEAD)
