@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chronoprobe.metrics.uncertainty import wilson_interval
 from chronoprobe.probes.series_matrix import (
     period_order,
     series_matrix,
@@ -53,6 +54,26 @@ def test_p_at_1_and_mrr_matrices_match_hand_computed_values(single_token_rows):
     mrr = series_matrix(single_token_rows, "single-token", "MRR")
     assert mrr.values[0] == pytest.approx([(1 + 1 / 2) / 2, (1 / 4 + 1) / 2, (0 + 1 / 5) / 2])
     assert mrr.values[2] == pytest.approx([(1 / 4 + 0) / 2, (1 / 2 + 1) / 2, 1.0])
+
+
+def test_each_cell_carries_its_own_interval_and_an_empty_cell_none(single_token_rows):
+    """P@1 of a cell is a share of its rows: Wilson's interval of that cell's hits alone; MRR's
+    is a bootstrap over the cell's rows, around the cell's value."""
+    p1 = series_matrix(single_token_rows, "single-token", "P@1", split="updated")
+    assert p1.intervals[0][0] is None  # no updated row in the first period
+    assert p1.intervals[1][1] == list(wilson_interval(1, 1))  # 2020 model, 2020: rank 1
+    assert p1.intervals[0][1] == list(wilson_interval(0, 1))  # 2019 model, 2020: rank 4
+    mrr = series_matrix(single_token_rows, "single-token", "MRR")
+    for values, intervals in zip(mrr.values, mrr.intervals, strict=True):
+        for value, (low, high) in zip(values, intervals, strict=True):
+            assert low <= value <= high
+    # 2021 on 2021: both ranks are 1, so every resample gives 1
+    assert mrr.intervals[2][2] == [1.0, 1.0]
+    assert (
+        series_matrix(single_token_rows, "single-token", "MRR", resamples=0).intervals[2][2] is None
+    )
+    tables = series_tables(single_token_rows, "single-token")["metrics"]["P@1"]["updated"]
+    assert tables["intervals"] == p1.intervals
 
 
 def test_a_split_keeps_its_rows_only_and_the_first_period_is_empty(single_token_rows):

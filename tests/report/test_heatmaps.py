@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from chronoprobe.report.drift_section import _heatmap
 from chronoprobe.report.plots import FADED, heatmap, line_plot
@@ -69,13 +70,31 @@ def test_one_model_is_a_line_chart_with_rows_per_cell():
     assert image.alt == "Line chart of P@1 for model-2019 over 2 periods (all rows but deleted)"
     assert image.data.columns == [
         "model",
-        "2019 (value)",
+        "2019 (value [95% CI])",
         "2019 (rows)",
-        "2020 (value)",
+        "2020 (value [95% CI])",
         "2020 (rows)",
     ]
-    assert image.data.rows == [["runs/model-2019", 0.5, 4, None, 0]]
+    # a matrix written before cells had intervals shows the value alone
+    assert image.data.rows == [["runs/model-2019", "0.5000", 4, "-", 0]]
     assert "1 of 1 cells come from fewer than 30 rows" in image.caption
+
+
+def test_a_cell_shows_its_interval_and_the_line_its_error_bar(monkeypatch):
+    from chronoprobe.report import drift_section
+
+    drawn = {}
+
+    def line_plot(series, **options):
+        drawn.update(options)
+        return real(series, **options)
+
+    real = drift_section.line_plot
+    monkeypatch.setattr(drift_section, "line_plot", line_plot)
+    image = _heatmap({**MATRIX, "intervals": [[[0.2, 0.8], None]]}, "P@1", "all")
+    assert image.data.rows == [["runs/model-2019", "0.5000 [0.2000, 0.8000]", 4, "-", 0]]
+    # rows below, above: 0.3 either way at 2019, none at 2020 (no rows)
+    assert drawn["errors"] == {"model-2019": [[pytest.approx(0.3), 0.0], [pytest.approx(0.3), 0.0]]}
 
 
 def test_several_models_are_a_heatmap():

@@ -105,11 +105,6 @@ def metric_estimate(
     return Estimate(None if value is None else float(value), low, high, n)
 
 
-def metric_value(view: str, metric: str, rows: Sequence[dict]) -> float | None:
-    """One metric of ``view`` over a group of its prediction rows (None for an empty group)."""
-    return metric_estimate(view, metric, rows, resamples=0).value
-
-
 def period_order(periods: Sequence[str]) -> list[str]:
     """Distinct periods in calendar order (unparseable names last, alphabetically)."""
 
@@ -125,7 +120,9 @@ def period_order(periods: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class SeriesMatrix:
-    """``values[i][j]``: the metric of model ``models[i]`` on period ``periods[j]``'s rows."""
+    """``values[i][j]``: the metric of model ``models[i]`` on period ``periods[j]``'s rows,
+    ``intervals[i][j]`` its 95% bootstrap interval ([low, high]; None without one) and
+    ``counts[i][j]`` the rows it counts."""
 
     view: str
     metric: str
@@ -135,6 +132,7 @@ class SeriesMatrix:
     values: list[list[float | None]]
     counts: list[list[int]]
     excludes: list[str]  # splits left out of ALL (the deleted rows, unless included)
+    intervals: list[list[list[float] | None]]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -186,9 +184,11 @@ def series_matrix(
     periods: Sequence[str] | None = None,
     include_deleted: bool = False,
     prepared: bool = False,
+    resamples: int = RESAMPLES,
 ) -> SeriesMatrix:
     """The models x periods matrix of ``metric`` (default: the view's first) over the rows of
-    ``split`` (ALL: every row but the deleted ones, unless ``include_deleted``).
+    ``split`` (ALL: every row but the deleted ones, unless ``include_deleted``), each cell with
+    its interval (``resamples`` 0: none).
 
     ``models`` and ``periods`` fix the order (default: models as they first appear, periods in
     calendar order); the rows go through the view's ``prepare`` here unless ``prepared``.
@@ -209,9 +209,13 @@ def series_matrix(
     for row in rows:
         if in_split(row, split, left_out):
             cells[row["model"], row["period"]].append(row)
-    values = [[metric_value(view, metric, cells[m, p]) for p in periods] for m in models]
+    estimates = [
+        [metric_estimate(view, metric, cells[m, p], resamples) for p in periods] for m in models
+    ]
+    values = [[e.value for e in row] for row in estimates]
+    intervals = [[None if e.low is None else [e.low, e.high] for e in row] for row in estimates]
     counts = [[len(cells[m, p]) for p in periods] for m in models]
-    return SeriesMatrix(view, metric, split, models, periods, values, counts, left_out)
+    return SeriesMatrix(view, metric, split, models, periods, values, counts, left_out, intervals)
 
 
 def in_split(row: dict, split: str, left_out: Sequence[str]) -> bool:

@@ -50,6 +50,17 @@ def _cell(value: float | None) -> Any:
     return None if value is None else round(value, 4)
 
 
+def _cells(matrix: dict, metric: str) -> list[list[dict[str, Any]]]:
+    """Each cell of a matrix as a figure with its 95% interval (matrices written before cells
+    had intervals have none)."""
+    values = matrix["values"]
+    intervals = matrix.get("intervals") or [[None] * len(row) for row in values]
+    return [
+        [{metric: v, f"{metric}_ci95": ci} for v, ci in zip(row, cis, strict=True)]
+        for row, cis in zip(values, intervals, strict=True)
+    ]
+
+
 def rows_named(split: str, excludes: list[str]) -> str:
     """How a figure names its rows: a split's, or all but the excluded splits'."""
     if split != "all":
@@ -63,6 +74,7 @@ def _heatmap(matrix: dict, metric: str, split: str) -> Block:
     rows_label = "model (trained up to)" if _is_series(matrix) else "model"
     rows = rows_named(split, matrix.get("excludes", []))
     models, periods, counts = _short(matrix["models"]), matrix["periods"], matrix["counts"]
+    cells = _cells(matrix, metric)
     scale = (0.0, 1.0) if metric not in ("median_nll", "mean_label_logprob") else (None, None)
     if len(models) == 1:
         values = _nan(matrix["values"])[0]
@@ -75,6 +87,7 @@ def _heatmap(matrix: dict, metric: str, split: str) -> Block:
             ylim=scale if scale[0] is not None else None,
             categories=periods,
             faded={models[0]: [n < FEW_ROWS for n in counts[0]]},
+            errors={models[0]: error_rows([(cell, metric) for cell in cells[0]])},
         )
         alt = f"Line chart of {metric} for {models[0]} over {len(periods)} periods ({rows})"
     else:
@@ -92,10 +105,17 @@ def _heatmap(matrix: dict, metric: str, split: str) -> Block:
         )
         alt = f"Heatmap of {metric} for {len(models)} models over {len(periods)} periods ({rows})"
     data = Table(
-        ["model", *(f"{p} ({what})" for p in periods for what in ("value", "rows"))],
+        ["model", *(f"{p} ({what})" for p in periods for what in ("value [95% CI]", "rows"))],
         [
-            [m, *(x for v, n in zip(values, cells, strict=True) for x in (_cell(v), n))]
-            for m, values, cells in zip(matrix["models"], matrix["values"], counts, strict=True)
+            [
+                m,
+                *(
+                    x
+                    for c, n in zip(row, ns, strict=True)
+                    for x in (with_uncertainty(c, metric, 4), n)
+                ),
+            ]
+            for m, row, ns in zip(matrix["models"], cells, counts, strict=True)
         ],
     )
     few = sum(0 < n < FEW_ROWS for cells in counts for n in cells)
