@@ -11,10 +11,11 @@ from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.help_text import Command
 from chronoprobe.cli.listing import list_entries
+from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.report import report
 from chronoprobe.cli.threads import threads_option
 from chronoprobe.core.threads import configure_threads
-from chronoprobe.inputs import MAX_RECORD_ENV, parse_size
+from chronoprobe.inputs import MAX_RECORD_ENV
 from chronoprobe.steps import COMMAND_GROUPS
 
 app = typer.Typer(
@@ -75,23 +76,11 @@ def main(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
     threads: int | None = threads_option(envvar="CHRONOPROBE_THREADS"),
-    max_record_bytes: str | None = typer.Option(
-        None,
-        "--max-record-bytes",
-        envvar=MAX_RECORD_ENV,
-        help="The longest record an input may hold (a line of JSON Lines, a dump line, a "
-        "tab-separated line), in bytes or with a unit: 64M, 1G. A longer one stops the read "
-        "with FILE:LINE, so that a file without newlines cannot fill the memory. Default 16M. "
-        "Example: chronoprobe --max-record-bytes 64M kg convert ...",
-    ),
+    max_record_bytes: str | None = max_record_option(envvar=MAX_RECORD_ENV),
 ) -> None:
     """chronoprobe: temporal KGs, probe sets, model views and metrics, offline by default."""
     configure_threads(threads)  # first: before anything imports torch
-    if max_record_bytes is not None:
-        try:  # set for this process and the workers it starts
-            os.environ[MAX_RECORD_ENV] = str(parse_size(max_record_bytes))
-        except ValueError as err:
-            raise typer.BadParameter(str(err), param_hint="--max-record-bytes") from None
+    use_max_record(max_record_bytes)
     if not sys.stderr.isatty():
         # Hugging Face's own bars (loading weights, downloads) redraw by carriage returns,
         # which a log file or a pipe keeps as one long garbled line per load.

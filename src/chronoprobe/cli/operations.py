@@ -4,9 +4,9 @@ A step kind with a ``command`` becomes that command; a kind with variants (the b
 KG sources) becomes one command per variant under its group. Inputs are positional directory
 arguments (or ``--NAME DIR``), fields are options (``batch_size`` -> ``--batch-size``) with the
 field's default, description and choices (``Literal`` values or a registry's names), and every
-command adds ``--out``, ``--no-cache``, ``--json`` and ``--threads``. The command validates the
-values with the same params model a config's step is validated with and runs the step as a
-one-step experiment, so nothing is declared twice.
+command adds ``--out``, ``--no-cache``, ``--json``, ``--threads`` and ``--max-record-bytes``.
+The command validates the values with the same params model a config's step is validated with
+and runs the step as a one-step experiment, so nothing is declared twice.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
+from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
 from chronoprobe.params import Choice, cli_of, field_default, splits_commas, unwrap
 from chronoprobe.steps import StepKind, Variant
@@ -33,7 +34,7 @@ from chronoprobe.steps import StepKind, Variant
 console = Console(stderr=True)
 
 # options every command adds; a params field may not take these names
-OUT, NO_CACHE, JSON, THREADS = "out", "no_cache", "as_json", "threads"
+OUT, NO_CACHE, JSON, THREADS, RECORDS = "out", "no_cache", "as_json", "threads", "max_record"
 
 
 def _choices(values: list[str]) -> Any:
@@ -153,6 +154,7 @@ def _fixed_parameters(out_optional: bool) -> list[inspect.Parameter]:
         inspect.Parameter(NO_CACHE, keyword, default=no_cache, annotation=bool),
         inspect.Parameter(JSON, keyword, default=as_json, annotation=bool),
         inspect.Parameter(THREADS, keyword, default=threads_option(), annotation=int | None),
+        inspect.Parameter(RECORDS, keyword, default=max_record_option(), annotation=str | None),
     ]
 
 
@@ -229,6 +231,7 @@ def make_command(
         given = {name: values.pop(name) for name in input_names}
         out, no_cache, as_json = values.pop(OUT), values.pop(NO_CACHE), values.pop(JSON)
         use_threads(values.pop(THREADS))
+        use_max_record(values.pop(RECORDS))
         raw = {k: v for k, v in values.items() if v is not None and v != []}
         for name in dicts:
             if name in raw:

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def run(
         "`seeds:`).",
     ),
     threads: int | None = threads_option(),
+    max_record_bytes: str | None = max_record_option(),
 ) -> None:
     """Run an experiment: every step in order, reusing cached steps, resuming interrupted ones.
 
@@ -74,6 +76,7 @@ def run(
     from chronoprobe.runs.engine import run_experiment
 
     use_threads(threads)
+    use_max_record(max_record_bytes)
     try:
         result = run_experiment(
             config,

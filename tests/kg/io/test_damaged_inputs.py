@@ -197,17 +197,28 @@ def test_sizes_that_are_no_sizes(text):
         parse_size(text)
 
 
-def test_the_command_line_option_raises_the_limit(tmp_path, monkeypatch):
+@pytest.mark.parametrize("where", ["before the command", "after it"])
+def test_the_command_line_option_raises_the_limit(tmp_path, monkeypatch, where):
     monkeypatch.delenv(MAX_RECORD_ENV, raising=False)  # restored after: the option sets it
     path = tmp_path / "rows.jsonl"
     path.write_text(ROWS.read_text().replace('"Q76"', '"Q' + "7" * 5000 + '"', 1))
     command = ["kg", "convert", str(path), "-f", "jsonl", "--no-cache", "-o"]
-    refused = CliRunner().invoke(app, ["--max-record-bytes", "4K", *command, str(tmp_path / "a")])
+
+    def convert(limit: str, out: str):
+        if where == "after it":
+            return CliRunner().invoke(app, [*command, out, "--max-record-bytes", limit])
+        return CliRunner().invoke(app, ["--max-record-bytes", limit, *command, out])
+
+    refused = convert("4K", str(tmp_path / "a"))
     assert refused.exit_code == 2
     assert f"{path}:3: record longer than 4,096 bytes" in " ".join(refused.output.split())
     assert "Traceback" not in refused.output
-    raised = CliRunner().invoke(app, ["--max-record-bytes", "1M", *command, str(tmp_path / "b")])
+    raised = convert("1M", str(tmp_path / "b"))
     assert raised.exit_code == 0, raised.output
+    wrong = convert("4 parsecs", str(tmp_path / "c"))
+    assert wrong.exit_code == 2
+    assert "not a size in bytes: '4 parsecs'" in " ".join(wrong.output.split())
+    assert not (tmp_path / "c").exists()
 
 
 @pytest.mark.parametrize("fmt", ["wikidata-json", "jsonl", "wikidata-sparql"])
