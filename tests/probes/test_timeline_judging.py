@@ -29,6 +29,18 @@ def row(answer_type, gold):
         ("in 2009, I think", "2009", True),
         ("It was 2010.", "2009", False),
         ("I do not know", "2009", False),
+        # years before 1000: with their era, or signed as Wikidata writes BCE
+        ("He died on 19 August 14 AD.", "0014-08-19", True),
+        ("August 19, AD 14", "0014-08-19", True),
+        ("In 52 BC.", "-0052", True),
+        ("52 BCE", "-0052", True),
+        ("in 52 B.C.", "-0052", True),
+        ("-0052", "-0052", True),
+        ("52 AD", "-0052", False),  # the other era
+        ("52", "-0052", False),  # a bare number of two digits is no year
+        ("2 November 7 BC", "-0007-11-02", True),
+        ("-0027-01-16", "-0027-01-16", True),
+        ("0027-01-16", "-0027-01-16", False),
     ],
 )
 def test_time_points_at_the_gold_precision(said, gold, right):
@@ -74,6 +86,32 @@ def test_ranges_durations_relations_yes_no_lists_entities():
     assert judge_timeline("Bob Jones", entity, labels, aliases)[0]
     assert judge_timeline("A. Smith", entity, labels, aliases)[0]
     assert not judge_timeline("Carol White", entity, labels, aliases)[0]
+
+
+def test_a_hyphenated_range_gives_both_years_and_a_word_with_a_dash_no_year():
+    assert dates("1990-2000") == [TimePoint(1990), TimePoint(2000)]
+    assert dates("in 1999\u20132003") == [TimePoint(1999), TimePoint(2003)]
+    assert dates("from-2009 on") == []  # a dash inside a word is no minus sign
+    assert dates("it cost 5 cents in 1990; HEAD 14") == [TimePoint(1990)]
+
+
+def test_the_oracle_answers_of_every_time_question_on_the_sample_kg_are_judged_right():
+    """The sample KG holds Roman consuls and emperors (years -70 to 14): each question's own
+    gold in words is read back as that gold, BCE dates included, and BCE years are asked as
+    '52 BC', never '-52'."""
+    from chronoprobe.datasets.timeline import answer_label
+
+    rows, _ = generate(load_sample(), per_kind=200, seed=0)
+    timed = [r for r in rows if r["timeline"]["answer_type"] in ("time point", "time range")]
+    golds = [
+        [r["timeline"]["gold"].get("point"), *r["timeline"]["gold"].get("range", [])] for r in timed
+    ]
+    assert any(d and d.startswith("-") for g in golds for d in g)  # the draw reaches BCE facts
+    for r in timed:
+        said = answer_label(r["timeline"]["gold"])
+        assert judge_timeline(said, r["timeline"], [], [])[0], (said, r["timeline"]["gold"])
+    asked = " ".join(r["question"] for r in rows)
+    assert " BC" in asked and not any(f" -{d}" in asked for d in "123456789")
 
 
 def test_dates_in_words_in_order():

@@ -122,13 +122,14 @@ def unit(point: TimePoint, precision: Precision) -> int:
 
 
 def spoken(point: TimePoint) -> str:
-    """'2009', 'March 2009' or '4 March 2009'."""
+    """'2009', 'March 2009' or '4 March 2009'; a BCE year as '52 BC' (Wikidata's year -52)."""
+    year = f"{-point.year} BC" if point.year < 0 else str(point.year)
     if point.precision == Precision.YEAR:
-        return str(point.year)
+        return year
     month = MONTHS[point.month - 1]  # type: ignore[index]
     if point.precision == Precision.MONTH:
-        return f"{month} {point.year}"
-    return f"{point.day} {month} {point.year}"
+        return f"{month} {year}"
+    return f"{point.day} {month} {year}"
 
 
 def allen(a: tuple[int, int], b: tuple[int, int]) -> str:

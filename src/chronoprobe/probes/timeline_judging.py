@@ -3,8 +3,10 @@
 A row's ``timeline.gold`` is its typed answer; the model's first line is read as that type:
 
 - time point: the first date said ("4 March 2009", "March 4, 2009", "2009-03-04", "March
-  2009", "2009"), right when it names the gold date at the gold's precision: a coarser date is
-  wrong, a finer one is cut to the gold's precision (the gold is known no finer);
+  2009", "2009"; a year of fewer digits with its era, "14 AD", "AD 14", "52 BC", "52 BCE";
+  signed ISO years, "-0052", as BCE, as Wikidata writes them), right when it names the gold
+  date at the gold's precision: a coarser date is wrong, a finer one is cut to the gold's
+  precision (the gold is known no finer);
 - time range: the first two dates said, each judged as a time point;
 - duration: a number and a unit ("7 years", "2865 days", "8 years and 2 months"; a bare number
   counts in the question's unit); exact in the question's unit, and leniently within
@@ -35,12 +37,16 @@ MONTHS = {
 }
 MONTHS |= {name[:3]: number for name, number in list(MONTHS.items())}
 _MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_ERA = r"(?:B\.?C\.?E\.?|B\.?C\.?|A\.?D\.?|C\.?E\.?)(?![A-Za-z])"
+# a year: "AD 14", "14 AD", "52 BC", or four digits without an era
+_YEAR = rf"(?:\bA\.?D\.?\s*\d{{1,4}}(?!\d)|\d{{1,4}}\s*{_ERA}|\d{{4}}(?!\d))"
 _DATE = re.compile(
-    rf"(?P<iso>(?<!\d)\d{{4}}-\d{{2}}(?:-\d{{2}})?(?!\d))"
-    rf"|(?P<dmy>(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s*,?\s+(\d{{4}})(?!\d))"
-    rf"|(?P<mdy>{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s+(\d{{4}})(?!\d))"
-    rf"|(?P<my>{_MONTH}\s*,?\s+(?:of\s+)?(\d{{4}})(?!\d))"
-    rf"|(?P<y>(?<![\d-])\d{{4}}(?!\d))",
+    rf"(?P<iso>(?<![\w-])-\d{{4}}-\d{{2}}(?:-\d{{2}})?(?!\d)|(?<!\d)\d{{4}}-\d{{2}}(?:-\d{{2}})?(?!\d))"
+    rf"|(?P<dmy>(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\s*,?\s+({_YEAR}))"
+    rf"|(?P<mdy>{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s+({_YEAR}))"
+    rf"|(?P<my>{_MONTH}\s*,?\s+(?:of\s+)?({_YEAR}))"
+    # a year after a hyphen is read where the hyphen joins it to a number: "1990-2000"
+    rf"|(?P<y>(?<![\w-])-\d{{4}}(?!\d)|(?<!\d)(?<![^\d]-){_YEAR})",
     re.IGNORECASE,
 )
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -71,16 +77,23 @@ def dates(text: str) -> list[TimePoint]:
             if match["iso"]:
                 out.append(TimePoint.parse(match["iso"]))
             elif match["dmy"]:
-                out.append(TimePoint(int(groups[4]), MONTHS[groups[3].lower()], int(groups[2])))
+                out.append(TimePoint(_year(groups[4]), MONTHS[groups[3].lower()], int(groups[2])))
             elif match["mdy"]:
-                out.append(TimePoint(int(groups[8]), MONTHS[groups[6].lower()], int(groups[7])))
+                out.append(TimePoint(_year(groups[8]), MONTHS[groups[6].lower()], int(groups[7])))
             elif match["my"]:
-                out.append(TimePoint(int(groups[11]), MONTHS[groups[10].lower()]))
+                out.append(TimePoint(_year(groups[11]), MONTHS[groups[10].lower()]))
             else:
-                out.append(TimePoint(int(match["y"])))
+                out.append(TimePoint(_year(match["y"])))
         except ValueError:
             continue  # 31 February: no date
     return out
+
+
+def _year(text: str) -> int:
+    """A year as said: "2009", "AD 14", "52 BC" (Wikidata's -52), "-0052"."""
+    number = int(re.search(r"\d+", text)[0])  # type: ignore[index]
+    bce = text.startswith("-") or re.search(r"B\.?C", text, re.IGNORECASE)
+    return -number if bce else number
 
 
 def same_at(said: TimePoint, gold: TimePoint) -> bool:
