@@ -512,3 +512,18 @@ def test_only_ascii_digits_make_a_date(digits: str) -> None:
         TimePoint.from_wikidata(f"+{digits}-00-00T00:00:00Z", 9)
     with pytest.raises(ValueError, match="not a period"):
         Period.parse(digits)
+
+
+@pytest.mark.parametrize(
+    ("iso", "words"),
+    [
+        ("2009", "2009"),
+        ("2009-03", "March 2009"),
+        ("2009-03-04", "4 March 2009"),
+        ("0014-08-19", "19 August 14"),
+        ("-0052", "52 BC"),
+        ("-0007-11-02", "2 November 7 BC"),
+    ],
+)
+def test_a_point_in_words_as_a_sentence_says_it(iso: str, words: str) -> None:
+    assert TimePoint.parse(iso).words() == words

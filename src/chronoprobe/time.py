@@ -19,6 +19,9 @@ from functools import total_ordering
 
 import numpy as np
 
+MONTH_NAMES = (
+    "January February March April May June July August September October November December"
+).split()
 # Sentinels for open bounds on the day axis: an unknown start is "always", a missing end "still".
 OPEN_START = np.iinfo(np.int64).min
 OPEN_END = np.iinfo(np.int64).max
@@ -198,6 +201,16 @@ class TimePoint:
 
     def __str__(self) -> str:
         return self.iso()
+
+    def words(self) -> str:
+        """As a sentence says it: "2009", "March 2009", "4 March 2009"; a BCE year as "52 BC"
+        (Wikidata's year -52)."""
+        year = f"{-self.year} BC" if self.year < 0 else str(self.year)
+        if self.month is None:
+            return year
+        if self.day is None:
+            return f"{MONTH_NAMES[self.month - 1]} {year}"
+        return f"{self.day} {MONTH_NAMES[self.month - 1]} {year}"
 
     def at_precision(self, precision: Precision) -> TimePoint:
         """This point cut to ``precision`` (which must not be finer than the point's own)."""

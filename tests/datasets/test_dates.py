@@ -59,6 +59,7 @@ def test_dates_are_spoken_as_contexts():
     assert spoken(P("2005")) == "In 2005, "
     assert spoken(P("2005-03")) == "In March 2005, "
     assert spoken(P("2005-03-04")) == "On 4 March 2005, "
+    assert spoken(P("-0052")) == "In 52 BC, "
 
 
 @pytest.fixture

@@ -22,9 +22,6 @@ from chronoprobe.templates import MASK, followed_by, load_cloze_templates
 from chronoprobe.time import Precision, TimePoint, civil_from_day_number
 
 PRECISIONS = {"year": Precision.YEAR, "month": Precision.MONTH, "day": Precision.DAY}
-MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
 
 
 def shifted(point: TimePoint, units: int) -> TimePoint:
@@ -40,12 +37,7 @@ def shifted(point: TimePoint, units: int) -> TimePoint:
 def spoken(point: TimePoint) -> str:
     """The date context that opens a statement: "In 2005, ", "In March 2005, ", "On 4 March
     2005, "."""
-    if point.precision == Precision.YEAR:
-        return f"In {point.year}, "
-    month = MONTHS[point.month - 1]  # type: ignore[index]
-    if point.precision == Precision.MONTH:
-        return f"In {month} {point.year}, "
-    return f"On {point.day} {month} {point.year}, "
+    return f"{'On' if point.precision == Precision.DAY else 'In'} {point.words()}, "
 
 
 def date_contexts(

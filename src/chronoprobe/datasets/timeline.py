@@ -55,9 +55,6 @@ SPLITS = ("train", "valid", "test")
 SPLIT_SHARES = (0.8, 0.1, 0.1)
 UNITS = {Precision.YEAR: "years", Precision.MONTH: "months", Precision.DAY: "days"}
 PRECISION_NAMES = {Precision.YEAR: "year", Precision.MONTH: "month", Precision.DAY: "day"}
-MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
 # kind -> (complexity, capability, answer type)
 KINDS: dict[str, tuple[str, str, str]] = {
     "start": ("simple", "retrieval", "time point"),
@@ -119,17 +116,6 @@ def unit(point: TimePoint, precision: Precision) -> int:
     if precision == Precision.MONTH:
         return point.year * 12 + point.month - 1  # type: ignore[operator]
     return day_number(point.year, point.month, point.day)
-
-
-def spoken(point: TimePoint) -> str:
-    """'2009', 'March 2009' or '4 March 2009'; a BCE year as '52 BC' (Wikidata's year -52)."""
-    year = f"{-point.year} BC" if point.year < 0 else str(point.year)
-    if point.precision == Precision.YEAR:
-        return year
-    month = MONTHS[point.month - 1]  # type: ignore[index]
-    if point.precision == Precision.MONTH:
-        return f"{month} {year}"
-    return f"{point.day} {month} {year}"
 
 
 def allen(a: tuple[int, int], b: tuple[int, int]) -> str:
@@ -397,7 +383,7 @@ class Generator:
         facts = [f for f, h in zip(group, held, strict=True) if h]
         ids = sorted({getattr(f, asked) for f in facts})
         labels, aliases = self.entities(ids)
-        when = ("on " if precision == Precision.DAY else "in ") + spoken(point)
+        when = ("on " if precision == Precision.DAY else "in ") + point.words()
         slots = {"ask": self.ask(fact, asked), "when": when}
         gold = {"entities": ids, "time": point.iso()}
         asks = {"asked": asked, "given": given, "relation": fact.relation, "time": point.iso()}

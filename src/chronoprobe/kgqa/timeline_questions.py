@@ -148,8 +148,6 @@ def template(question: str, entities: list[str], names: dict, time: TimePoint | 
     """The question with its linked head and tail as ``{head}`` and ``{tail}``, every other
     entity it names as ``{other}`` and the time asked as ``{time}``; longer names first, so
     that a name inside another is not cut out of it."""
-    from chronoprobe.datasets.timeline import spoken
-
     linked = zip(entities[:2], ("{head}", "{tail}")[: len(entities)], strict=True)
     slots = {str(names[e]): slot for e, slot in linked if e in names}
     for name in names.values():
@@ -159,7 +157,7 @@ def template(question: str, entities: list[str], names: dict, time: TimePoint | 
         if name:
             text = text.replace(name, slots[name])
     if time is not None:
-        text = text.replace(spoken(time), "{time}")
+        text = text.replace(time.words(), "{time}")
     return text
 
 

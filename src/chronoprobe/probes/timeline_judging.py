@@ -25,16 +25,10 @@ import re
 from typing import Any
 
 from chronoprobe.probes.judging import Gold, first_line, judge, normalize
-from chronoprobe.time import TimePoint
+from chronoprobe.time import MONTH_NAMES, TimePoint
 
 DURATION_TOLERANCE = 0.1  # lenient durations: within 10% of the gold, and at least one unit off
-MONTHS = {
-    name: i + 1
-    for i, name in enumerate(
-        "january february march april may june july august september october november "
-        "december".split()
-    )
-}
+MONTHS = {name.lower(): i + 1 for i, name in enumerate(MONTH_NAMES)}
 MONTHS |= {name[:3]: number for name, number in list(MONTHS.items())}
 _MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _ERA = r"(?:B\.?C\.?E\.?|B\.?C\.?|A\.?D\.?|C\.?E\.?)(?![A-Za-z])"

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.io.jsonl import iso_column
+from chronoprobe.time import MONTH_NAMES
 
 # relation -> (state sentence, change sentence at the start, sentence at the end); {s} {o}.
 PHRASES = {
@@ -58,9 +59,6 @@ PAST = {
     "P286": "{o} was the head coach of {s}",
     "P488": "{o} was the chair of {s}",
 }
-MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
 STATE_YEARS = 4  # present-tense snippets per fact, spread over the years it holds
 
 
@@ -93,7 +91,7 @@ def _text(values: np.ndarray) -> pa.Array:
 
 def _date_prefix(years: np.ndarray, months: np.ndarray) -> pa.Array:
     """ "In March 2019, " or "In 2019, " per row."""
-    month_names = pa.array(["", *MONTHS]).take(pa.array(months))
+    month_names = pa.array(["", *MONTH_NAMES]).take(pa.array(months))
     with_month = pc.binary_join_element_wise(month_names, _text(years), " ")
     when = pc.if_else(pa.array(months > 0), with_month, _text(years))
     return pc.binary_join_element_wise("In ", when, ", ", "")
