@@ -182,6 +182,25 @@ def test_kg_wrong_type(write_config):
     ]
 
 
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        ("{builder: drift}", "required key is missing: the builder, one of cronq, dates, drift"),
+        ("{}", "required key is missing: the builder, one of cronq, dates, drift"),
+        ("{family: drfit}", "unknown builder 'drfit' (did you mean 'drift'?); one of cronq"),
+        ("{family: [1, 2]}", "unknown builder [1, 2]; one of cronq"),
+    ],
+)
+def test_a_step_that_names_no_variant_is_told_the_ones_there_are(write_config, params, reason):
+    """A build step without its family crashed in the spelling hint (TypeError on None)."""
+    text = (
+        "name: d\nsteps:\n  - id: world\n    kind: kg\n    params: {source: sample}\n"
+        f"  - id: b\n    kind: build\n    inputs: {{kg: world}}\n    params: {params}\n"
+    )
+    (problem,) = problems(write_config(text))
+    assert problem.startswith(f"exp.yaml:9: steps[1].params.family: {reason}")
+
+
 def test_overrides_set_values_by_step_id(write_config):
     path = write_config(GOOD)
     experiment = load_experiment(path, ["seed=7", "steps.sq.params.shards=9", "name=other"])

@@ -295,14 +295,29 @@ def _describe(
     return problems
 
 
+def _unchosen_variant(kind: StepKind, raw: Any) -> str | None:
+    """Why the params of a kind with variants (build, probe, import, kg) name none of them, or
+    None when they name one."""
+    if kind.variants is None or not isinstance(raw, dict):
+        return None
+    registry, chosen = kind.variants.registry, raw.get(kind.variants.key)
+    if isinstance(chosen, str) and chosen in registry:
+        return None
+    names = ", ".join(registry.names())
+    if chosen is None:
+        return f"required key is missing: the {registry.concept}, one of {names}"
+    hint = nearest(str(chosen), registry.names())
+    return f"unknown {registry.concept} {chosen!r}{hint}; one of {names}"
+
+
 def _keys(kind: StepKind, raw: Any) -> list[str]:
     """The params keys a step of ``kind`` takes (of the variant ``raw`` names, for a family)."""
     model = kind.params
     if kind.variants is not None and isinstance(raw, dict):
-        try:
-            model = kind.variants.get(raw.get(kind.variants.key)).params
-        except KeyError:
+        chosen = raw.get(kind.variants.key)
+        if not isinstance(chosen, str) or chosen not in kind.variants.registry:
             return [kind.variants.key]
+        model = kind.variants.get(chosen).params
         return [kind.variants.key, *model.model_fields]
     return list(model.model_fields)
 
@@ -375,6 +390,11 @@ def _check_steps(
             problems.append(f"{lines.locate((*here, 'kind'))}: steps[{i}].kind: {err.args[0]}")
             continue
         raw = data["steps"][i].get("params") or {}
+        unchosen = _unchosen_variant(kind, raw)
+        if unchosen:
+            loc = (*here, "params", kind.variants.key)  # type: ignore[union-attr]
+            problems.append(f"{lines.locate(loc)}: {format_loc(loc)}: {unchosen}")
+            continue
         try:
             params[step.id] = kind.params.model_validate(raw, context={"base_dir": base_dir})
             kinds[step.id] = kind
