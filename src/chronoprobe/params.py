@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -98,13 +99,22 @@ class DeviceParams(Params):
     device: str = Field("auto", description=DEVICE_HELP)
 
 
+def _year_as_text(value: Any) -> Any:
+    """A period written as a number in YAML (``first: 2015``) is that year."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+# A period's name ("2015", "2019-Q1", "2019-07"); a year may be given as a number.
+PeriodName = Annotated[str, BeforeValidator(_year_as_text)]
+
+
 class PeriodRange(Params):
     """A run of periods, ``first`` to ``last`` inclusive, by ``granularity``: what a drift set is
     built over and a model series is trained over. Checked when the params load (a bad period
     or a reversed range fails the config before its first step)."""
 
-    first: str = Field(description="First period, e.g. 2015, 2019-Q1, 2019-07.")
-    last: str = Field(description="Last period (inclusive).")
+    first: PeriodName = Field(description="First period, e.g. 2015, 2019-Q1, 2019-07.")
+    last: PeriodName = Field(description="Last period (inclusive).")
     granularity: Literal["year", "quarter", "month"] = Field(
         "year", description="Period length: year, quarter or month."
     )

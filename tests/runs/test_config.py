@@ -201,6 +201,22 @@ def test_a_step_that_names_no_variant_is_told_the_ones_there_are(write_config, p
     assert problem.startswith(f"exp.yaml:9: steps[1].params.family: {reason}")
 
 
+def test_a_year_written_as_a_number_is_that_period(write_config):
+    """`first: 2015` in YAML is the number 2015: the year, as `--first 2015` is on the
+    command line (it was refused as "Input should be a valid string")."""
+    text = (
+        "name: d\nsteps:\n  - id: world\n    kind: kg\n    params: {source: sample}\n"
+        "  - id: b\n    kind: build\n    inputs: {kg: world}\n"
+        "    params: {family: drift, first: 2015, last: 2017}\n"
+    )
+    params = load_experiment(write_config(text)).params["b"].root
+    assert (params.first, params.last) == ("2015", "2017")
+    assert [str(p) for p in params.periods()] == ["2015", "2016", "2017"]
+    assert problems(write_config(text.replace("first: 2015", "first: true"))) == [
+        "exp.yaml:9: steps[1].params.first: Input should be a valid string"
+    ]
+
+
 def test_overrides_set_values_by_step_id(write_config):
     path = write_config(GOOD)
     experiment = load_experiment(path, ["seed=7", "steps.sq.params.shards=9", "name=other"])
