@@ -88,3 +88,23 @@ def test_hugging_face_progress_bars_stay_out_of_piped_logs(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "Loading weights" not in done.stderr and "it/s]" not in done.stderr
+
+
+def test_running_out_of_memory_is_one_line_and_leaves_no_output(tmp_path, monkeypatch):
+    """A world too big for the machine: numpy's MemoryError ended in a traceback."""
+    from chronoprobe.kg import synth
+
+    def too_big(config):
+        raise MemoryError("Unable to allocate 9.24 GiB for an array with shape (1240000000,)")
+
+    monkeypatch.setattr(synth, "synthesize", too_big)
+    out = tmp_path / "world"
+    result = CliRunner().invoke(app, ["kg", "synth", "--facts", "1000", "-o", str(out)])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert "error: out of memory: Unable to allocate 9.24 GiB" in said
+    assert "Traceback" not in result.output and not out.exists()
+    huge = ["kg", "synth", "--facts", "9" * 20, "-o", str(out)]  # refused before any work
+    refused = CliRunner().invoke(app, huge)
+    assert refused.exit_code == 2 and not out.exists()
+    assert "less than or equal to 1000000000" in " ".join(refused.output.split())

@@ -38,19 +38,35 @@ def _message(err: Exception) -> str:
     return str(err)
 
 
+def _escaped(text: str) -> str:
+    """``text`` for rich: a message may hold brackets (pip install 'chronoprobe[ray]', JSON
+    paths)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def user_errors(command: F) -> F:
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except MemoryError as err:
+            if os.environ.get("CHRONOPROBE_DEBUG"):
+                raise
+            reason = f": {err}" if str(err) else ""
+            Console(stderr=True).print(
+                f"[red]error:[/] out of memory{_escaped(reason)}; ask for less (fewer facts, "
+                "rows or a smaller batch) or run where more memory is free",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(2) from err
         except (*USER_ERRORS, OSError) as err:
             user = isinstance(err, USER_ERRORS) or err.errno in PATH_ERRNOS
             if os.environ.get("CHRONOPROBE_DEBUG") or not user:
                 raise
-            from rich.markup import escape
-
-            # escaped: a message may hold brackets (pip install 'chronoprobe[ray]', JSON paths)
-            message = f"[red]error:[/] {escape(_message(err))}"
+            message = f"[red]error:[/] {_escaped(_message(err))}"
             Console(stderr=True).print(message, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from err
 
