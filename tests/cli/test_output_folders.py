@@ -162,6 +162,56 @@ def test_a_kill_while_the_files_are_swapped_is_repaired_by_the_next_command(tmp_
     assert not (out / ".chronoprobe-tmp").exists()
 
 
+def _refuse(monkeypatch, aside: str, back: str | None = None) -> None:
+    """os.replace failing as a read-only file does: when ``aside`` is moved out of the way
+    (into old-...), and when ``back`` is moved back from there."""
+    real = os.replace
+
+    def replace(source, target):
+        source, target = Path(source), Path(target)
+        if (source.name == aside and target.parent.name.startswith("old-")) or (
+            target.name == back and source.parent.name.startswith("old-")
+        ):
+            raise PermissionError(1, "Operation not permitted", str(source), None, str(target))
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_a_rename_failing_mid_swap_leaves_the_earlier_outputs_as_they_were(tmp_path, monkeypatch):
+    """metrics.json could not be moved aside (read-only): the files moved before it were left
+    in the temporaries and deleted, and the KG no longer loaded."""
+    out = tmp_path / "world"
+    synth(out)
+    before = contents(out)
+    _refuse(monkeypatch, "metrics.json")
+    result = invoke("kg", "synth", "--facts", 300, "--no-text", "-o", out)
+    monkeypatch.undo()
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert "nothing was replaced: the earlier outputs are as they were" in said
+    assert contents(out) == before and not (out / ".chronoprobe-tmp").exists()
+    synth(out, 300)  # and the next attempt replaces them
+    assert json.loads((out / "step.json").read_text())["params"]["facts"] == 300
+
+
+def test_earlier_outputs_that_cannot_be_put_back_are_kept_not_cleared(tmp_path, monkeypatch):
+    """Should the undo fail too (step.json, moved aside first, cannot go back), the earlier
+    outputs are kept in the temporaries as kept-..., never cleared, and the error says where."""
+    out = tmp_path / "world"
+    synth(out)
+    before = contents(out)
+    _refuse(monkeypatch, "metrics.json", back="step.json")
+    result = invoke("kg", "synth", "--facts", 300, "--no-text", "-o", out)
+    monkeypatch.undo()
+    assert result.exit_code == 2
+    (kept,) = (out / ".chronoprobe-tmp").iterdir()
+    assert kept.name.startswith("kept-old-")
+    assert f"could not be put back are in {kept}" in " ".join(result.output.split())
+    assert (kept / "step.json").read_bytes() == before["step.json"]
+    assert {**contents(out), "step.json": before["step.json"]} == before
+
+
 def test_an_input_is_keyed_by_its_record_only_while_unchanged(tmp_path):
     out = tmp_path / "world"
     synth(out)

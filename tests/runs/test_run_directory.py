@@ -544,3 +544,26 @@ def test_a_run_killed_before_its_marker_was_written_is_run_again(write_config, t
     run_experiment(write_config(CONFIG.format(name="exp")), run_dir, console=quiet())
     assert (run_dir / "steps/kg/facts.parquet").is_file()
     assert not (run_dir / ".chronoprobe-tmp").exists()
+
+
+def test_a_step_folder_whose_replacement_fails_is_put_back(tmp_path, monkeypatch):
+    """The old step folder is moved aside before the new one is moved in: when that second
+    rename fails, the old one goes back instead of being cleared with the temporaries."""
+    from chronoprobe.runs.ownership import replace_folder
+
+    target, staged, tmp = tmp_path / "step", tmp_path / "new", tmp_path / "tmp"
+    for folder, text in ((target, "old"), (staged, "new")):
+        folder.mkdir()
+        (folder / "out.txt").write_text(text)
+    tmp.mkdir()
+    real = os.replace
+
+    def replace(source, destination):
+        if Path(source) == staged:
+            raise PermissionError(1, "Operation not permitted", str(source), None, str(destination))
+        real(source, destination)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(PermissionError, match="nothing was replaced"):
+        replace_folder(staged, target, tmp)
+    assert (target / "out.txt").read_text() == "old" and list(tmp.iterdir()) == []

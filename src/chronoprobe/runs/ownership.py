@@ -18,7 +18,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from chronoprobe import __version__
 from chronoprobe.atomic import atomic_write_text
 
 TMP_DIR = ".chronoprobe-tmp"
+KEPT = "kept-"  # in the temporaries: earlier outputs a failed replacement could not put back
 MARKER_FORMAT = 1  # raised when a marker's meaning changes; a newer one is refused
 _MARKER_BYTES = 1 << 20  # a marker is a few lines; anything larger is not one of ours
 _CHUNK = 1 << 20
@@ -145,13 +146,23 @@ def locked_folder(folder: Path, busy: str) -> Iterator[None]:
 
 
 def clear_tmp(folder: Path) -> None:
-    """Delete ``folder/.chronoprobe-tmp``: everything in it was made by chronoprobe."""
+    """Delete ``folder/.chronoprobe-tmp``: everything in it was made by chronoprobe, but for
+    earlier outputs a failed replacement could not put back (``kept-...``), left to the user."""
     tmp = folder / TMP_DIR
     kind = lstat_kind(tmp)
     if kind == "link":
         tmp.unlink()
     elif kind == "dir":
-        shutil.rmtree(tmp, ignore_errors=True)
+        kept = [entry for entry in os.listdir(tmp) if entry.startswith(KEPT)]
+        if not kept:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        for entry in set(os.listdir(tmp)) - set(kept):
+            path = tmp / entry
+            if lstat_kind(path) == "dir":
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 def tmp_problem(folder: Path) -> str | None:
@@ -253,14 +264,43 @@ def changed_files(folder: Path, files: dict[str, Any], missing_ok: bool = False)
 def replace_folder(staged: Path, target: Path, tmp: Path) -> None:
     """Put ``staged`` at ``target`` by renames; the old ``target`` (a real folder, checked by
     the caller) is moved into ``tmp`` first and deleted there, so a kill at any moment leaves
-    either folder whole at ``target``, or none, never a half-deleted one."""
-    old = None
-    if lstat_kind(target) is not None:
-        old = tmp / f"old-{secrets.token_hex(6)}"
-        os.replace(target, old)
-    os.replace(staged, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    either folder whole at ``target``, or none, never a half-deleted one; a rename that fails
+    puts the old folder back (see :func:`rename_all`)."""
+    if lstat_kind(target) is None:
+        os.replace(staged, target)
+        return
+    old = tmp / f"old-{secrets.token_hex(6)}"
+    rename_all([(target, old), (staged, target)], old)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def rename_all(moves: Sequence[tuple[Path, Path]], old: Path) -> None:
+    """Rename each (source, target) in order, the earlier outputs into ``old`` (a folder in
+    the temporaries) and the new ones into place. When one fails, the renames done are undone,
+    last first, before the error is raised: the earlier outputs stay where they were. Should an
+    undo fail too, ``old`` is kept (renamed ``kept-...``, which temporaries are never cleared
+    of) and the error says where."""
+    done: list[tuple[Path, Path]] = []
+    try:
+        for source, target in moves:
+            os.replace(source, target)
+            done.append((source, target))
+    except OSError as err:
+        stuck = False
+        for source, target in reversed(done):
+            try:
+                os.replace(target, source)
+            except OSError:
+                stuck = True
+        if stuck:
+            kept = old.with_name(f"{KEPT}{old.name}")
+            os.replace(old, kept)
+            what = f"the earlier outputs that could not be put back are in {kept}"
+        else:
+            what = "nothing was replaced: the earlier outputs are as they were"
+        raise OSError(
+            err.errno, f"{err.strerror}; {what}", err.filename, None, err.filename2
+        ) from err
 
 
 def remove_folder(folder: Path, tmp: Path) -> None:

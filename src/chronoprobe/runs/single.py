@@ -40,6 +40,7 @@ from chronoprobe.runs.ownership import (
     lstat_kind,
     own_tmp,
     read_marker,
+    rename_all,
     staging_folder,
     tmp_problem,
     walk_files,
@@ -155,10 +156,17 @@ class OutputFolder:
             self.path / OUTPUT_MARKER, {**record, "files": sorted({*old_files, *new_files})}
         )
         old = fresh_dir(own_tmp(self.path), "old")
-        for name in sorted(set(os.listdir(self.path)) - set(_OWN), key=lambda n: n != STEP_RECORD):
-            os.replace(self.path / name, old / name)
-        for name in sorted(os.listdir(staged), key=lambda n: n == STEP_RECORD):
-            os.replace(staged / name, self.path / name)
+        earlier = sorted(set(os.listdir(self.path)) - set(_OWN), key=lambda n: n != STEP_RECORD)
+        later = sorted(os.listdir(staged), key=lambda n: n == STEP_RECORD)
+        try:
+            rename_all(
+                [(self.path / n, old / n) for n in earlier]
+                + [(staged / n, self.path / n) for n in later],
+                old,
+            )
+        except OSError:
+            write_marker(self.path / OUTPUT_MARKER, {**record, "files": old_files})
+            raise
         write_marker(self.path / OUTPUT_MARKER, {**record, "files": new_files})
         shutil.rmtree(old, ignore_errors=True)
         return self.path
