@@ -236,3 +236,21 @@ def _quiet():
     from rich.console import Console
 
     return Console(file=open(os.devnull, "w"))
+
+
+def test_kg_export_replaces_an_existing_file_only_when_told_and_never_inside_the_kg(tmp_path):
+    """kg export -o wrote over any file, the exported KG's own manifest.json included."""
+    kg = tmp_path / "world"
+    synth(kg)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    refused = invoke("kg", "export", kg, "--out", notes)
+    assert refused.exit_code == 2
+    assert f"--out {notes} exists; pass --force to replace it" in " ".join(refused.output.split())
+    assert notes.read_text() == "my notes"
+    manifest = (kg / "manifest.json").read_bytes()
+    inside = invoke("kg", "export", kg, "--out", kg / "manifest.json", "--force")
+    assert inside.exit_code == 2 and "is inside the KG directory" in inside.output
+    assert (kg / "manifest.json").read_bytes() == manifest
+    assert invoke("kg", "export", kg, "--out", notes, "--force").exit_code == 0
+    assert notes.read_text().startswith('{"subject":')

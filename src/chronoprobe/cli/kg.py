@@ -35,6 +35,9 @@ def export(
     kg_dir: Path = typer.Argument(..., help="KG directory.", metavar="KG"),
     out: Path = typer.Option(..., "--out", "-o", help="JSONL file to write."),
     what: ExportWhat = typer.Option(ExportWhat.facts, help="Which table to export."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace --out if it exists (a file cannot say who wrote it)."
+    ),
     threads: int | None = threads_option(),
 ) -> None:
     """Export facts, entities or relations as JSONL (times as ISO strings at their precision).
@@ -49,6 +52,10 @@ def export(
     from chronoprobe.kg.io.jsonl import export_jsonl
 
     use_threads(threads)
+    if out.resolve().is_relative_to(kg_dir.resolve()):
+        raise ValueError(f"--out {out} is inside the KG directory {kg_dir}: write it elsewhere")
+    if (out.exists() or out.is_symlink()) and not out.is_dir() and not force:
+        raise ValueError(f"--out {out} exists; pass --force to replace it")
     rows = export_jsonl(TemporalKG.load(kg_dir), out, what.value)
     console.print(f"[green]wrote[/] {rows:,} {what.value} rows to {escape(str(out))}")
 
