@@ -407,6 +407,9 @@ def test_responses_are_judged_as_a_model_run_through_the_command(rows_file, tmp_
     assert mine["accuracy_ci95"] == overall["accuracy_ci95"] and mine["accuracy_n"] == 3
     assert overall["Partial_ci95"] == pytest.approx([0.06149, 0.79230], abs=5e-5)
     assert mine["by_split"]["deleted"]["accuracy_alias"] == 0
+    # per relation as overall: the deleted row (never Correct) is left out, not counted wrong
+    assert mine["by_relation"]["P108"]["n"] == 3
+    assert mine["by_relation"]["P108"]["accuracy"] == pytest.approx(2 / 3)
     named = tmp_path / "named"
     result = CliRunner().invoke(app, [*args, "--name", "gpt", "--match", "exact", "-o", str(named)])
     assert result.exit_code == 0, result.output

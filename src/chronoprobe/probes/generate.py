@@ -522,13 +522,16 @@ summarize_generate = _summarize(DEFAULT_RULE)
 
 
 def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dict:
-    """Accuracy by every rule and category shares overall, per period, split and relation;
+    """Accuracy by every rule and category shares overall, per period, split and relation (per
+    relation, as overall, without the deleted rows unless ``include_deleted``);
     fact timelines; with shots, how many rows got fewer exemplars than asked."""
-    from chronoprobe.probes.runner import _grouped, metrics_by_group
+    from chronoprobe.probes.runner import _grouped, metrics_by_group, outside_all
 
     summarize = _summarize(params.match)
     view = dataclasses.replace(GENERATE, summarize=summarize)
     grouped = metrics_by_group(view, predictions, include_deleted=params.include_deleted)
+    left_out = outside_all(params.include_deleted)
+    kept = [p for p in predictions if p.get("split") not in left_out]
     out = {
         "accuracy": grouped["overall"]["accuracy"],
         "accuracy_ci95": grouped["overall"]["accuracy_ci95"],
@@ -546,7 +549,8 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
     return {
         **out,
         **grouped,
-        "by_relation": {k[0]: summarize(g) for k, g in _grouped(predictions, "relation").items()},
+        # as overall and per period: deleted rows (the previous period's answers) left out
+        "by_relation": {k[0]: summarize(g) for k, g in _grouped(kept, "relation").items()},
         "timelines": fact_timelines(predictions, include_deleted=params.include_deleted),
         **timeline_metrics(predictions, summarize),
     }
