@@ -52,13 +52,13 @@ def run(
         "your rights, so a config's plugins are refused without this flag (modules you name "
         "in CHRONOPROBE_PLUGINS need none).",
     ),
-    seeds: str | None = typer.Option(
-        None,
+    seeds: list[str] = typer.Option(
+        [],
         "--seeds",
         help="Repeat the steps that train (tkg, kgqa, memorize, pretrain, series) and the steps "
         "that read them once per seed, as <id>-seed<S>; `results` and the report then give "
-        "mean ± sd over the seeds. Comma-separated, e.g. --seeds 0,1,2 (replaces the config's "
-        "`seeds:`).",
+        "mean ± sd over the seeds. Repeat the option or separate seeds with commas, e.g. "
+        "--seeds 0,1,2 (replaces the config's `seeds:`).",
     ),
     threads: int | None = threads_option(),
     max_record_bytes: str | None = max_record_option(),
@@ -85,7 +85,7 @@ def run(
             use_cache=not no_cache,
             console=console,
             trust_plugins=trust_plugins,
-            seeds=None if seeds is None else parse_seeds(seeds),
+            seeds=parse_seeds(seeds) if seeds else None,
         )
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: run the same command again to resume")
@@ -95,17 +95,20 @@ def run(
         console.print(f"report: [bold]{escape(str(result.report))}[/]", highlight=False)
 
 
-def parse_seeds(text: str) -> list[int]:
-    """``--seeds 0,1,2`` as a list of ints; anything else is refused with what to write."""
-    parts = [part.strip() for part in text.split(",")]
-    try:
-        return [int(part) for part in parts]
-    except ValueError:
-        bad = next(p for p in parts if not p.lstrip("-").isdigit())
-        raise ValueError(
-            f"--seeds {text}: {bad!r} is not a seed; give integers separated by commas, "
-            "e.g. --seeds 0,1,2"
-        ) from None
+def parse_seeds(given: list[str]) -> list[int]:
+    """Every ``--seeds`` value (``0,1,2``, or the option repeated, or both) as one list of ints,
+    in the order given; anything else is refused with what to write."""
+    seeds = []
+    for text in given:
+        for part in (part.strip() for part in text.split(",")):
+            try:
+                seeds.append(int(part))
+            except ValueError:
+                raise ValueError(
+                    f"--seeds {text}: {part!r} is not a seed; give integers separated by "
+                    "commas or repeat the option, e.g. --seeds 0,1,2"
+                ) from None
+    return seeds
 
 
 def _result_table(columns: list[str], rows: list[tuple], figures: bool) -> ResultTable:
