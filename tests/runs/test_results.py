@@ -91,3 +91,24 @@ def test_cli_bad_query_and_bad_directory_are_one_line(run_dir, tmp_path):
     assert "query failed" in result.output and "nope" in result.output
     result = runner.invoke(app, ["results", str(tmp_path / "nothing")])
     assert result.exit_code == 2 and "nothing: no such folder" in result.output
+
+
+def test_a_users_own_tables_and_views_survive_the_rebuild(run_dir):
+    """results rebuilds results.duckdb at every call: a table a user made in a DuckDB client
+    was lost at the next call."""
+    con = duckdb.connect(str(build_results(run_dir)))
+    con.execute("CREATE TABLE my_notes AS SELECT 42 AS answer")
+    con.execute("CREATE VIEW my_sum AS SELECT sum(square) AS total FROM sq_2_squares")
+    con.close()
+    con = duckdb.connect(str(build_results(run_dir)))
+    assert con.execute("SELECT answer FROM my_notes").fetchone() == (42,)
+    assert con.execute("SELECT total FROM my_sum").fetchone() == (55,)
+    assert con.execute("SELECT count(*) FROM metrics").fetchone()[0] > 0
+    con.close()
+
+
+def test_a_file_in_the_databases_place_that_is_no_database_is_refused(run_dir):
+    (run_dir / "results.duckdb").write_text("my notes, not a database")
+    with pytest.raises(ValueError, match="is no DuckDB database"):
+        build_results(run_dir)
+    assert (run_dir / "results.duckdb").read_text() == "my notes, not a database"

@@ -26,6 +26,7 @@ from chronoprobe.runs.outputs import find_outputs, output_id, step_id
 from chronoprobe.runs.run_directory import is_run_directory
 
 DATABASE = "results.duckdb"
+OWN = "made by chronoprobe results"  # the comment on each table and view results makes
 METRICS_SCHEMA = pa.schema(
     [
         ("step_id", pa.string()),
@@ -176,9 +177,11 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    """Create the views over ``folder``'s Parquet files, ``metrics`` and ``seeds`` in ``con``."""
+def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> list[str]:
+    """Create the views over ``folder``'s Parquet files, ``metrics`` and ``seeds`` in ``con``;
+    returns their names."""
     metrics = metrics_table(folder)
+    names = [*parquet_tables(folder), "metrics", "seeds"]
     for name, file in parquet_tables(folder).items():
         path = str(file.resolve()).replace("'", "''")
         con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet('{path}')")
@@ -186,10 +189,12 @@ def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
     con.execute("CREATE TABLE metrics AS SELECT * FROM metrics_rows")
     con.unregister("metrics_rows")
     con.execute(SEEDS_VIEW)
+    return names
 
 
 def build_results(run_dir: str | Path) -> Path:
-    """(Re)build ``RUNDIR/results.duckdb``: one view per Parquet table, and ``metrics``."""
+    """(Re)build ``RUNDIR/results.duckdb``: one view per Parquet table, and ``metrics``. The
+    tables and views a user added to an earlier one are carried over into the new one."""
     run_dir = Path(run_dir)
     if not is_run_directory(run_dir):
         raise ValueError(
@@ -201,10 +206,60 @@ def build_results(run_dir: str | Path) -> Path:
         tmp.unlink()  # DuckDB creates its own file; an empty one is not a database
         con = duckdb.connect(str(tmp))
         try:
-            _fill(con, run_dir)
+            for name in _fill(con, run_dir):
+                kind = "TABLE" if name == "metrics" else "VIEW"
+                con.execute(f"COMMENT ON {kind} {_quote(name)} IS '{OWN}'")
+            if target.exists() or target.is_symlink():
+                _carry_over(con, target)
         finally:
             con.close()  # checkpoints: everything is in the one file
     return target
+
+
+def _carry_over(con: duckdb.DuckDBPyConnection, earlier: Path) -> None:
+    """Copy into ``con`` the tables and views of the ``earlier`` database that ``results`` did
+    not make (a user's own, added in a DuckDB client): the database is rebuilt at every call,
+    and must not lose them. A file that is no DuckDB database is refused, not replaced."""
+    if not earlier.is_file():
+        raise ValueError(
+            f"{earlier} is not the database `chronoprobe results` writes: move it away"
+        )
+    try:
+        con.execute(f"ATTACH '{str(earlier).replace(chr(39), chr(39) * 2)}' AS earlier (READ_ONLY)")
+    except duckdb.Error:
+        raise ValueError(
+            f"{earlier} is no DuckDB database, so not the one `chronoprobe results` writes: "
+            "move it away"
+        ) from None
+    try:
+        tables = con.execute(
+            "SELECT table_name, comment FROM duckdb_tables() WHERE database_name = 'earlier'"
+        ).fetchall()
+        views = con.execute(
+            "SELECT view_name, comment, sql FROM duckdb_views() "
+            "WHERE database_name = 'earlier' AND NOT internal"
+        ).fetchall()
+        marked = any(c == OWN for _, c in tables) or any(c == OWN for _, c, _ in views)
+        # a database from before results marked its own: metrics and the Parquet views are
+        ours = (
+            {n for n, c in tables if c == OWN} | {n for n, c, _ in views if c == OWN}
+            if marked
+            else {"metrics", "seeds"} | {n for n, _, sql in views if "read_parquet(" in sql}
+        )
+        for name, _ in tables:
+            if name not in ours:
+                con.execute(f"CREATE TABLE {_quote(name)} AS SELECT * FROM earlier.{_quote(name)}")
+        for name, _, sql in views:
+            if name not in ours:
+                try:
+                    con.execute(sql)
+                except duckdb.Error as err:
+                    raise ValueError(
+                        f"{earlier}: your view {name} no longer works over the rebuilt results "
+                        f"({err}); drop it or fix it, then run results again"
+                    ) from None
+    finally:
+        con.execute("DETACH earlier")
 
 
 def open_results(folder: str | Path) -> duckdb.DuckDBPyConnection:
