@@ -30,7 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from chronoprobe.params import Params, seed_field
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES
@@ -61,6 +61,13 @@ class LmEvalExportParams(Params):
     include_deleted: bool = Field(
         False, description="Keep deleted rows (they carry the previous period's answers)."
     )
+
+    @field_validator("template")
+    @classmethod
+    def _known_placeholders(cls, template: str) -> str:
+        from chronoprobe.probes.generate import checked_template
+
+        return checked_template(template)
 
 
 def task_name(text: str) -> str:
@@ -180,6 +187,14 @@ def _write_jsonl(path: Path, docs: list[dict]) -> None:
     path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), "utf-8")
 
 
+def show_command(out: Path) -> str:
+    """The lm_eval command that runs the tasks written to ``out``, the folder as given."""
+    import shlex
+
+    name = json.loads((out / "task.json").read_text(encoding="utf-8"))["name"]
+    return f"run: lm_eval --include_path {shlex.quote(str(out))} --tasks {name}"
+
+
 @step_kind(
     "lm-eval",
     LmEvalExportParams,
@@ -192,6 +207,7 @@ def _write_jsonl(path: Path, docs: list[dict]) -> None:
         ),
     ),
     command=("export", "lm-eval"),
+    show=show_command,
 )
 def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[str, Path]) -> None:
     """Write a probe set as lm-evaluation-harness tasks: NAME (generation, judged by
@@ -234,5 +250,5 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
         (out / f"{name}_by_period.yaml").write_text(group_yaml(f"{name}_by_period", tasks))
     ctx.log.info(
         f"{name}: {len(generate):,} rows to generate, {len(loglikelihood):,} labels to score, "
-        f"{len(periods)} period tasks; run: lm_eval --include_path OUT --tasks {name}"
+        f"{len(periods)} period tasks"
     )

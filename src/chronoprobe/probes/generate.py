@@ -85,6 +85,20 @@ GENERATION = (
 )
 
 
+def checked_template(template: str) -> str:
+    """``template`` if it names only the placeholders a row fills, one of them the question;
+    shared by ``probe generate`` and ``export lm-eval``, which render prompts alike."""
+    import string
+
+    used = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    unknown = sorted(used - set(PLACEHOLDERS))
+    if unknown:
+        raise ValueError(f"unknown placeholder {{{unknown[0]}}}; use {', '.join(PLACEHOLDERS)}")
+    if not used & {"statement", "query"}:
+        raise ValueError("the template must hold {statement} or {query}")
+    return template
+
+
 class GenerateParams(ProbeParams):
     template: str = Field(
         "In {period}, {statement}",
@@ -142,15 +156,7 @@ class GenerateParams(ProbeParams):
     @field_validator("template")
     @classmethod
     def _known_placeholders(cls, template: str) -> str:
-        import string
-
-        used = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
-        unknown = sorted(used - set(PLACEHOLDERS))
-        if unknown:
-            raise ValueError(f"unknown placeholder {{{unknown[0]}}}; use {', '.join(PLACEHOLDERS)}")
-        if not used & {"statement", "query"}:
-            raise ValueError("the template must hold {statement} or {query}")
-        return template
+        return checked_template(template)
 
     @model_validator(mode="after")
     def _protocol_and_responses(self) -> GenerateParams:
