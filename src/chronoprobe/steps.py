@@ -96,6 +96,9 @@ class StepKind:
     # the step trains a model from a seed: an experiment with ``seeds`` repeats it (and the
     # steps that read its output) once per seed
     trains: bool = False
+    # (run directory) -> why the step could not write what it writes beside the steps (the
+    # report's report.html), checked before the run writes anything
+    run_dir_check: Callable[[Path], list[str]] | None = None
 
     @property
     def params(self) -> type[BaseModel]:
@@ -161,6 +164,7 @@ def step_kind(
     out_optional: bool = False,
     continues: tuple[str, Callable[[Path, Path], None]] | None = None,
     trains: bool = False,
+    run_dir_check: Callable[[Path], list[str]] | None = None,
 ) -> Callable[[StepFunction], StepFunction]:
     """Register ``run(ctx, params, inputs)`` as the step kind ``name``."""
 
@@ -180,6 +184,7 @@ def step_kind(
             out_optional,
             continues,
             trains,
+            run_dir_check,
         )
         STEP_KINDS.add(name, kind)
         return function

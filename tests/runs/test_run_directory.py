@@ -262,6 +262,21 @@ def test_a_config_error_leaves_the_previous_outputs(write_config, tmp_path):
     assert sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*")) == before
 
 
+def test_a_users_report_html_is_refused_before_any_step_runs(write_config, tmp_path):
+    """The report step found the user's report.html only after every step had run (and
+    config.yaml had been rewritten)."""
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    (run_dir / "report.html").write_text("my analysis")
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    with_report = CONFIG.format(name="exp") + "  - id: sq\n    kind: squares\n"
+    with_report += "  - id: report\n    kind: report\n"
+    with pytest.raises(ValueError, match="report.html exists and is not a chronoprobe report"):
+        run_experiment(write_config(with_report, "report.yaml"), run_dir, console=quiet())
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
 def test_a_step_that_fails_leaves_the_steps_the_config_dropped(write_config, tmp_path, monkeypatch):
     config = write_config(CONFIG.format(name="exp") + "  - id: old\n    kind: tiny_kg\n")
     run_dir = tmp_path / "run"

@@ -17,7 +17,18 @@ class ReportParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-@step_kind("report", ReportParams, cacheable=False)
+def _target_problems(run_dir: Path) -> list[str]:
+    """The run's report.html must be new or an earlier report, checked before any step runs."""
+    from chronoprobe.report import REPORT_FILE, check_report_target
+
+    try:
+        check_report_target(run_dir / REPORT_FILE)
+    except ValueError as err:
+        return [str(err)]
+    return []
+
+
+@step_kind("report", ReportParams, cacheable=False, run_dir_check=_target_problems)
 def run_report(ctx: StepContext, params: ReportParams, inputs: dict[str, Path]) -> None:
     from chronoprobe.report import write_report
     from chronoprobe.runs.ownership import own_tmp

@@ -389,6 +389,10 @@ def run_experiment(
     keep = [run.id for run in experiment.step_runs()]
     with claimed(run_dir, cache_root) as directory:
         directory.check(keep)
+        checks = {k.run_dir_check for k in experiment.kinds.values() if k.run_dir_check}
+        problems = [problem for check in checks for problem in check(run_dir)]
+        if problems:
+            raise ValueError("; ".join(problems) + ". Nothing was changed")
         return _run(experiment, directory, cache_root, use_cache, console)
 
 
