@@ -111,6 +111,35 @@ def parse_seeds(given: list[str]) -> list[int]:
     return seeds
 
 
+# up to this many metric names are all listed when --metric names none of them
+LISTED_METRICS = 12
+
+
+def _no_metric(con, pattern: str) -> str:
+    """The error for a ``--metric`` that matches no figure: the figures there are when they
+    are few, else the nearest spellings, else how to list them."""
+    import difflib
+
+    known = [
+        name
+        for (name,) in con.execute(
+            "SELECT DISTINCT metric FROM metrics WHERE value IS NOT NULL ORDER BY metric"
+        ).fetchall()
+    ]
+    message = f"--metric {pattern}: no metric {pattern!r}"
+    if not known:
+        return f"{message}; no step there has a figure"
+    if len(known) <= LISTED_METRICS:
+        return f"{message}; known: {', '.join(known)}"
+    close = difflib.get_close_matches(pattern, known, n=3, cutoff=0.6)
+    if close:
+        return f"{message}; nearest: {', '.join(close)}"
+    return (
+        f"{message} among {len(known):,} metrics; list them with --sql "
+        '"select distinct metric from metrics"'
+    )
+
+
 def _result_table(columns: list[str], rows: list[tuple], figures: bool) -> ResultTable:
     """A query's result as a table; with ``figures`` (the rows of --metric), each value and
     its interval as one cell."""
@@ -181,6 +210,8 @@ def results(
     try:
         if metric is not None:
             columns, rows = FIGURE_COLUMNS, figure_rows(con, metric)
+            if not rows:
+                raise ValueError(_no_metric(con, metric))
         elif sql is None:
             columns, rows = ["name", "type"], list_tables(con)
         else:
