@@ -107,4 +107,4 @@ def test_running_out_of_memory_is_one_line_and_leaves_no_output(tmp_path, monkey
     huge = ["kg", "synth", "--facts", "9" * 20, "-o", str(out)]  # refused before any work
     refused = CliRunner().invoke(app, huge)
     assert refused.exit_code == 2 and not out.exists()
-    assert "less than or equal to 1000000000" in " ".join(refused.output.split())
+    assert "a world holds at most 2,500,000 facts" in " ".join(refused.output.split())

@@ -29,19 +29,13 @@ from chronoprobe.steps import (
 KG_SOURCES: Registry[Variant] = Registry("KG source")
 
 
-MAX_WORLD = 1_000_000_000  # facts or people: a billion facts is about 100 GB in memory
-
-
 class SynthParams(Params):
     facts: int | None = Field(
         None,
         ge=1,
-        le=MAX_WORLD,
-        description="Approximate number of facts (default: about 20,000).",
+        description="Approximate number of facts (default: about 20,000; at most 2.5 million).",
     )
-    people: int | None = Field(
-        None, ge=1, le=MAX_WORLD, description="Number of people, instead of facts."
-    )
+    people: int | None = Field(None, ge=1, description="Number of people, instead of facts.")
     seed: int | None = seed_field("the world (the same seed, the same world)")
     start_year: int = Field(1950, description="First year of the world's history.")
     end_year: int = Field(2024, description="Last year of the world's history.")

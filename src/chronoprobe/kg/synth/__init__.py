@@ -23,6 +23,9 @@ from chronoprobe.kg.synth.world import RELATION_LABELS, Dates, EntityTable, Fact
 PEOPLE_PER_FACT = 0.23  # about how many people a world of N facts has, for --people
 
 
+MAX_FACTS = 2_500_000  # the invented place names run out at about 2.8 million facts
+
+
 @dataclass(frozen=True)
 class SynthConfig:
     seed: int = 0
@@ -46,6 +49,12 @@ class SynthConfig:
             self.people is not None and self.people < 50
         ):
             raise ValueError("a world needs at least 200 facts (or 50 people)")
+        if self.target_facts() > MAX_FACTS:
+            people = round(MAX_FACTS * PEOPLE_PER_FACT)
+            raise ValueError(
+                f"a world holds at most {MAX_FACTS:,} facts (about {people:,} people): beyond, "
+                "its invented names run out"
+            )
 
 
 @dataclass
