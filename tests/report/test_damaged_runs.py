@@ -44,6 +44,20 @@ def test_a_broken_step_record_is_one_error_box(light_run_dir, parse_page, damage
     assert page.tables[0]["rows"][1][2] == "unreadable step.json"
 
 
+def test_steps_left_from_an_earlier_config_are_named_in_an_error_box(light_run_dir, parse_page):
+    """A run interrupted after its config changed: the steps it had not reached still hold the
+    earlier config's outputs, which the report showed as current."""
+    record_path = light_run_dir / "steps" / "scores" / "step.json"
+    record = json.loads(record_path.read_text())
+    record["params"] = {**record["params"], "made_with": "an earlier config"}
+    record_path.write_text(json.dumps(record))
+    result = report(light_run_dir)
+    assert result.exit_code == 0, result.output
+    page = parse_page((light_run_dir / "report.html").read_text(encoding="utf-8"))
+    [box] = page.errors
+    assert box.startswith("Step scores holds the outputs of an earlier config")
+
+
 @pytest.mark.parametrize(
     ("damage", "error"),
     [

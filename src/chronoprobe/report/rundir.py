@@ -21,7 +21,7 @@ import yaml
 
 from chronoprobe import safe_yaml
 from chronoprobe.jsonl import read_json_object
-from chronoprobe.runs.run_directory import is_run_directory
+from chronoprobe.runs.run_directory import is_run_directory, stale_steps
 from chronoprobe.steps import STEP_RECORD
 
 _STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # as configs allow them
@@ -203,6 +203,15 @@ def load_run(run_dir: str | Path) -> RunInfo:
             for step_id in _copies(path, step["id"], config.get("seeds")):
                 step_dir = path / "steps" / step_id
                 steps.append(StepInfo(step_id, step["kind"], step_dir, *read_record(step_dir)))
+        records = {step.id: step.record for step in steps if step.record}
+        stale = stale_steps(config, records)
+        if stale:
+            many = len(stale) > 1
+            problems.append(
+                f"step{'s' * many} {', '.join(stale)} {'hold' if many else 'holds'} the outputs "
+                "of an earlier config (their params differ from config.yaml's): the last run "
+                "stopped before it reached them; run it again to bring them up to date"
+            )
     else:
         steps = _found_steps(path)
     name = config.get("name")

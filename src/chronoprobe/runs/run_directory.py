@@ -153,6 +153,23 @@ def _marker_steps(run_dir: Path, marker: dict[str, Any]) -> set[str]:
     return set(steps)
 
 
+def stale_steps(config: dict[str, Any], records: dict[str, dict[str, Any]]) -> list[str]:
+    """The steps whose outputs (``records``: step id -> step.json) were made with other params
+    than ``config`` (a run's config.yaml) gives them: a run stopped (interrupted, or a step
+    failed) before it reached them, so they hold an earlier config's results."""
+    wanted = {
+        s.get("id"): s.get("params")
+        for s in config.get("steps") or []
+        if isinstance(s, dict) and isinstance(s.get("params"), dict)
+    }
+    return [
+        step_id
+        for step_id, record in records.items()
+        if record.get("step", step_id) in wanted
+        and record.get("params") != wanted[record.get("step", step_id)]
+    ]
+
+
 def is_run_directory(path: Path) -> bool:
     """Whether ``path`` is a folder ``chronoprobe run`` made (with its marker, or in the
     layout an older version left)."""
