@@ -286,7 +286,7 @@ def test_views_a_server_cannot_answer_and_misplaced_options_are_refused(data, tm
         assert "--device applies to a model loaded here" in message
     local = ["-m", "package:smollm2", "-o", str(tmp_path / "b")]
     message = failing_probe("probe", "generate", str(data), *local, "--base-url", "http://x/v1")
-    assert "base_url applies to openai: models only" in message
+    assert "--base-url applies to openai: models only" in message
 
 
 def test_pll_on_a_server_that_echoes_prompt_log_probabilities_equals_the_local_models(

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import typer
 from typer.core import TyperArgument, TyperCommand
 
 _LISTED = re.compile(r"\s|[-*] |[0-9]+\. ")  # a list item or an indented line starts so
@@ -46,7 +47,15 @@ def usage_name(argument: TyperArgument) -> str:
 
 class Command(TyperCommand):
     """A command whose usage line names its arguments as above (typer writes ``{kg}``, which a
-    shell would read as a brace expansion)."""
+    shell would read as a brace expansion), and whose refusals of a value read as ours do:
+    typer checks values with pydantic, whose messages start "Value error, "."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except typer.BadParameter as err:
+            err.message = err.message.removeprefix("Value error, ")
+            raise
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []

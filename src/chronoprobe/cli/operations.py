@@ -28,6 +28,7 @@ from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
 from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
+from chronoprobe.cli.wording import spoken
 from chronoprobe.params import Choice, cli_of, field_default, splits_commas, unwrap
 from chronoprobe.steps import StepKind, Variant
 
@@ -254,7 +255,7 @@ def make_command(
         params = validate(kind.params, {**fixed, **raw}, arguments)
         problems = kind.problems(params, paths)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError(spoken("; ".join(problems), kind, model))
         with _output(out) as target:
             try:
                 run_operation(
@@ -268,7 +269,8 @@ def make_command(
                     keyed=keyed,
                 )
             except ValueError as err:  # the step computes aside: --out is untouched
-                raise ValueError(f"{err}; nothing written to {target}") from err
+                said = spoken(str(err), kind, model)
+                raise ValueError(f"{said}; nothing written to {target}") from err
             if out is not None:
                 console.print(
                     f"[green]wrote[/] {escape(str(out))}", highlight=False, soft_wrap=True

@@ -220,10 +220,11 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
     chronoprobe_drift
     """
     from chronoprobe.datasets.drift import NAMES_FILE
+    from chronoprobe.probes.view import no_rows_file
 
     rows_file = inputs["data"] / (params.rows or "examples.jsonl")
     if not rows_file.is_file():
-        raise ValueError(f"{rows_file}: no such file; input `data` must hold the probe rows")
+        raise ValueError(no_rows_file(rows_file, "the probe rows"))
     name = task_name(params.name or f"chronoprobe_{inputs['data'].resolve().name}")
     seed = ctx.seed if params.seed is None else params.seed
     out = ctx.out_dir

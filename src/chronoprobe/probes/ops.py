@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.probes.view import SERVED_OPTIONS, SKIPPED, VIEWS, View, check_rows_kind
+from chronoprobe.probes.view import (
+    SERVED_OPTIONS,
+    SKIPPED,
+    VIEWS,
+    View,
+    check_rows_kind,
+    no_rows_file,
+)
 from chronoprobe.steps import SHARDS_DIR, Input, StepContext, variant_kind
 
 INPUTS = (
@@ -88,7 +95,7 @@ def _check_served(params: Any) -> list[str]:
         return []
     fields = type(params).model_fields
     given = [n for n in SERVED_OPTIONS if getattr(params, n) != fields[n].default]
-    return [f"{given[0]} applies to openai: models only (-m openai:MODEL)"] if given else []
+    return [f"`{given[0]}` applies to openai: models only (-m openai:MODEL)"] if given else []
 
 
 def _weights_fingerprint(params: Any) -> list | None:
@@ -135,10 +142,7 @@ def _models(params: Any, inputs: dict[str, Path]) -> list[tuple[str, str]]:
 def _rows_file(view: View, params: Any, inputs: dict[str, Path]) -> Path:
     path = inputs["data"] / (params.rows or view.rows_file)
     if not path.is_file():
-        raise ValueError(
-            f"{path}: no such file; input `data` must hold the rows the {view.name} view reads "
-            f"({params.rows or view.rows_file}; another file of it with `rows`)"
-        )
+        raise ValueError(no_rows_file(path, f"the rows the {view.name} view reads"))
     check_rows_kind(view, path)
     return path
 

@@ -273,6 +273,22 @@ OTHER_ROWS = (
 )
 
 
+def no_rows_file(path: Path, reads: str) -> str:
+    """Why the rows file ``path`` of input `data` cannot be read, which holds ``reads``: a KG
+    given in place of a probe set is named so, with how to build one from it."""
+    folder = path.parent
+    if (folder / "manifest.json").is_file():
+        return (
+            f"{folder}: a KG (it holds manifest.json), not a probe set; build a probe set from "
+            f"it first, e.g. chronoprobe build drift {folder} --out drift/ (chronoprobe build "
+            "--help lists the builders), and give that"
+        )
+    return (
+        f"{path}: no such file; input `data` must hold {reads} ({path.name}; another file of "
+        "it with `rows`)"
+    )
+
+
 def check_rows_kind(view: View, path: Path) -> None:
     """Stop at once when the first row of ``path`` lacks the fields ``view`` reads but has
     another kind's: the error names the views (or the command) that read such rows."""

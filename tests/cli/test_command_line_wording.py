@@ -1,0 +1,87 @@
+"""Errors on the command line name what the user typed: options and arguments (--rows, DATA,
+--base-url), not a config's keys and inputs; a KG given where a probe set belongs is named so;
+a refused choice reads without pydantic's "Value error, "."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from chronoprobe.cli.main import app
+from chronoprobe.cli.wording import spoken
+from chronoprobe.jsonl import write_jsonl
+from chronoprobe.probes.cloze_views import PllParams
+from chronoprobe.steps import get_kind
+
+runner = CliRunner()
+ROW = {
+    "id": "q1",
+    "period": "2019",
+    "relation": "P36",
+    "subject": "Q142",
+    "query": "The capital of France is [MASK].",
+    "answers": [],
+    "answer_labels": ["Paris"],
+    "split": None,
+}
+
+
+def said(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 2, result.output
+    return " ".join(result.output.split())
+
+
+def test_fields_and_inputs_are_spelled_as_options_and_arguments():
+    probe = get_kind("probe")
+    message = (
+        "input `data` must hold rows (another file of it with `rows`); input `series` is a "
+        "folder; `base_url` applies to openai: models only; with `view: recite`, input `nosuch`"
+    )
+    assert spoken(message, probe, PllParams) == (
+        "DATA must hold rows (another file of it with --rows); --series is a folder; "
+        "--base-url applies to openai: models only; with `view: recite`, input `nosuch`"
+    )
+
+
+def test_a_missing_rows_file_names_data_and_the_rows_option(tmp_path):
+    write_jsonl(tmp_path / "drift" / "examples.jsonl", [ROW])
+    message = said(
+        "probe", "pll", str(tmp_path / "drift"), "-m", "package:smollm2", "--rows", "no.jsonl",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert f"error: {tmp_path / 'drift' / 'no.jsonl'}: no such file; DATA must hold" in message
+    assert "(no.jsonl; another file of it with --rows); nothing written to" in message
+    assert "input `data`" not in message
+
+
+@pytest.mark.parametrize("command", [["probe", "pll"], ["export", "lm-eval"]])
+def test_a_kg_given_as_the_probe_set_is_named_a_kg(tmp_path, command):
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    (kg / "manifest.json").write_text(json.dumps({"name": "kg"}))
+    models = ["-m", "package:smollm2"] if command[0] == "probe" else []
+    message = said(*command, str(kg), *models, "--out", str(tmp_path / "out"))
+    assert (
+        f"error: {kg}: a KG (it holds manifest.json), not a probe set; build a probe set from "
+        f"it first, e.g. chronoprobe build drift {kg} --out drift/"
+    ) in message
+
+
+def test_a_served_option_for_a_local_model_is_named_as_typed(tmp_path):
+    write_jsonl(tmp_path / "drift" / "examples.jsonl", [ROW])
+    message = said(
+        "probe", "generate", str(tmp_path / "drift"), "-m", "package:smollm2",
+        "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert message == "error: --base-url applies to openai: models only (-m openai:MODEL)"
+
+
+def test_a_refused_choice_has_no_pydantic_prefix(tmp_path):
+    result = runner.invoke(app, ["build", "drift", str(tmp_path), "--granularity", "decade"])
+    assert result.exit_code == 2
+    message = " ".join(result.output.replace("│", " ").split())
+    assert "Invalid value for '--granularity': 'decade' is not one of 'year'," in message
+    assert "Value error" not in message
