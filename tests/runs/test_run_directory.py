@@ -272,7 +272,7 @@ def test_a_users_report_html_is_refused_before_any_step_runs(write_config, tmp_p
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
     with_report = CONFIG.format(name="exp") + "  - id: sq\n    kind: squares\n"
     with_report += "  - id: report\n    kind: report\n"
-    with pytest.raises(ValueError, match="report.html exists and is not a chronoprobe report"):
+    with pytest.raises(ValueError, match=r"report\.html exists and is not a chronoprobe report"):
         run_experiment(write_config(with_report, "report.yaml"), run_dir, console=quiet())
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
 
@@ -473,6 +473,29 @@ def test_an_edited_output_is_detected_not_overwritten(write_config, tmp_path):
     metrics.unlink()  # the user's choice: the run restores it
     run_experiment(config, run_dir, console=quiet())
     assert json.loads(metrics.read_text()) == {"facts": 2}
+
+
+def test_an_edit_with_its_old_size_and_time_put_back_is_detected(
+    write_config, tmp_path, monkeypatch
+):
+    """Same size, modification time restored (touch -r, cp -p): the step folder was taken for
+    unchanged and replaced. The inode's change time, later than the step record's, gives it away."""
+    from chronoprobe.runs import ownership
+
+    config = write_config(CONFIG.format(name="exp"))
+    run_dir = tmp_path / "run"
+    run_experiment(config, run_dir, console=quiet())
+    metrics = run_dir / "steps/kg/metrics.json"
+    stamp = metrics.stat()
+    metrics.write_text(metrics.read_text().replace("2", "3"))  # {"facts": 3}: same size
+    os.utime(metrics, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert metrics.stat().st_size == stamp.st_size
+    record = run_dir / "steps/kg/step.json"
+    written = record.stat().st_ctime_ns - 3600 * 10**9  # as if the edit came an hour later
+    monkeypatch.setattr(ownership, "_ctime", lambda path: written if path == record else None)
+    with pytest.raises(ValueError, match=r"steps/kg: metrics.json changed since chronoprobe"):
+        run_experiment(config, run_dir, ["steps.kg.params.last_pm=Q1"], console=quiet())
+    assert json.loads(metrics.read_text()) == {"facts": 3}
 
 
 def test_a_step_folder_without_a_record_is_left_to_the_user(write_config, tmp_path):

@@ -25,6 +25,7 @@ from typing import Any
 
 from chronoprobe import __version__
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.steps import STEP_RECORD
 
 TMP_DIR = ".chronoprobe-tmp"
 KEPT = "kept-"  # in the temporaries: earlier outputs a failed replacement could not put back
@@ -238,8 +239,10 @@ def file_record(path: Path, sha256: str | None = None) -> dict[str, Any]:
 def changed_files(folder: Path, files: dict[str, Any], missing_ok: bool = False) -> list[str]:
     """The recorded files of ``folder`` that differ from their record, or are missing (unless
     ``missing_ok``: a deleted output holds nothing to lose). Size and modification time equal
-    to the record's count as unchanged; otherwise the content is hashed (a file only touched
-    is not changed)."""
+    to the record's count as unchanged, unless the file's inode changed after the step record
+    was written (an edit whose old modification time was put back, ``touch -r``, ``cp -p``);
+    otherwise the content is hashed (a file only touched is not changed)."""
+    record_time = _ctime(folder / STEP_RECORD)
     changed = []
     for name, record in sorted(files.items()):
         path = folder / name
@@ -251,14 +254,26 @@ def changed_files(folder: Path, files: dict[str, Any], missing_ok: bool = False)
                 changed.append(name)
                 continue
             info = path.stat()
-            same_stamp = info.st_mtime_ns == record.get("mtime_ns")
+            trusted = info.st_mtime_ns == record.get("mtime_ns") and (
+                record_time is not None and info.st_ctime_ns <= record_time + _SETTLE_NS
+            )
             if info.st_size != record.get("bytes") or (
-                not same_stamp and sha256_of(path) != record.get("sha256")
+                not trusted and sha256_of(path) != record.get("sha256")
             ):
                 changed.append(name)
         except (AttributeError, OSError):
             changed.append(name)
     return changed
+
+
+_SETTLE_NS = 5 * 10**9  # outputs are moved into place within moments of their record
+
+
+def _ctime(path: Path) -> int | None:
+    try:
+        return path.stat().st_ctime_ns
+    except OSError:
+        return None
 
 
 def replace_folder(staged: Path, target: Path, tmp: Path) -> None:
