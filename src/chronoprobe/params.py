@@ -44,6 +44,11 @@ class Cli:
     commas: bool = True  # a list option of names also splits at commas (--relations P39,P54)
 
 
+# the type of a validation error whose value must not be repeated in the message (a key given
+# where the name of the variable holding it belongs)
+NOT_ECHOED = "not_echoed"
+
+
 @dataclass(frozen=True)
 class Choice:
     registry: Registry[Any]

@@ -29,7 +29,14 @@ from chronoprobe.cli.help_text import reflow
 from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
 from chronoprobe.cli.wording import spoken
-from chronoprobe.params import Choice, cli_of, field_default, splits_commas, unwrap
+from chronoprobe.params import (
+    NOT_ECHOED,
+    Choice,
+    cli_of,
+    field_default,
+    splits_commas,
+    unwrap,
+)
 from chronoprobe.steps import StepKind, Variant
 
 console = Console(stderr=True)
@@ -182,7 +189,8 @@ def validate(
             loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
             message = error["msg"].removeprefix("Value error, ")
             given = error.get("input")
-            if isinstance(given, str | int | float) and not isinstance(given, bool):
+            echoed = error["type"] != NOT_ECHOED
+            if echoed and isinstance(given, str | int | float) and not isinstance(given, bool):
                 message += f" (got {given!r})"
             if loc:
                 name = loc[0] if loc[0] in arguments else "--" + loc[0].replace("_", "-")

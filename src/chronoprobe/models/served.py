@@ -185,6 +185,18 @@ def span_logprob(
     return SpanScore(float(sum(values)), len(values))
 
 
+def _unset_key_env(name: str) -> str:
+    """Why ``--api-key-env`` gives no key: its variable is not set. The name is quoted only
+    when it reads as one (upper case, as variables are named); a key given in its place, such
+    as a lower-case hf_... token, is never repeated."""
+    if name.isupper() and name.replace("_", "").isalnum():
+        return f"--api-key-env names ${name}, which is not set"
+    return (
+        "--api-key-env names no environment variable that is set; it takes the variable's "
+        "name (e.g. OPENAI_API_KEY), not the key itself"
+    )
+
+
 class ServedLM:
     """A model behind an OpenAI-compatible server (see the module's docstring)."""
 
@@ -229,9 +241,7 @@ class ServedLM:
         self.key_env = api_key_env
         self._key = os.environ.get(api_key_env) or None
         if self._key is None and api_key_env != KEY_ENV:
-            raise ValueError(
-                f"{spec} at {url}: --api-key-env names ${api_key_env}, which is not set"
-            )
+            raise ValueError(f"{spec} at {url}: {_unset_key_env(api_key_env)}")
         self.concurrency, self.timeout, self.retries = concurrency, request_timeout, retries
         self.backoff = backoff
         self.prices = (price_prompt, price_completion)

@@ -10,20 +10,23 @@ a ``probe`` step with ``view: VIEW`` take the view's params (its own options bes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from chronoprobe.models.registry import ADAPTERS
-from chronoprobe.params import Cli, DeviceParams, choice_of
+from chronoprobe.params import NOT_ECHOED, Cli, DeviceParams, choice_of
 from chronoprobe.probes.rows import read_rows
 from chronoprobe.registry import Registry
 
 Progress = Callable[[int, int], None] | None
 SKIPPED = "skipped"  # the field of a row a view did not answer; its value says why
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name a shell can export
 
 
 class ProbeParams(DeviceParams):
@@ -135,6 +138,19 @@ class ProbeParams(DeviceParams):
     price_completion: float | None = Field(
         None, ge=0, description="Price of a million generated tokens, for the cost."
     )
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, name: str) -> str:
+        """The name of a variable, never the key itself: a key given here would be repeated in
+        messages and written with the params, so it is refused without being quoted."""
+        if not ENV_NAME.fullmatch(name):
+            raise PydanticCustomError(
+                NOT_ECHOED,
+                "takes the name of an environment variable holding the key (e.g. "
+                "OPENAI_API_KEY), not the key itself; the value given is not repeated here",
+            )
+        return name
 
     def served_options(self) -> dict[str, Any]:
         """How an ``openai:`` spec's server is asked (see ``chronoprobe.models.served``)."""
