@@ -2,11 +2,12 @@
 
 Every rule reads the answer's first non-blank line (as ChroKnowledge reads its answers) and
 compares it with the gold answers' names: each label and its aliases. Text is normalised the
-same way for every rule: Unicode accents folded, case folded, dotted abbreviations joined
-("U.S." is "us", "F.C." is "fc"), a possessive "'s" is a boundary, other apostrophes inside a
-word vanish ("O'Neill" is "oneill"), the articles a, an and the dropped (as SQuAD's answer
-normalisation does: Rajpurkar et al., 2016, "SQuAD: 100,000+ Questions for Machine
-Comprehension of Text", EMNLP), and the rest split into words of letters and digits.
+same way for every rule: Unicode accents folded, letters that have no accent to fold spelled
+as English text spells them ("Solskjær" is "solskjaer", "Łódź" "lodz"), case folded, dotted
+abbreviations joined ("U.S." is "us", "F.C." is "fc"), a possessive "'s" is a boundary, other
+apostrophes inside a word vanish ("O'Neill" is "oneill"), the articles a, an and the dropped
+(as SQuAD's answer normalisation does: Rajpurkar et al., 2016, "SQuAD: 100,000+ Questions for
+Machine Comprehension of Text", EMNLP), and the rest split into words of letters and digits.
 Punctuation between words (a comma, a full stop, a bracket, a spaced dash) is remembered as
 a *boundary*; a hyphen inside a word ("Saint-Germain") or an ampersand is not one.
 
@@ -27,9 +28,11 @@ The rules, strictest first:
       not name the President of the United States. One lower-case generic noun
       (:data:`GENERIC_HEADS`: team, club, side, party, company, ...) may follow the name,
       unless a gold name is a country of the demonym table: "the Atletico Madrid team" names
-      Atletico Madrid, "the France team" does not name France. A possessive followed by a
-      capitalised word or a number names a thing of the owner's, not the owner: "Toyota's
-      Lexus brand" does not name Toyota, "Toyota's headquarters" does;
+      Atletico Madrid, "the France team" does not name France. After such a country one noun
+      of :data:`COUNTRY_HEADS` (citizen, national, nationality, government, ...) may follow
+      instead: "a UK citizen" names the United Kingdom. A possessive followed by a word names
+      a thing or a person of the owner's, not the owner: "Toyota's Lexus brand" and "Toyota's
+      headquarters" do not name Toyota, "Theresa May's successor" does not name Theresa May;
     - a gold name may be said without its legal form or club abbreviation (a suffix, or a
       prefix of :data:`NAME_PREFIXES`): "Juventus" names "Juventus F.C.", "Barcelona" names
       "FC Barcelona";
@@ -40,18 +43,32 @@ The rules, strictest first:
       "the 21st US President" and "the current US President" name "US President", while
       "Vice President of the United States", "the acting US President" and "the former US
       President" do not name the President of the United States (another office, another
-      time's holder; a capitalised word before "of" makes a longer name);
+      time's holder; a capitalised word before "of" makes a longer name). Before a name with
+      no title word of its own (a person's), a title may come first (:data:`TITLES`, with
+      the words of :data:`TITLE_MODIFIERS` and demonyms before it): "Prime Minister Justin
+      Trudeau" and "former German Chancellor Angela Merkel" name the person;
+    - the answer may add middle initials inside a name: "Jerome H. Powell" names "Jerome
+      Powell", unless another entity's name holds the initial ("George W. Bush" names him
+      better than "George Bush");
     - a name that starts with a country of the demonym table (:data:`DEMONYMS`, a small
       table of countries and their adjectives) may be said with the adjective and without
       some of its inner words, keeping its first and last word and at least half of its
       words: "the Italian national team" names "Italy national association football team";
       a name that ends with "of" and such a country may be said as adjective + the rest:
-      "the Italian Prime Minister" names "Prime Minister of Italy".
+      "the Italian Prime Minister" names "Prime Minister of Italy". A country itself may be
+      said by its adjective alone: "American" and "an American citizen" name the United
+      States; the adjective names no other gold answer.
 
     When the answer names several entities, the first one named is its answer ("Juventus,
     after Real Madrid" names Juventus). A name the rule does not know counts too when it is
     two or more capitalised words that open a clause and end at a comma, bracket or dash:
-    "Olaf Scholz, the German Chancellor" names a person, not the office.
+    "Olaf Scholz, the German Chancellor" names a person, not the office. The first name is
+    no answer where words before it deny it (:data:`NEGATIONS`: "I don't think it is Angela
+    Merkel") or name everyone but it (:data:`EXCLUSIONS`, :data:`ALL_BUT`: "Someone other
+    than Angela Merkel", "Anyone but Angela Merkel"), nor where it is offered among
+    candidates (:data:`ALTERNATIVES`: "Either Theresa May or Boris Johnson", "Boris Johnson
+    or Theresa May"); "or" before another name of a gold answer is no such offer. What
+    follows the first name does not change it ("Angela Merkel, but not in 2022").
 ``token_f1``
     SQuAD's token F1 between the answer's words and a gold name's words is at least
     :data:`TOKEN_F1_THRESHOLD` (0.5: half the words of each side shared, the usual cut for
@@ -127,6 +144,42 @@ QUALIFIERS = frozenset("current currently incumbent sitting present reigning ser
 GENERIC_HEADS = frozenset(
     "team club side squad franchise outfit party company firm organisation organization".split()
 )
+# Lower-case nouns that may follow a country's name or adjective when the gold answer is that
+# country: "a British citizen", "a UK national", "the French government" name the country.
+COUNTRY_HEADS = frozenset(
+    "citizen citizens citizenship national nationals nationality passport government".split()
+)
+# Titles that may stand before a person's name without making another name: "Prime Minister
+# Justin Trudeau" and "Chancellor Angela Merkel" name the person. Only before a name with no
+# title word of its own, so that "Vice President of the United States" stays another office
+# than "President of the United States".
+TITLES = frozenset(
+    "mr mrs ms miss mx dr sir dame lord lady prof professor president chancellor minister "
+    "premier taoiseach king queen prince princess emperor empress tsar sultan emir sheikh pope "
+    "senator governor mayor general admiral commander judge justice secretary ambassador "
+    "commissioner chairman chairwoman chairperson chair ceo director coach manager boss".split()
+)
+# Words that may stand before such a title, as part of it: "former Prime Minister", "German
+# Chancellor", "head coach", "Vice President"
+TITLE_MODIFIERS = frozenset(
+    "prime vice deputy acting interim former ex late then head chief us uk".split()
+)
+# Words before the answer's first name that deny it or leave it open: "I don't think it is
+# Angela Merkel", "Neither Theresa May nor ...". Contractions have lost their apostrophe.
+NEGATIONS = frozenset(
+    "not no never neither nor none nobody nothing cannot dont doesnt didnt isnt arent wasnt "
+    "werent cant couldnt wont wouldnt shouldnt hasnt havent hadnt aint".split()
+)
+# Words right before a name (past "of" or "from") that name everyone but it: "Someone other
+# than Angela Merkel", "instead of", "apart from"; and the pronouns before "but" that do the
+# same: "Anyone but Angela Merkel", "all but"
+EXCLUSIONS = frozenset("than except excluding besides unlike without instead apart aside".split())
+ALL_BUT = frozenset("anyone anybody anything everyone everybody everything all".split())
+# Words that offer the name as one of several candidates: "Either Theresa May or Boris
+# Johnson", "Boris Johnson or Theresa May"
+ALTERNATIVES = frozenset("either whether or".split())
+# Before a name these affirm it, with words that deny elsewhere: "none other than Angela Merkel"
+AFFIRMATIONS = (("none", "other", "than"), ("no", "other", "than"))
 # Countries and the adjectives a name may be said with; names as normalised words.
 DEMONYMS: dict[str, tuple[str, ...]] = {
     "albania": ("albanian",),
@@ -143,6 +196,7 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "china": ("chinese",),
     "colombia": ("colombian",),
     "croatia": ("croatian",),
+    "cuba": ("cuban",),
     "czech republic": ("czech",),
     "denmark": ("danish",),
     "ecuador": ("ecuadorian",),
@@ -156,7 +210,9 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "hungary": ("hungarian",),
     "iceland": ("icelandic",),
     "india": ("indian",),
+    "indonesia": ("indonesian",),
     "iran": ("iranian",),
+    "iraq": ("iraqi",),
     "ireland": ("irish",),
     "israel": ("israeli",),
     "italy": ("italian",),
@@ -166,14 +222,17 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "morocco": ("moroccan",),
     "netherlands": ("dutch",),
     "nigeria": ("nigerian",),
+    "north korea": ("north korean",),
     "northern ireland": ("northern irish",),
     "norway": ("norwegian",),
+    "pakistan": ("pakistani",),
     "paraguay": ("paraguayan",),
     "peru": ("peruvian",),
     "poland": ("polish",),
     "portugal": ("portuguese",),
     "romania": ("romanian",),
     "russia": ("russian",),
+    "saudi arabia": ("saudi", "saudi arabian"),
     "scotland": ("scottish",),
     "senegal": ("senegalese",),
     "serbia": ("serbian",),
@@ -184,6 +243,7 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "spain": ("spanish",),
     "sweden": ("swedish",),
     "switzerland": ("swiss",),
+    "taiwan": ("taiwanese",),
     "tunisia": ("tunisian",),
     "turkey": ("turkish",),
     "ukraine": ("ukrainian",),
@@ -192,6 +252,7 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "united states of america": ("american",),
     "uruguay": ("uruguayan",),
     "venezuela": ("venezuelan",),
+    "vietnam": ("vietnamese",),
     "wales": ("welsh",),
 }
 _COUNTRIES = {
@@ -199,6 +260,15 @@ _COUNTRIES = {
     for country, adjectives in DEMONYMS.items()
 }
 _LONGEST_COUNTRY = max(len(c) for c in _COUNTRIES)
+_ADJECTIVES = {a[0] for adjectives in _COUNTRIES.values() for a in adjectives if len(a) == 1}
+_TITLE_WORDS = TITLES | TITLE_MODIFIERS | _ADJECTIVES  # "German Chancellor Angela Merkel"
+# Letters that Unicode does not decompose into a base letter and an accent, as they are
+# spelled in English text: "Solskjær" is "Solskjaer", "Łódź" is "Lodz", "Straße" "Strasse"
+_LETTERS = str.maketrans(
+    {"æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L",
+     "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "ß": "ss", "\u0131": "i",
+     "ħ": "h", "Ħ": "H"}
+)  # fmt: skip
 
 _ABBREVIATION = re.compile(r"(?<!\w)(?:[^\W\d_]\.){2,}|(?<!\w)(?:[^\W\d_]\.)+[^\W\d_](?!\w)")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s(?!\w)")
@@ -231,7 +301,7 @@ class Words(NamedTuple):
 
 
 def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = unicodedata.normalize("NFKD", text.translate(_LETTERS))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -304,6 +374,7 @@ def name_forms(name: str) -> tuple[Form, ...]:
         return ()
     words = _core(written)
     forms = [Form(written), *([Form(words)] if words != written else [])]
+    forms += [Form(adjective) for adjective in _COUNTRIES.get(words, ())]  # "American"
     for size in range(min(_LONGEST_COUNTRY, len(words) - 1), 0, -1):
         country, rest = words[:size], words[size:]
         if country in _COUNTRIES:
@@ -322,18 +393,40 @@ def name_forms(name: str) -> tuple[Form, ...]:
 class Mention(NamedTuple):
     start: int
     end: int
-    share: float  # of the name's words said
+    share: float  # of the name's words said, or of the words said that are the name's
     gold: bool
+    titled: bool  # whether a title may stand before it: its name holds no title word
 
 
-def _spans(said: tuple[str, ...], form: Form) -> Iterator[tuple[int, int, float]]:
-    """Where ``form`` is said: its words in a row, or (with a lead) its lead, then some of
-    its words in order up to its last, covering at least :data:`PARAPHRASE_SHARE`."""
+def _initial(text: Words, i: int) -> bool:
+    """Whether word ``i`` is a middle initial: one capital letter ("H" of "Jerome H. Powell")."""
+    return len(text.words[i]) == 1 and text.capital[i] and text.words[i].isalpha()
+
+
+def _said_whole(text: Words, start: int, words: tuple[str, ...]) -> int | None:
+    """Where ``words`` said in a row from word ``start`` end, past middle initials the answer
+    adds between them ("Jerome H. Powell" says "Jerome Powell"); None where they are not."""
+    at = start
+    for k, word in enumerate(words):
+        while k and at < len(text.words) and text.words[at] != word and _initial(text, at):
+            at += 1
+        if at == len(text.words) or text.words[at] != word:
+            return None
+        at += 1
+    return at
+
+
+def _spans(text: Words, form: Form) -> Iterator[tuple[int, int, float]]:
+    """Where ``form`` is said: its words in a row (past middle initials, whose words count
+    against its share), or (with a lead) its lead, then some of its words in order up to its
+    last, covering at least :data:`PARAPHRASE_SHARE`."""
+    said = text.words
     size = len(form.words)
     for start in range(len(said)):
         if not form.lead:
-            if said[start : start + size] == form.words:
-                yield start, start + size, 1.0
+            end = _said_whole(text, start, form.words)
+            if end is not None:
+                yield start, end, size / (end - start)
             continue
         if said[start : start + form.lead] != form.words[: form.lead]:
             continue
@@ -348,12 +441,12 @@ def _spans(said: tuple[str, ...], form: Form) -> Iterator[tuple[int, int, float]
                 break
 
 
-def _mentions(said: tuple[str, ...], names: Iterable[str], gold: bool) -> list[Mention]:
+def _mentions(text: Words, names: Iterable[str], gold: bool) -> list[Mention]:
     return [
-        Mention(start, end, share, gold)
+        Mention(start, end, share, gold, not _TITLE_WORDS.intersection(form.words))
         for name in names
         for form in name_forms(name)
-        for start, end, share in _spans(said, form)
+        for start, end, share in _spans(text, form)
     ]
 
 
@@ -367,10 +460,20 @@ def _premodifier(text: Words, i: int) -> bool:
     return not text.capital[i] and (word in ORDINAL_WORDS or word in QUALIFIERS)
 
 
-def _starts_free(text: Words, start: int) -> bool:
-    """Whether a mention starting at word ``start`` begins a name of its own."""
+def _lead_start(text: Words, start: int, titled: bool) -> int:
+    """Where what belongs to a mention starting at word ``start`` begins: past a title before
+    it (``titled``: see :data:`TITLES`), then past years, ordinals and qualifiers."""
+    if titled and start > 0 and not text.hard[start] and text.words[start - 1] in TITLES:
+        while start > 0 and not text.hard[start] and text.words[start - 1] in _TITLE_WORDS:
+            start -= 1
     while start > 0 and not text.hard[start] and _premodifier(text, start - 1):
         start -= 1
+    return start
+
+
+def _starts_free(text: Words, start: int) -> bool:
+    """Whether a mention whose words (title and premodifiers included) start at word
+    ``start`` begins a name of its own."""
     if start == 0 or text.hard[start]:
         return True
     before = start - 1
@@ -381,20 +484,25 @@ def _starts_free(text: Words, start: int) -> bool:
     return False
 
 
-def _ends_free(text: Words, end: int, heads: bool) -> bool:
-    """Whether a mention ending before word ``end`` ends a name of its own; ``heads``: whether
-    a generic noun (:data:`GENERIC_HEADS`) may follow it."""
+def _name_end(text: Words, end: int, heads: frozenset[str]) -> int:
+    """Where a mention ending before word ``end`` ends with a legal form or club abbreviation
+    (:data:`NAME_SUFFIXES`) and a lower-case noun of ``heads`` after it."""
     size = len(text.words)
     while end < size and not text.hard[end] and text.words[end] in NAME_SUFFIXES:
         end += 1
-    generic = end < size and text.words[end] in GENERIC_HEADS
-    if heads and generic and not (text.hard[end] or text.capital[end]):
-        end += 1
-    if end == size or text.words[end] in CONNECTIVES:
+    head = end < size and text.words[end] in heads
+    return end + 1 if head and not (text.hard[end] or text.capital[end]) else end
+
+
+def _ends_free(text: Words, end: int, heads: frozenset[str]) -> bool:
+    """Whether a mention ending before word ``end`` ends a name of its own; ``heads``: the
+    nouns that may follow it (:data:`GENERIC_HEADS`, :data:`COUNTRY_HEADS`)."""
+    end = _name_end(text, end, heads)
+    if end == len(text.words):
         return True
-    if text.punct[end] == "'s":  # "X's Ligue 1 team" names a thing of X's; "X's board" is X
-        return not (text.capital[end] or text.words[end][0].isdigit())
-    return text.hard[end]
+    if text.punct[end] == "'s":  # "X's successor" is someone else, "X's Ligue 1 team" X's team
+        return False
+    return text.words[end] in CONNECTIVES or text.hard[end]
 
 
 def _named_before(text: Words, first: int) -> bool:
@@ -425,29 +533,61 @@ def _inside(inner: Mention, outer: Mention) -> bool:
     )
 
 
+def _denied(text: Words, lead: int) -> bool:
+    """Whether the words before the answer's first name (its title and premodifiers start at
+    word ``lead``) deny it (:data:`NEGATIONS`) or name everyone but it (:data:`EXCLUSIONS`,
+    :data:`ALL_BUT`); words that affirm it (:data:`AFFIRMATIONS`) do neither."""
+    before = text.words[:lead]
+    if before[-3:] in AFFIRMATIONS:
+        before = before[:-3]
+    if NEGATIONS.intersection(before):
+        return True
+    if before[-1:] in (("of",), ("from",)):
+        before = before[:-1]
+    if before[-1:] == ("but",):
+        return len(before) > 1 and before[-2] in ALL_BUT
+    return bool(before) and before[-1] in EXCLUSIONS
+
+
+def _hedged(text: Words, lead: int, end: int, gold_starts: set[int]) -> bool:
+    """Whether the answer offers its first name (from word ``lead`` to before word ``end``) as
+    one of several candidates: "either", "whether" or "or" before it, or "or" after it and
+    before anything but another gold name."""
+    if ALTERNATIVES.intersection(text.words[:lead]):
+        return True
+    return end < len(text.words) and text.words[end] == "or" and end + 1 not in gold_starts
+
+
 def _names(text: Words, gold: Sequence[str], others: Sequence[str]) -> bool:
-    mentions = _mentions(text.words, gold, True)
+    mentions = _mentions(text, gold, True)
     if not mentions:
         return False
-    mentions += _mentions(text.words, others, False)
-    # a country's team is not the country; another entity's mention is kept either way
+    mentions += _mentions(text, others, False)
+    # a country's team is not the country, its citizen or government is; another entity's
+    # mention may end either way
     country = any(split_words(n).words in _COUNTRIES for n in gold)
+    heads = {True: COUNTRY_HEADS if country else GENERIC_HEADS}
+    heads[False] = GENERIC_HEADS | COUNTRY_HEADS
     kept = [
         m
         for m in mentions
         if not any(_inside(m, o) for o in mentions)
-        and _starts_free(text, m.start)
-        and _ends_free(text, m.end, heads=not (m.gold and country))
+        and _starts_free(text, _lead_start(text, m.start, m.titled))
+        and _ends_free(text, m.end, heads[m.gold])
     ]
     if not kept:
         return False
     first = min(m.start for m in kept)
-    if _named_before(text, first):
-        return False
-    at_first = [m for m in kept if m.start == first]  # one span: shorter ones lay inside
-    best_gold = max((m.share for m in at_first if m.gold), default=None)
-    best_other = max((m.share for m in at_first if not m.gold), default=None)
-    return best_gold is not None and (best_other is None or best_gold >= best_other)
+    # one span at the first start (shorter ones lay inside); a tie goes to the gold answer
+    answer = max((m for m in kept if m.start == first), key=lambda m: (m.share, m.gold))
+    lead = _lead_start(text, first, answer.titled)
+    gold_starts = {_lead_start(text, m.start, m.titled) for m in kept if m.gold}
+    return (
+        answer.gold
+        and not _named_before(text, first)
+        and not _denied(text, lead)
+        and not _hedged(text, lead, _name_end(text, answer.end, heads[True]), gold_starts)
+    )
 
 
 def _f1(said: Sequence[str], name: Sequence[str]) -> tuple[float, int, float]:
