@@ -8,7 +8,14 @@ import pytest
 
 from chronoprobe.datasets.timeline import generate
 from chronoprobe.kg.samples import load_sample
-from chronoprobe.probes.timeline_judging import dates, duration, judge_timeline, relation
+from chronoprobe.probes.timeline_judging import (
+    dates,
+    duration,
+    judge_timeline,
+    relation,
+    yes_no,
+)
+from chronoprobe.probes.timeline_oracle import Oracle, said
 from chronoprobe.time import TimePoint
 
 
@@ -41,6 +48,34 @@ def row(answer_type, gold):
         ("2 November 7 BC", "-0007-11-02", True),
         ("-0027-01-16", "-0027-01-16", True),
         ("0027-01-16", "-0027-01-16", False),
+        # a decade is coarser than a year
+        ("in the early 1990s", "1990", False),
+        ("the 1990s", "1990", False),
+        ("1990s", "1990", False),
+        ("1990's", "1990", False),
+        ("the 1990s, in 1994", "1994", True),
+        # what is denied is not said; a bound or two candidates are no answer
+        ("not 2003, but 2004", "2003", False),
+        ("not 2003, but 2004", "2004", True),
+        ("2004 (not 2003)", "2004", True),
+        ("not on 21 October 1969", "1969-10-21", False),
+        ("It was not until 1969 that it ended.", "1969", True),
+        ("before 2003", "2003", False),
+        ("by 2003", "2003", False),
+        ("between 1906 and 1907", "1906", False),
+        ("1906 or 1907", "1906", False),
+        ("59 BC or 58 BC", "-0059", False),
+        ("2009 (or, to the day, 4 March 2009)", "2009", True),  # the same date, finer
+        ("around 2003", "2003", True),
+        # months cut to "Sept"; numbers with slashes read only where they are unambiguous
+        ("Sept. 12, 1953", "1953-09-12", True),
+        ("24 Sept. 2008", "2008-09-24", True),
+        ("1969/10/21", "1969-10-21", True),
+        ("21/10/1969", "1969-10-21", True),  # 21 is no month
+        ("10/21/1969", "1969-10-21", True),
+        ("3/4/1969", "1969-04-03", False),  # 3 April or 4 March: not guessed
+        ("3/4/1969", "1969-03-04", False),
+        ("3/4/1969", "1969", True),  # the year is said either way
     ],
 )
 def test_time_points_at_the_gold_precision(said, gold, right):
@@ -86,6 +121,148 @@ def test_ranges_durations_relations_yes_no_lists_entities():
     assert judge_timeline("Bob Jones", entity, labels, aliases)[0]
     assert judge_timeline("A. Smith", entity, labels, aliases)[0]
     assert not judge_timeline("Carol White", entity, labels, aliases)[0]
+
+
+@pytest.mark.parametrize(
+    ("said", "first", "last", "right"),
+    [
+        ("2018-19", "2018", "2019", True),
+        ("1999-00", "1999", "2000", True),
+        ("2009\u201310", "2009", "2010", True),
+        ("59\u201344 BC", "-0059", "-0044", True),
+        ("from 59 to 44 BC", "-0059", "-0044", True),
+        ("59 BC to 44 BC", "-0059", "-0044", True),
+        ("59\u201344 BC", "0059", "0044", False),  # the era holds for both
+        ("2009-10", "2009", "2010", False),  # ISO: October 2009
+        ("From 1933, not 1934, to 1955", "1933", "1955", True),
+        ("1933 or 1934 to 1955", "1933", "1955", False),
+        ("the 1930s to the 1950s", "1930", "1950", False),
+    ],
+)
+def test_ranges(said, first, last, right):
+    span = row("time range", {"range": [first, last]})
+    assert judge_timeline(said, span, [], []) == (right, right)
+
+
+@pytest.mark.parametrize(
+    ("said", "gold", "unit", "judged"),
+    [
+        ("not 13 years", 13, "years", (False, False)),
+        ("13 years", 13, "years", (True, True)),
+        # a range of amounts: not exact; lenient where all of it is within the tolerance
+        ("9 to 10 years", 9, "years", (False, True)),
+        ("9 to 10 years", 19, "years", (False, False)),  # not 19
+        ("4 to 6 years", 5, "years", (False, True)),
+        ("4-6 years", 10, "years", (False, False)),
+        ("9 or 10 years", 10, "years", (False, True)),
+        ("between 60 and 80 days", 69, "days", (False, False)),  # 60 is 9 days off
+        ("more than 10 years", 10, "years", (False, False)),  # a bound
+        # in words
+        ("three years", 3, "years", (True, True)),
+        ("a decade", 10, "years", (True, True)),
+        ("ten years", 10, "years", (True, True)),
+        ("twenty-one years", 21, "years", (True, True)),
+        ("seventeen years", 17, "years", (True, True)),
+        ("two decades", 240, "months", (True, True)),
+        # the years of a text are no amount; of a sum the result is read
+        ("1354 days (from 1990 to 1994)", 1354, "days", (True, True)),
+        ("3 + 3 + 4 = 10 years", 10, "years", (True, True)),
+        ("3 years + 3 years + 4 years = 10 years", 10, "years", (True, True)),
+        ("10 years, not 11 years", 10, "years", (True, True)),
+        ("10 years (3652 days)", 10, "years", (True, True)),  # said again: not added
+        ("1,354 days", 1354, "days", (True, True)),
+        ("1 year, 6 months", 18, "months", (True, True)),
+    ],
+)
+def test_durations(said, gold, unit, judged):
+    assert judge_timeline(said, row("duration", {"duration": gold, "unit": unit}), [], []) == judged
+
+
+@pytest.mark.parametrize(
+    ("said", "gold"),
+    [
+        ("The first ended before the second started.", "before"),
+        ("It is not before; it is after", "after"),
+        ("It is not before, it is after.", "after"),
+        ("The first started after the other ended", "after"),
+        ("The first ended when the second started", "meets"),
+        ("It started just as the other ended", "met by"),
+        ("It isn't during it but contains it", "contains"),
+        ("It does not meet it; it is just after it", "met by"),
+    ],
+)
+def test_allen_relations_named_and_not_denied(said, gold):
+    assert relation(said) == gold
+
+
+@pytest.mark.parametrize("negated", ["not before", "It is not before.", "neither before nor after"])
+def test_a_denied_relation_is_none(negated):
+    assert relation(negated) is None
+    assert not judge_timeline(negated, row("allen relation", {"relation": "before"}), [], [])[0]
+
+
+@pytest.mark.parametrize(
+    ("said", "yes"),
+    [
+        ("No doubt about it, yes.", True),
+        ("Nope", False),
+        ("Yeah", True),
+        ("Yep.", True),
+        ("Correct", True),
+        ("Incorrect", False),
+        ("That is not correct.", False),
+        ("Not at all", False),
+        ("It did not.", False),
+        ("It didn't.", False),
+        ("It did.", True),
+        ("No doubt, it did not.", False),
+        ("I think yes.", True),
+        ("Yes, it did.", True),
+        ("No.", False),
+        ("Maybe yes", None),
+        ("Perhaps not", None),
+        ("No idea.", None),
+        ("I don't know.", None),
+        ("It happened in 1990.", None),
+    ],
+)
+def test_yes_and_no_in_their_many_words(said, yes):
+    assert yes_no(said) is yes
+
+
+@pytest.mark.parametrize(
+    ("said", "judged"),
+    [
+        ("1. Alan Greenspan\n2. Ben Bernanke\n3. Janet Yellen\n4. Jerome Powell", (True, True)),
+        (
+            "In order:\n\n- Alan Greenspan\n- Ben Bernanke\n- Janet Yellen\n- Jerome Powell\n"
+            "Each followed the one before.",
+            (True, True),
+        ),
+        ("1) Ben Bernanke\n2) Alan Greenspan\n3) Janet Yellen\n4) Jerome Powell", (False, True)),
+        ("Alan Greenspan, Ben Bernanke, Janet Yellen, Jerome Powell", (True, True)),
+    ],
+)
+def test_a_ranked_list_over_several_lines_is_read_whole(said, judged):
+    chairs = ["Alan Greenspan", "Ben Bernanke", "Janet Yellen", "Jerome Powell"]
+    assert judge_timeline(said, row("ranked list", {"labels": chairs}), [], []) == judged
+
+
+def test_the_oracle_answers_of_every_type_on_the_sample_kg_are_judged_right():
+    """The symbolic oracle's answers in words (what ``build timeline-oracle`` writes to
+    answers.jsonl) are right on the KG the questions were built from, whatever their type."""
+    from chronoprobe.datasets.timeline import timed_facts
+
+    kg = load_sample()
+    rows, _ = generate(kg, per_kind=50, seed=1)
+    oracle = Oracle(timed_facts(kg))
+    types = set()
+    for r in rows:
+        text = said(oracle.answer(r["timeline"]), kg)
+        judged = judge_timeline(text, r["timeline"], r["answer_labels"], r["answer_aliases"])
+        assert judged == (True, True), (text, r["timeline"]["gold"])
+        types.add(r["timeline"]["answer_type"])
+    assert len(types) == 7
 
 
 def test_a_hyphenated_range_gives_both_years_and_a_word_with_a_dash_no_year():
