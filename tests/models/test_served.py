@@ -41,6 +41,7 @@ def test_a_prompt_is_sent_as_a_local_model_reads_it_and_the_answer_cut_as_its_is
     chatted = {
         "model": "m-2024",
         "choices": [{"message": {"role": "assistant", "content": "Globex"}}],
+        "usage": {"prompt_tokens": 6, "completion_tokens": 1},
     }
 
     def by_path(path, body, headers):
@@ -70,7 +71,7 @@ def test_a_prompt_is_sent_as_a_local_model_reads_it_and_the_answer_cut_as_its_is
     first = next(a for a in answers if a.raw == " Acme Corp. Before that")
     assert first.served == {"model": "stub-model", "system_fingerprint": "fp_1"}
     record = model.record()
-    assert record["requests"] == 3 and record["prompt_tokens"] == 14
+    assert record["requests"] == 3 and record["prompt_tokens"] == 7 + 7 + 6
     assert record["models_reported"] == {"stub-model": 2, "m-2024": 1}
     assert record["system_fingerprints"] == {"fp_1": 2} and "cost" not in record
 

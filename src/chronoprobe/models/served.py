@@ -75,6 +75,9 @@ class Usage:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # replies that gave no count of their prompt / completion tokens (no `usage`)
+    uncounted_prompt: int = 0
+    uncounted_completion: int = 0
     models: Counter = field(default_factory=Counter)
     fingerprints: Counter = field(default_factory=Counter)
     reused: int = 0
@@ -87,8 +90,14 @@ class Usage:
         usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
         with self.lock:
             self.requests += 1
-            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+            if usage.get("prompt_tokens") is None:
+                self.uncounted_prompt += 1
+            else:
+                self.prompt_tokens += int(usage["prompt_tokens"])
+            if usage.get("completion_tokens") is None:
+                self.uncounted_completion += 1
+            else:
+                self.completion_tokens += int(usage["completion_tokens"])
             if reply.get("model"):
                 self.models[str(reply["model"])] += 1
             if reply.get("system_fingerprint"):
@@ -97,6 +106,13 @@ class Usage:
     def retried(self) -> None:
         with self.lock:
             self.retries += 1
+
+    def tokens(self) -> tuple[int | None, int | None]:
+        """The prompt and completion tokens of every reply, each None (unknown) when a reply
+        did not count them: a sum over the others would understate the run."""
+        prompt = None if self.uncounted_prompt else self.prompt_tokens
+        completion = None if self.uncounted_completion else self.completion_tokens
+        return prompt, completion
 
 
 class RateLimit:
@@ -183,6 +199,21 @@ def span_logprob(
     if any(v is None for v in values):
         return None
     return SpanScore(float(sum(values)), len(values))
+
+
+def _cost(
+    prices: tuple[float | None, float | None], tokens: tuple[int | None, ...]
+) -> float | None:
+    """The price of ``tokens`` (prompt, completion) at ``prices`` per million; None (unknown)
+    when a priced kind of token was not counted."""
+    cost = 0.0
+    for price, count in zip(prices, tokens, strict=True):
+        if price is None:
+            continue
+        if count is None:
+            return None
+        cost += count * price
+    return round(cost / 1e6, 6)
 
 
 def _unset_key_env(name: str) -> str:
@@ -313,6 +344,7 @@ class ServedLM:
         """This run's requests, tokens and cost, and what the server said it was; for
         metrics.json."""
         usage = self.usage
+        prompt_tokens, completion_tokens = usage.tokens()
         out: dict[str, Any] = {
             "base_url": self.base_url,
             "model": self.model_name,
@@ -321,14 +353,11 @@ class ServedLM:
             "requests": usage.requests,
             "retries": usage.retries,
             "answers_reused": usage.reused,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
         }
-        prompt_price, completion_price = self.prices
-        if prompt_price is not None or completion_price is not None:
-            cost = usage.prompt_tokens * (prompt_price or 0.0)
-            cost += usage.completion_tokens * (completion_price or 0.0)
-            out["cost"] = round(cost / 1e6, 6)
+        if any(price is not None for price in self.prices):
+            out["cost"] = _cost(self.prices, (prompt_tokens, completion_tokens))
         return out
 
     # --- one request ------------------------------------------------------------------------
