@@ -149,7 +149,7 @@ ASKS_AS_QUESTION = (
 )
 SCORES_WITH_RIGHT = (
     "scores the label together with the right context after it, log p(label + right | start), "
-    "so the question is read"
+    "so the question is read wherever the gap stands"
 )
 
 
