@@ -174,6 +174,27 @@ def test_answers_that_arrived_are_kept_when_another_request_fails():
     assert kept == {0: "Globex", 2: "Globex"}
 
 
+def test_answers_in_flight_at_an_interrupt_are_kept_not_asked_again():
+    """Ctrl-C waited for the requests in flight (they are paid for) and then dropped their
+    answers, so the next run asked them again."""
+
+    def reply(path, body, headers):
+        if "Alice" not in body["prompt"]:
+            time.sleep(0.3)  # in flight when the interrupt comes
+        return 200, completion(" Globex"), {}
+
+    def interrupt(done, total):
+        raise KeyboardInterrupt
+
+    requests = [PromptRequest(Cloze(f"{who} works for ", "")) for who in ("Alice", "Bob", "Carl")]
+    kept: dict[int, str] = {}
+    with StubServer(reply) as stub, pytest.raises(KeyboardInterrupt):
+        served(stub.url, concurrency=3).complete(
+            requests, keep=lambda i, a: kept.update({i: a.text}), progress=interrupt
+        )
+    assert kept == {0: "Globex", 1: "Globex", 2: "Globex"}
+
+
 def test_requests_run_concurrently_up_to_the_limit():
     in_flight, most = [0], [0]
     lock = threading.Lock()

@@ -533,8 +533,8 @@ class ServedLM:
         keep: Keep,
     ) -> list[Any]:
         """Every request's answer, ``concurrency`` in flight; each handed to ``keep`` (by its
-        index) as it arrives. On a failure no new request starts, those in flight finish (and
-        are kept), and the first failure is raised."""
+        index) as it arrives. On a failure, or an interrupt, no new request starts, those in
+        flight finish (and are kept), and the failure is raised."""
         answers: list[Any] = [None] * len(requests)
         if not requests:
             return answers
@@ -566,6 +566,12 @@ class ServedLM:
             except BaseException:  # an interrupt: no request waiting in the pool is sent
                 for future in pending:
                     future.cancel()
+                # those in flight are answered (and paid for) while the pool closes: keep them
+                running = [f for f in pending if not f.cancelled()]
+                wait(running)
+                for future in running:
+                    if keep is not None and future.exception() is None:
+                        keep(pending[future], future.result())
                 raise
         if failure is not None:
             raise failure
