@@ -357,7 +357,21 @@ BAD = [
         {"annotation": {"head": TRUMP, "tail": PRESIDENT}},
         "template slot {type} but no type (before or after) in the annotation",
     ),
-    ({"annotation": None}, "template slot {type} but no type (before or after) in the annotation"),
+    ({"annotation": None}, "template slot {tail} but no tail in the annotation"),
+    # an entity or time slot the annotation does not fill: the head or tail is unknown
+    (
+        {"annotation": {"tail": PRESIDENT, "type": "before"}},
+        "template slot {head} but no head in the annotation",
+    ),
+    (
+        {"template": "Who was the {tail} {type} {head} in {time}"},
+        "template slot {time} but no time in the annotation",
+    ),
+    ({"template": "Who was the {tail} {type} {foo}"}, "template slot {foo} but no foo in"),
+    (
+        {"paraphrases": ["Who was the Q11696 before Q22686?"]},
+        "paraphrase 0, the question's text, names Wikidata ids (Q11696, Q22686)",
+    ),
     (
         {"annotation": {"head": TRUMP, "type": "during"}},
         "annotation type must be before or after, not 'during'",
@@ -438,9 +452,9 @@ def test_bad_records_are_skipped_and_counted_with_skip_bad(tmp_path):
         "bad times": 1,
         "bad relations": 1,
         "bad uniq_id": 3,
-        "no question text": 1,
+        "no question text": 2,
         "bad type": 5,
-        "bad template": 3,
+        "bad template": 6,
         "duplicate uniq_id": 1,
         "bad text": 4,
         "bad paraphrases": 1,

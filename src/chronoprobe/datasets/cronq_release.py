@@ -155,7 +155,9 @@ def _annotation(value: object) -> dict:
 
 
 def _template(value: object, annotation: dict) -> str | None:
-    """The template with its ``{type}`` and ``{adj}`` slots filled from the annotation."""
+    """The template with its ``{type}`` and ``{adj}`` slots filled from the annotation; every
+    slot must be one the annotation fills (an entity slot the annotation lacks would leave the
+    question's head or tail unknown)."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -164,15 +166,13 @@ def _template(value: object, annotation: dict) -> str | None:
 
     def fill(slot: re.Match) -> str:
         name = slot.group(1)
-        if name not in CHOICES:
-            return slot.group(0)
         if name not in annotation:
-            words = " or ".join(CHOICES[name])
+            words = f" ({' or '.join(CHOICES[name])})" if name in CHOICES else ""
             raise Invalid(
-                f"template slot {{{name}}} but no {name} ({words}) in the annotation",
+                f"template slot {{{name}}} but no {name}{words} in the annotation",
                 "bad template",
             )
-        return str(annotation[name])
+        return str(annotation[name]) if name in CHOICES else slot.group(0)
 
     return _SLOT.sub(fill, value)
 
@@ -199,18 +199,22 @@ def _text(released: object, paraphrases: list, entities: list[str]) -> str:
             what = "empty" if isinstance(paraphrase, str) else json_type(paraphrase)
             raise Invalid(f"paraphrase {number} is no text ({what})", "bad question")
         _unicode(paraphrase, f"paraphrase {number}")
-    if paraphrases:
-        return paraphrases[0]
-    if not released.strip():
+    text = paraphrases[0] if paraphrases else released
+    if not text.strip():
         raise Invalid("question is empty", "bad question")
-    named = sorted(e for e in entities if _position(released, e) >= 0)
+    named = sorted(e for e in entities if _position(text, e) >= 0)
+    if named and paraphrases:
+        raise Invalid(
+            f"paraphrase 0, the question's text, names Wikidata ids ({', '.join(named)})",
+            "no question text",
+        )
     if named:
         raise Invalid(
             f"question names Wikidata ids ({', '.join(named)}) and no paraphrase gives its "
             "text (paraphrases[0] holds it in the release)",
             "no question text",
         )
-    return released
+    return text
 
 
 def _answers(item: dict, answer_type: str) -> list:
