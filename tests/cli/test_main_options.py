@@ -108,3 +108,17 @@ def test_running_out_of_memory_is_one_line_and_leaves_no_output(tmp_path, monkey
     refused = CliRunner().invoke(app, huge)
     assert refused.exit_code == 2 and not out.exists()
     assert "a world holds at most 2,500,000 facts" in " ".join(refused.output.split())
+
+
+def test_an_interrupted_command_says_how_to_resume(tmp_path, monkeypatch):
+    """Ctrl-C during a command ended without a word (exit 130)."""
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("chronoprobe.runs.single.run_operation", interrupted)
+    out = tmp_path / "world"
+    result = CliRunner().invoke(app, ["kg", "synth", "--facts", "300", "-o", str(out)])
+    assert result.exit_code == 130
+    said = " ".join(result.output.split())
+    assert f"interrupted: run the same command again to resume; nothing written to {out}" in said

@@ -279,6 +279,14 @@ def make_command(
             except ValueError as err:  # the step computes aside: --out is untouched
                 said = spoken(str(err), kind, model)
                 raise ValueError(f"{said}; nothing written to {target}") from err
+            except KeyboardInterrupt:  # finished work is in the cache: the same command resumes
+                console.print(
+                    "[yellow]interrupted[/]: run the same command again to resume; nothing "
+                    f"written to {escape(str(target))}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                raise typer.Exit(130) from None
             if out is not None:
                 console.print(
                     f"[green]wrote[/] {escape(str(out))}", highlight=False, soft_wrap=True
