@@ -63,7 +63,7 @@ def test_errors_are_one_line_messages(world, tmp_path):
     args = ["kgqa", "train", str(tmp_path), "--tkg", str(world.tcomplex), "--out", str(out)]
     result = runner.invoke(app, [*args, "--epochs", "1"])
     assert result.exit_code == 2
-    assert "no train.jsonl; input `questions` must be a question directory" in " ".join(
+    assert "no train.jsonl; QUESTIONS must be a question directory" in " ".join(
         result.output.split()
     )
 

@@ -131,4 +131,4 @@ def test_split_from_a_kg_without_a_split_is_a_clear_error(released, unsplit, tmp
     expected = f"{unsplit}: the KG has no split of its own to take; nothing written to"
     assert message == f"{expected} {tmp_path / 'emb'}"
     result = _train(released, tmp_path / "emb", "--split-from", str(released), "--resplit")
-    assert result.exit_code == 2 and "give `resplit` or the input `split_from`" in result.output
+    assert result.exit_code == 2 and "give --resplit or --split-from, not both" in result.output

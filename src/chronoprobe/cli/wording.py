@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
     from chronoprobe.steps import StepKind
 
-# a field in backticks, or an input: "input `data`"
-_NAMED = re.compile(r"(?P<input>input )?`(?P<name>[a-z_][a-z0-9_]*)`")
+# a field in backticks, or an input: "input `data`", "the input `split_from`"
+_NAMED = re.compile(r"(?P<input>(?:the )?input )?`(?P<name>[a-z_][a-z0-9_]*)`")
 
 
 def spoken(message: str, kind: StepKind, model: type[BaseModel]) -> str:
