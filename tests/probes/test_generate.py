@@ -140,6 +140,17 @@ def test_fact_timelines_tell_before_and_after_a_change():
     assert timeline(rows("Correct", "Incorrect", "Correct", updated_at=9)) == "mixed"
 
 
+def test_rows_without_a_period_have_no_fact_timeline():
+    """Timeline questions carry no period: they were counted as facts "across the periods"."""
+    from chronoprobe.probes.categories import fact_timelines
+
+    asked = [{"id": f"q{i}", "subject": "Q1", "relation": "P39", "category": "Correct"}
+             for i in range(3)]  # fmt: skip
+    dated = [{**row, "period": "2019", "split": None} for row in asked[:1]]
+    assert fact_timelines(asked)["facts"] == 0
+    assert fact_timelines(dated + asked)["facts"] == 1
+
+
 class ScriptedModel:
     """Answers each prompt from a script: the hand-made generations of a test."""
 
@@ -389,6 +400,9 @@ def test_responses_are_judged_as_a_model_run_through_the_command(rows_file, tmp_
     assert "6 of 10 rows have no answer" in result.output
     top = json.loads((out / "metrics.json").read_text())
     mine = top["models"]["api-run"]  # named by the file's stem
+    # of one model, the figure over the models is its own, with its interval and n
+    assert (top["accuracy"], top["accuracy_ci95"]) == (mine["accuracy"], mine["accuracy_ci95"])
+    assert top["accuracy_n"] == mine["accuracy_n"] == 3
     assert mine["family"] == "responses" and mine["match"] == "names"
     assert mine["predicted"] == 4 and mine["skipped"] == {"no answer in api-run.jsonl": 6}
     predictions = {p["id"]: p for p in read_predictions(out / "predictions.parquet")}

@@ -84,7 +84,9 @@ def test_the_oracle_section_says_what_was_dropped(tmp_path):
     section = kind.build(tmp_path, record)
     assert section.title == "Timeline oracle: lossy"
     assert "less 73 of its 338 facts (drop 0.2, seed 0)" in section.blocks[0].text
-    assert section.blocks[1] == Stats({"accuracy": 0.6, "questions": 10, "unanswered": 3})
+    # 6 of 10: the figure with its Wilson interval, as every tile of a share shows it
+    tiles = {"accuracy": "0.600 [0.313, 0.832]", "questions": 10, "unanswered": 3}
+    assert section.blocks[1] == Stats(tiles)
     assert [list(r)[:3] for r in tables(section.blocks)[0].rows][1] == [
         "complex", "timeline operation", 4
     ]  # fmt: skip

@@ -46,11 +46,11 @@ def fact_timelines(predictions: Sequence[dict], *, include_deleted: bool = False
     """Per fact (subject, relation) its timeline class; counted overall and per relation.
 
     Deleted rows carry the previous period's answers, so they leave the timeline unless
-    ``include_deleted``.
+    ``include_deleted``; rows without a period (timeline questions) have none.
     """
     facts: dict[tuple[str, str], list[tuple[str, str | None, str]]] = defaultdict(list)
     for p in predictions:
-        if p.get("split") == "deleted" and not include_deleted:
+        if (p.get("split") == "deleted" and not include_deleted) or not p.get("period"):
             continue
         facts[(p.get("subject") or p["id"], p.get("relation") or "")].append(
             (p.get("period") or "", p.get("split"), p["category"])

@@ -563,7 +563,13 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
 
 
 def _aggregate(per_model: dict[str, dict], params: GenerateParams) -> dict:
+    """The accuracy over the models: their mean; of one model, its own figure, with its n and
+    interval (a mean over several models has no interval of its own)."""
     values = [m["accuracy"] for m in per_model.values() if m.get("accuracy") is not None]
+    if len(per_model) == 1:
+        (only,) = per_model.values()
+        keys = ("accuracy", "accuracy_ci95", "accuracy_n")
+        return {"metric": "accuracy", **{k: only.get(k) for k in keys}}
     return {"metric": "accuracy", "accuracy": mean(values)}
 
 

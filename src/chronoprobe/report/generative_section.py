@@ -8,7 +8,16 @@ from typing import Any
 
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
 from chronoprobe.probes.judging import RULES
-from chronoprobe.report.blocks import DASH, Block, Percent, Section, Stats, Table, Text
+from chronoprobe.report.blocks import (
+    DASH,
+    Block,
+    Percent,
+    Section,
+    Stats,
+    Table,
+    Text,
+    with_uncertainty,
+)
 from chronoprobe.report.plots import embed, error_rows, line_plot
 from chronoprobe.report.sections import per_model_section, section
 
@@ -117,7 +126,7 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
         ),
         Stats(
             {
-                f"accuracy ({rule})": _share(overall["accuracy"]),
+                f"accuracy ({rule})": with_uncertainty(overall, "accuracy"),
                 "other period": _share(overall.get("other_period")),
                 **{c: _share(overall[c]) for c in CATEGORIES},
             }

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.datasets.timeline import ANSWER_TYPES, CAPABILITIES, COMPLEXITIES
-from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text, with_uncertainty
+from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
 from chronoprobe.report.plots import embed, heatmap
 from chronoprobe.report.sections import read_metrics, section
 
@@ -134,7 +134,7 @@ def oracle_section(step_dir: Path, record: dict) -> Section:
         ),
         Stats(
             {
-                "accuracy": Percent(metrics["accuracy"]),
+                "accuracy": with_uncertainty(metrics, "accuracy"),
                 "questions": metrics["n"],
                 "unanswered": metrics.get("unanswered", 0),
             }
