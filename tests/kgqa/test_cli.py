@@ -72,3 +72,28 @@ def test_help_teaches_the_commands():
     result = runner.invoke(app, ["kgqa", "train", "--help"])
     assert result.exit_code == 0
     assert "cronkgqa" in result.output and "--encoder" in result.output
+
+
+def test_a_split_without_a_question_has_no_figure(world, tmp_path):
+    """An empty test split has no Hits@1 (null in metrics.json, "-" in the table), not 0."""
+    import shutil
+
+    questions = tmp_path / "cronq"
+    shutil.copytree(world.cronq, questions)
+    (questions / "test.jsonl").write_text("")
+    out = tmp_path / "qa"
+    args = ["kgqa", "train", str(questions), "--tkg", str(world.tcomplex), "--out", str(out)]
+    result = runner.invoke(app, [*args, "--model", "lm", "--epochs", "1", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert "test: no question" in result.output
+    trained = json.loads((out / "metrics.json").read_text())
+    assert trained["n"] == 0 and trained["hits@1"] is None and trained["mrr"] is None
+    assert trained["simple"]["hits@10"] is None and trained["simple"]["hits@10_ci95"] is None
+
+    result = runner.invoke(app, ["kgqa", "eval", str(out), str(questions), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["hits@1"] is None
+    result = runner.invoke(app, ["kgqa", "eval", str(out), str(questions)])
+    assert result.exit_code == 0, result.output
+    assert "No question in the split to answer: no figure" in " ".join(result.output.split())
+    assert "0.000" not in result.output

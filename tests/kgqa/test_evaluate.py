@@ -68,12 +68,20 @@ def test_breakdown_groups_as_the_paper():
 def test_breakdown_leaves_out_types_without_questions():
     metrics = breakdown(np.array([1]), ["simple_entity"], ["entity"])
     assert list(metrics["types"]) == ["simple_entity"]
+    # no complex question: no figure (None), not a Hits@1 of 0
     assert metrics["complex"] == {
         "questions": 0,
         "n": 0,
-        **{k: 0.0 for k in ("mrr", "hits@1", "hits@10")},
+        **{k: None for k in ("mrr", "hits@1", "hits@10")},
         **{f"{k}_ci95": None for k in ("mrr", "hits@1", "hits@10")},
     }
+
+
+def test_breakdown_of_no_question_has_no_figure():
+    metrics = breakdown(np.zeros(0, np.int64), [], [])
+    assert metrics["n"] == 0
+    assert [metrics[k] for k in ("mrr", "hits@1", "hits@10")] == [None, None, None]
+    assert metrics["simple"]["hits@1"] is None and metrics["types"] == {}
 
 
 class Lookup:

@@ -50,3 +50,22 @@ def test_help_teaches():
     assert result.exit_code == 0
     for words in ("--time-mode", "--valid-fraction", "--no-cache", "--eval-every"):
         assert words in result.output
+
+
+def test_an_empty_split_has_no_figure(synth_dir, tmp_path):
+    """--valid-fraction 0 leaves the valid split empty: `tkg eval --split valid` gives no MRR
+    (null, "-"), as it gives no object_mrr, rather than an MRR of 0."""
+    out = tmp_path / "emb"
+    args = ["tkg", "train", str(synth_dir), "--out", str(out), "--rank", "4", "--epochs", "1"]
+    result = runner.invoke(app, [*args, "--valid-fraction", "0", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    valid = ["tkg", "eval", str(out), "--split", "valid", "--device", "cpu"]
+    result = runner.invoke(app, [*valid, "--json"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout)
+    assert metrics["n"] == 0
+    assert metrics["mrr"] is metrics["object_mrr"] is metrics["hits@1"] is None
+    result = runner.invoke(app, valid)
+    assert result.exit_code == 0, result.output
+    assert "no fact in the split: no figure" in " ".join(result.output.split())
+    assert "0.0000" not in result.output and "│ mrr " in result.output

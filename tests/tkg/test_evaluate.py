@@ -103,6 +103,23 @@ def test_batched_filtered_ranking_equals_a_per_query_loop(tiny_kg):
     assert metrics["mrr_ci95"] == [clustered.low, clustered.high]
 
 
+def test_an_empty_split_has_no_figure(tiny_kg):
+    """valid_fraction 0: the valid split holds no fact, so it has no MRR (not an MRR of 0),
+    like its object_mrr."""
+    data = split_kg(tiny_kg, valid_fraction=0.0, test_fraction=0.5, seed=1)
+    config = {
+        "model": "tcomplex",
+        "rank": 3,
+        "n_entities": len(data.vocab.entities),
+        "n_relations": 2 * len(data.vocab.relations),
+        "n_times": data.vocab.n_times,
+    }
+    metrics = evaluate(build_model(config, init_scale=1.0, seed=2), data, "valid")
+    assert metrics["n"] == metrics["queries"] == 0
+    for name in ("mrr", "hits@1", "hits@3", "hits@10", "object_mrr", "time_accuracy"):
+        assert metrics[name] is None and metrics[f"{name}_ci95"] is None, name
+
+
 @torch.no_grad()
 def test_a_known_answer_in_the_query_year_is_filtered(tiny_kg):
     """Obama held the presidency in 2012 through a fact that began in 2009: a query for the

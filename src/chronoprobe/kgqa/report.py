@@ -42,6 +42,8 @@ def metrics_table(metrics: dict, title: str):
         hits = [Figure.of(m, "accuracy"), Figure.of(m, "hits@10"), None]
         rows.append([f"timeline {name}", m["n"], *hits])
     captions = [caption]
+    if not metrics["questions"]:
+        captions.append("No question in the split to answer: no figure")
     if timeline.get("not_answered"):
         from chronoprobe.kgqa.timeline_questions import describe
 

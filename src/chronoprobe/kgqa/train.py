@@ -279,21 +279,30 @@ def write_results(directory: Path, metrics: dict, predictions) -> None:
         pq.write_table(predictions, tmp)
 
 
+def _share(value: float | None) -> str:
+    """A Hits@k as the log writes it; "-" for a group without a question (no figure)."""
+    return "-" if value is None else f"{value:.3f}"
+
+
 def describe_metrics(metrics: dict) -> str:
-    parts = [f"Hits@1 {metrics['hits@1']:.3f}", f"Hits@10 {metrics['hits@10']:.3f}"]
-    for group in ("simple", "complex"):
-        parts.append(f"{group} Hits@1 {metrics[group]['hits@1']:.3f}")
+    """The log line of a split's figures ("no question" where it has none to answer)."""
+    if not metrics["questions"]:
+        parts = ["no question"]
+    else:
+        parts = [f"Hits@1 {_share(metrics['hits@1'])}", f"Hits@10 {_share(metrics['hits@10'])}"]
+        for group in ("simple", "complex"):
+            parts.append(f"{group} Hits@1 {_share(metrics[group]['hits@1'])}")
     for kind, values in metrics.get("answer_types", {}).items():
-        parts.append(f"{kind} answers Hits@1 {values['hits@1']:.3f}")
+        parts.append(f"{kind} answers Hits@1 {_share(values['hits@1'])}")
     refused = metrics.get("timeline", {}).get("not_answered")
     if refused:
         from chronoprobe.kgqa.timeline_questions import describe
 
         parts.append(describe(refused, metrics["questions"]))
     for kind, values in metrics.get("oracle_relation", {}).get("types", {}).items():
-        ours = metrics.get("types", {}).get(kind, {}).get("hits@1", 0.0)
+        ours = metrics.get("types", {}).get(kind, {}).get("hits@1")
         parts.append(
-            f"{kind} Hits@1 {ours:.3f} against the oracle relation's {values['hits@1']:.3f}"
+            f"{kind} Hits@1 {_share(ours)} against the oracle relation's {_share(values['hits@1'])}"
         )
     return ", ".join(parts)
 

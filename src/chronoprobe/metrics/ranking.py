@@ -87,7 +87,8 @@ def rank_summary(
     """MRR and Hits@k of 1-based ranks (a numpy array or a tensor), each with its 95% interval
     (:mod:`chronoprobe.metrics.uncertainty`: Wilson for Hits@k, the bootstrap for MRR; both
     bootstrapped over ``clusters`` when ranks come in dependent groups, e.g. the two directions
-    of one fact) and, unless ``group_n`` says it, its ``_n``. 0.0 over no ranks."""
+    of one fact) and, unless ``group_n`` says it, its ``_n``. Over no ranks every figure is
+    None, as its interval: a split without a query has no score, not a score of 0."""
     from chronoprobe.metrics.uncertainty import mean, proportion
 
     r = np.asarray(ranks.cpu() if hasattr(ranks, "cpu") else ranks, dtype=np.float64)
@@ -97,6 +98,4 @@ def rank_summary(
     out: dict[str, float | list | None] = {}
     for name, estimate in estimates.items():
         out.update(estimate.fields(name, group_n))
-        if out[name] is None:
-            out[name] = 0.0
     return out

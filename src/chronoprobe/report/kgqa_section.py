@@ -17,10 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES
-from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text, with_uncertainty
+from chronoprobe.report.blocks import (
+    Block,
+    Percent,
+    Section,
+    Stats,
+    Table,
+    Text,
+    format_value,
+    with_uncertainty,
+)
 from chronoprobe.report.plots import embed, error_rows, grouped_bars
 from chronoprobe.report.sections import read_metrics, section, side_by_side
-from chronoprobe.report.tkg_section import loss_curve
+from chronoprobe.report.tkg_section import bar_value, loss_curve
 
 GROUPS = ("overall", "simple", "complex", *QUESTION_TYPES, "entity answers", "time answers")
 
@@ -90,7 +99,7 @@ def _with_oracles(
 def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     labelled = _with_oracles(steps)
     series = {
-        label: [float(lookup(m, g).get("hits@1", math.nan)) for g in GROUPS]
+        label: [bar_value(lookup(m, g).get("hits@1")) for g in GROUPS]
         for label, m, lookup in labelled
     }
     errors = {
@@ -136,6 +145,11 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     return embed(figure, alt=alt, caption=caption, data=data)
 
 
+def _percent(value: float | None) -> Percent | None:
+    """A Hits@k tile: None ("-") for a group without a question, which has no figure."""
+    return None if value is None else Percent(value)
+
+
 @section(
     "kgqa",
     headline=("hits@1", "hits@10", "simple.hits@1", "complex.hits@1"),
@@ -155,16 +169,16 @@ def kgqa_section(step_dir: Path, record: dict) -> Section:
         "encoder reads": f"the {metrics.get('question_input', 'question')}",
         "answer type": "given (softmax per type)" if given else "not given (one softmax)",
         "test questions": metrics.get("questions", 0),
-        "Hits@1": Percent(metrics["hits@1"]),
-        "Hits@10": Percent(metrics["hits@10"]),
-        "simple Hits@1": Percent(metrics["simple"]["hits@1"]),
-        "complex Hits@1": Percent(metrics["complex"]["hits@1"]),
+        "Hits@1": _percent(metrics["hits@1"]),
+        "Hits@10": _percent(metrics["hits@10"]),
+        "simple Hits@1": _percent(metrics["simple"]["hits@1"]),
+        "complex Hits@1": _percent(metrics["complex"]["hits@1"]),
     }
     oracle = oracle_group(metrics.get("oracle_relation") or {}, "simple_entity")
     if oracle:
         tiles["simple_entity Hits@1: model / oracle relation"] = (
-            f"{group_metrics(metrics, 'simple_entity').get('hits@1', 0.0):.1%} / "
-            f"{oracle['hits@1']:.1%}"
+            f"{format_value(_percent(group_metrics(metrics, 'simple_entity').get('hits@1')))} / "
+            f"{format_value(_percent(oracle['hits@1']))}"
         )
     if "epoch" in metrics:  # the model tested: the best on valid, or the last
         tiles["epoch tested"] = metrics["epoch"]

@@ -36,10 +36,16 @@ def _label(step_id: str, metrics: dict[str, Any]) -> str:
     return f"{step_id} ({metrics.get('model', '?')})"
 
 
+def bar_value(value: Any) -> float:
+    """A figure as a bar's length: NaN (no bar) where metrics.json has none, as a split
+    without a query or question has none."""
+    return math.nan if value is None else float(value)
+
+
 def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     names = list(METRICS.values())
     series = {
-        _label(step_id, m): [float(m.get(key, math.nan)) for key in METRICS] for step_id, m in steps
+        _label(step_id, m): [bar_value(m.get(key)) for key in METRICS] for step_id, m in steps
     }
     errors = {_label(step_id, m): error_rows([(m, key) for key in METRICS]) for step_id, m in steps}
     figure = grouped_bars(
@@ -52,7 +58,9 @@ def metric_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         errors=errors,
     )
     alt = "Bar chart of filtered MRR, Hits@1/3/10 and time accuracy: " + "; ".join(
-        f"{name} MRR {values[0]:.3f}" for name, values in series.items()
+        f"{name} MRR {values[0]:.3f}"
+        for name, values in series.items()
+        if not math.isnan(values[0])
     )
     data = Table(
         ["model", *names],
@@ -80,7 +88,7 @@ DIRECTIONS = {
 def direction_bars(step_id: str, metrics: dict[str, Any]) -> list[Block]:
     """MRR of the queries asking the object against those asking the subject: the tiles
     give both together, and an N-1 relation (many people, one office) is easy one way only."""
-    if not all(key in metrics for key in DIRECTIONS):
+    if not all(metrics.get(key) is not None for key in DIRECTIONS):
         return []
     label = _label(step_id, metrics)
     figure = grouped_bars(

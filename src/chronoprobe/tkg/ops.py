@@ -34,11 +34,15 @@ def _metrics_table(metrics: dict, title: str):
     table.add_column("value", justify="right")
     table.caption = "in brackets, 95% intervals"
     for key, value in metrics.items():
-        if key.endswith("_n") or isinstance(value, bool) or not isinstance(value, int | float):
+        figure = f"{key}_ci95" in metrics  # None where the split has no fact: "-"
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if key.endswith("_n") or not (number or figure):
             continue
         table.add_row(
             key, f"{value:,}" if isinstance(value, int) else with_interval(metrics, key, 4)
         )
+    if not metrics.get("n", 1):
+        table.caption = "no fact in the split: no figure"
     return table
 
 

@@ -230,6 +230,9 @@ def _check_compatible(saved: checkpoint.Checkpoint, shape: dict, data: TKGData, 
 
 
 def _describe_metrics(metrics: dict) -> str:
+    """A split's figures as the log writes them ("no fact" where the split holds none)."""
+    if not metrics["n"]:
+        return "no fact"
     text = f"filtered MRR {metrics['mrr']:.4f}, Hits@1 {metrics['hits@1']:.4f}, "
     text += f"Hits@10 {metrics['hits@10']:.4f}"
     if "time_accuracy" in metrics:
