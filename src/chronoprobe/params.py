@@ -90,11 +90,22 @@ def _existing_path(value: Path, info: ValidationInfo) -> Path:
 ExistingPath = Annotated[Path, AfterValidator(_existing_path)]
 
 
+# numpy's generators take seeds in [0, 2**32): a seed outside it passes a config and fails the
+# step that draws with it, so it is refused where the config or the options load. A bool, a
+# string or a float (`true`, "1", 1.0 in YAML) is refused too, not turned into a seed.
+SEED_RANGE = {"strict": True, "ge": 0, "lt": 2**32}
+
+# An experiment's `seed` and each of its `seeds`.
+Seed = Annotated[int, Field(**SEED_RANGE)]
+
+
 def seed_field(what: str) -> Any:
     """The ``seed`` param of a step that draws at random: None means the run's seed (0 for a
-    single command), which ``StepContext.seed`` holds."""
+    single command), which ``StepContext.seed`` holds; else a :data:`Seed`."""
     return Field(
-        None, description=f"Seed of {what} (default: the run's seed; 0 on the command line)."
+        None,
+        description=f"Seed of {what} (default: the run's seed; 0 on the command line).",
+        **SEED_RANGE,
     )
 
 

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from chronoprobe import safe_yaml
+from chronoprobe.params import Seed
 from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin, nearest
 from chronoprobe.runs.seeds import StepRun, seed_problems, step_runs
 from chronoprobe.steps import StepKind, get_kind
@@ -55,9 +56,9 @@ class ExperimentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", max_length=MAX_NAME)
-    seed: int = 0
+    seed: Seed = 0
     # repeat the steps that train (and those that read them) once per seed
-    seeds: list[int] | None = Field(None, min_length=1)
+    seeds: list[Seed] | None = Field(None, min_length=1)
     cache_dir: Path | None = None
     plugins: list[str] = Field(default_factory=list)
     steps: list[StepConfig] = Field(min_length=1)
@@ -142,9 +143,13 @@ class _Lines:
                 self._walk(item, (*loc, i))
 
     def set_by_override(self, loc: Loc, text: str) -> None:
+        self.set_by_option(loc, f"--set {text}")
+
+    def set_by_option(self, loc: Loc, option: str) -> None:
+        """``loc`` and everything under it come from a command-line option, not the file."""
         for key in [k for k in self.where if k[: len(loc)] == loc]:
             del self.where[key]
-        self.where[loc] = f"--set {text}"
+        self.where[loc] = option
 
     def locate(self, loc: Loc) -> str:
         """The nearest known place: the key itself, else the mapping that lacks it."""
@@ -429,7 +434,7 @@ def load_experiment(
         _apply_override(data, text, lines)
     if seeds is not None:
         data["seeds"] = list(seeds)
-        lines.where[("seeds",)] = "--seeds"
+        lines.set_by_option(("seeds",), "--seeds")
     try:
         config = ExperimentConfig.model_validate(data)
     except ValidationError as err:

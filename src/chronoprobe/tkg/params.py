@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from chronoprobe.params import DeviceParams, choice_of, seed_field
+from chronoprobe.params import SEED_RANGE, DeviceParams, choice_of, seed_field
 from chronoprobe.registry import Registry
 
 TKG_MODELS: Registry[type] = Registry(
@@ -61,6 +61,7 @@ class TKGTrainParams(DeviceParams):
         None,
         description="Seed of the split alone (default: seed). Fix it to train over several "
         "seeds on one split, so the spread is the training's, not the split's.",
+        **SEED_RANGE,
     )
 
 
