@@ -89,8 +89,18 @@ def test_trained_steps_and_their_readers_run_once_per_seed(write_config, tmp_pat
     assert row == (0.6, pytest.approx(0.31267, abs=5e-5), pytest.approx(0.83182, abs=5e-5), 10)
     names = [r[0] for r in con.execute("select metric from metrics where step = 'fit'").fetchall()]
     assert sorted(set(names)) == ["accuracy", "n"]
+    # whole values: the sd of 0.5, 0.6, 0.7 is 0.1 up to float error, not rounded to it
     assert figure_rows(con, "accuracy") == [
-        ("fit", "fit", "accuracy", 0.6, None, 10, 0.1, {0: 0.5, 1: 0.6, 2: 0.7})
+        (
+            "fit",
+            "fit",
+            "accuracy",
+            pytest.approx(0.6),
+            None,
+            10,
+            pytest.approx(0.1),
+            {0: 0.5, 1: 0.6, 2: 0.7},
+        )
     ]
     con.close()
 
@@ -101,10 +111,10 @@ def test_trained_steps_and_their_readers_run_once_per_seed(write_config, tmp_pat
             "step": "fit",
             "kind": "fit",
             "metric": "accuracy",
-            "value": 0.6,
+            "value": pytest.approx(0.6),
             "ci95": None,
             "n": 10,
-            "sd": 0.1,
+            "sd": pytest.approx(0.1),
             "per_seed": {"0": 0.5, "1": 0.6, "2": 0.7},
         }
     ]
@@ -118,15 +128,31 @@ def test_a_config_without_seeds_is_unchanged(write_config, tmp_path):
     assert "seeds" not in yaml.safe_load((plain.run_dir / "config.yaml").read_text())
     con = open_results(plain.run_dir)
     assert con.execute("select count(*) from seeds").fetchone() == (0,)
-    assert figure_rows(con, "accuracy") == [
-        ("fit", "fit", "accuracy", 0.5, [0.2366, 0.7634], 10, None, None)
-    ]
+    # Wilson's interval of 5 of 10, whole (0.236593..., not rounded to 0.2366)
+    wilson = [pytest.approx(0.2365931, abs=1e-7), pytest.approx(0.7634069, abs=1e-7)]
+    assert figure_rows(con, "accuracy") == [("fit", "fit", "accuracy", 0.5, wilson, 10, None, None)]
     con.close()
     # the copy of the config's own seed is the very step a run without seeds computes
     seeded = run_experiment(config, tmp_path / "seeded", console=QUIET, seeds=[0, 1])
     assert seeded.step("fit-seed0").key == plain.step("fit").key
     assert seeded.step("fit-seed0").cached and not seeded.step("fit-seed1").cached
     assert seeded.step("sq").key == plain.step("sq").key
+
+
+def test_one_seed_gives_its_runs_interval_and_programs_get_whole_values(write_config, tmp_path):
+    """--seeds 5 repeats over one seed: no sd, so --metric gives that run's own interval and
+    n (7 of 10 right for seed 5: Wilson [0.39678, 0.89221]); csv and json are not rounded."""
+    out = tmp_path / "run"
+    ran = runner.invoke(app, ["run", str(write_config(CONFIG)), "--out", str(out), "--seeds", "5"])
+    assert ran.exit_code == 0, ran.output
+    shown = runner.invoke(app, ["results", str(out), "--metric", "accuracy", "--json"])
+    assert shown.exit_code == 0, shown.output
+    (row,) = json.loads(shown.stdout)
+    assert (row["step"], row["value"], row["n"], row["sd"]) == ("fit", 0.7, 10, None)
+    assert row["ci95"] == [pytest.approx(0.396778, abs=1e-6), pytest.approx(0.892208, abs=1e-6)]
+    assert row["ci95"][0] != round(row["ci95"][0], 4)
+    table = runner.invoke(app, ["results", str(out), "--metric", "accuracy"])
+    assert "0.700 [0.397, 0.892]" in table.output
 
 
 def test_run_cli_takes_seeds(write_config, tmp_path):

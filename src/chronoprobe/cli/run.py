@@ -140,20 +140,29 @@ def _no_metric(con, pattern: str) -> str:
     )
 
 
+# the digits of each seed's value in the table of --metric (csv and json keep them whole)
+PER_SEED_DIGITS = 4
+
+
 def _result_table(columns: list[str], rows: list[tuple], figures: bool) -> ResultTable:
-    """A query's result as a table; with ``figures`` (the rows of --metric), each value and
-    its interval as one cell."""
+    """A query's result as a table; with ``figures`` (the rows of --metric, for the eye),
+    each value and its interval as one cell, and each seed's value rounded."""
     from chronoprobe.core.tables import Figure, ResultTable
 
     if not figures:
         return ResultTable(columns, [list(row) for row in rows])
     value, interval = columns.index("value"), columns.index("ci95")
+    per_seed = columns.index("per_seed")
     merged = []
     for row in rows:
         cells = list(row)
         low, high = cells[interval] or (None, None)
         if cells[value] is not None:
             cells[value] = Figure(cells[value], low, high)
+        if cells[per_seed] is not None:
+            cells[per_seed] = {
+                seed: round(v, PER_SEED_DIGITS) for seed, v in cells[per_seed].items()
+            }
         merged.append(cells[:interval] + cells[interval + 1 :])
     return ResultTable(columns[:interval] + columns[interval + 1 :], merged)
 

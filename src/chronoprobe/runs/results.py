@@ -286,15 +286,14 @@ def list_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 FIGURE_COLUMNS = ["step", "kind", "metric", "value", "ci95", "n", "sd", "per_seed"]
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(float(value), 4)
-
-
 def figure_rows(con: duckdb.DuckDBPyConnection, pattern: str) -> list[tuple]:
     """The figures whose metric path matches ``pattern`` (a GLOB: ``hits@1``,
-    ``types.*.hits@1``), one row per step, as :data:`FIGURE_COLUMNS`: a step run once gives its
-    value, 95% interval and n; a step repeated over seeds the mean over its seeds, their
-    standard deviation and each seed's value (n when every seed counted the same rows)."""
+    ``types.*.hits@1``), one row per step, as :data:`FIGURE_COLUMNS`, every value whole (a
+    table rounds them for the eye, a program reads them as they are): a step run once gives
+    its value, 95% interval and n; a step repeated over seeds the mean over its seeds, their
+    standard deviation and each seed's value (n when every seed counted the same rows). A step
+    "repeated" over one seed has no spread: it gives that run's interval instead, as a step
+    run once does."""
     once = con.execute(
         "SELECT step_id, kind, metric, value, ci_low, ci_high, n FROM metrics "
         "WHERE seed IS NULL AND value IS NOT NULL AND metric GLOB ?",
@@ -302,17 +301,19 @@ def figure_rows(con: duckdb.DuckDBPyConnection, pattern: str) -> list[tuple]:
     ).fetchall()
     repeated = con.execute(
         "SELECT step, kind, metric, avg(value), stddev_samp(value), min(n), max(n), "
-        "list(seed ORDER BY seed), list(value ORDER BY seed) FROM metrics "
-        "WHERE seed IS NOT NULL AND value IS NOT NULL AND metric GLOB ? "
+        "list(seed ORDER BY seed), list(value ORDER BY seed), min(ci_low), min(ci_high) "
+        "FROM metrics WHERE seed IS NOT NULL AND value IS NOT NULL AND metric GLOB ? "
         "GROUP BY step, kind, metric",
         [pattern],
     ).fetchall()
     rows = []
     for step, kind, metric, value, low, high, n in once:
-        interval = None if low is None else [_round(low), _round(high)]
-        rows.append((step, kind, metric, _round(value), interval, n, None, None))
-    for step, kind, metric, mean, sd, low_n, high_n, seeds, values in repeated:
-        per_seed = {seed: _round(v) for seed, v in zip(seeds, values, strict=True)}
+        interval = None if low is None else [low, high]
+        rows.append((step, kind, metric, value, interval, n, None, None))
+    for step, kind, metric, mean, sd, low_n, high_n, seeds, values, low, high in repeated:
+        per_seed = dict(zip(seeds, values, strict=True))
         n = low_n if low_n == high_n else None
-        rows.append((step, kind, metric, _round(mean), None, n, _round(sd), per_seed))
+        # one seed: min() is that run's own interval
+        interval = [low, high] if len(seeds) == 1 and low is not None else None
+        rows.append((step, kind, metric, mean, interval, n, sd, per_seed))
     return sorted(rows, key=lambda row: (row[0], row[2]))
