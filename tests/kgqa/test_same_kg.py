@@ -71,7 +71,7 @@ def test_questions_and_embeddings_of_two_kgs_stop_the_qa_step(tmp_path, monkeypa
     world = TemporalKG.load(steps / "world").fingerprint
     other = TemporalKG.load(steps / "other").fingerprint
     message = str(err.value)
-    assert f"the questions ({steps / 'cronq' / 'kg.json'}) comes from KG {world}" in message
+    assert f"the questions ({steps / 'cronq' / 'kg.json'}) come from KG {world}" in message
     assert f"the embeddings ({steps / 'emb'}) from KG {other}: inputs of different KGs" in message
 
 
@@ -84,5 +84,5 @@ def test_an_artefact_without_a_fingerprint_passes_with_a_warning():
     ]
     same_kg(("a", "abc"), ("b", "abc"), warnings.append)
     assert len(warnings) == 1
-    with pytest.raises(ValueError, match=r"^a comes from KG abc, b from KG abd: "):
-        same_kg(("a", "abc"), ("b", "abd"), logging.warning)
+    with pytest.raises(ValueError, match=r"^the questions \(q\) come from KG abc, the embed"):
+        same_kg(("the questions (q)", "abc"), ("the embeddings (e)", "abd"), logging.warning)

@@ -176,6 +176,12 @@ def _output(out: Path | None) -> Iterator[Path]:
         yield Path(folder) / "out"
 
 
+def _untouched(out: Path | None) -> str:
+    """What a refused or interrupted command adds about its --out ("; nothing written to
+    OUT"); nothing without --out, whose temporary folder the user never named."""
+    return "" if out is None else f"; nothing written to {out}"
+
+
 def validate(
     model: type[BaseModel], values: dict[str, Any], arguments: frozenset[str] = frozenset()
 ) -> BaseModel:
@@ -277,12 +283,11 @@ def make_command(
                     keyed=keyed,
                 )
             except ValueError as err:  # the step computes aside: --out is untouched
-                said = spoken(str(err), kind, model)
-                raise ValueError(f"{said}; nothing written to {target}") from err
+                raise ValueError(spoken(str(err), kind, model) + _untouched(out)) from err
             except KeyboardInterrupt:  # finished work is in the cache: the same command resumes
                 console.print(
-                    "[yellow]interrupted[/]: run the same command again to resume; nothing "
-                    f"written to {escape(str(target))}",
+                    "[yellow]interrupted[/]: run the same command again to resume"
+                    + escape(_untouched(out)),
                     highlight=False,
                     soft_wrap=True,
                 )

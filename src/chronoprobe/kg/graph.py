@@ -520,7 +520,8 @@ def same_kg(
     ours: tuple[str, str | None], theirs: tuple[str, str | None], warn: Callable[[str], None]
 ) -> None:
     """Stop when two artefacts, each ``(where, KG fingerprint)``, come from different KGs; an
-    artefact of an older chronoprobe (no fingerprint) passes with a warning."""
+    artefact of an older chronoprobe (no fingerprint) passes with a warning. ``where`` names
+    them in the plural, as the callers do: "the questions (...)", "the embeddings (...)"."""
     (where, mine), (other, its) = ours, theirs
     if mine is None or its is None:
         older = where if mine is None else other
@@ -530,7 +531,7 @@ def same_kg(
         )
     elif mine != its:
         raise ValueError(
-            f"{where} comes from KG {mine}, {other} from KG {its}: inputs of different KGs; "
+            f"{where} come from KG {mine}, {other} from KG {its}: inputs of different KGs; "
             "build both from one KG directory"
         )
 
