@@ -105,3 +105,27 @@ def test_error_bars_come_from_the_sd_or_the_interval():
         [pytest.approx(0.3), 0.1],
         [pytest.approx(0.4), 0.1],
     ]
+
+
+def test_a_lone_step_repeated_over_seeds_shows_its_mean_and_sd(seeded_run):
+    """With no other step of its kind to compare with, a repeated step still shows its mean
+    ± sd over the seeds (each copy's section shows only its own seed)."""
+    import shutil
+
+    shutil.rmtree(seeded_run / "steps" / "baseline")
+    config = yaml.safe_load((seeded_run / "config.yaml").read_text())
+    config["steps"] = config["steps"][:1]
+    (seeded_run / "config.yaml").write_text(yaml.safe_dump(config))
+    html = write_report(seeded_run).read_text(encoding="utf-8")
+    assert "qa (3 seeds): the mean over the seeds, its error bar ± one sd:" in html
+    assert "0.500 ± 0.250" in html and "side by side" not in html
+
+
+def test_a_lone_step_run_once_is_not_compared_with_itself(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    config = {"name": "plain", "seed": 0, "steps": [{"id": "qa", "kind": "kgqa"}]}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+    _write_step(run_dir, "qa", {}, _qa_metrics([1, 2, 3, 4]))
+    html = write_report(run_dir).read_text(encoding="utf-8")
+    assert "± one sd:" not in html and "side by side" not in html

@@ -140,7 +140,7 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
         "tables and the true relation in the question's place, among the candidates of the "
         "answer type: the embeddings' ceiling. Missing bars: no test question of that group. "
         "Error bars: Wilson 95% intervals, or ± one sd over seeds for a step repeated over "
-        "them (the table gives both)."
+        "them; the table gives the same for each row: its interval, or its mean ± sd."
     )
     return embed(figure, alt=alt, caption=caption, data=data)
 

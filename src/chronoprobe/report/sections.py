@@ -159,18 +159,23 @@ def over_seeds(steps: list[StepInfo]) -> list[tuple[str, dict[str, Any]]]:
 def side_by_side(
     noun: str, plot: Callable[[list[tuple[str, dict[str, Any]]]], Block]
 ) -> CompareFunction:
-    """A comparison that plots the metrics of every step of the kind (two or more) in one
-    figure, under a line that counts them ("The run's 3 QA models, side by side:"); a step
-    repeated over seeds is one entry, its mean ± sd over them (:func:`over_seeds`)."""
+    """A comparison that plots the metrics of every step of the kind in one figure, under a
+    line that counts them ("The run's 3 QA models, side by side:"); a step repeated over seeds
+    is one entry, its mean ± sd over them (:func:`over_seeds`). A lone step is plotted only
+    when it was repeated over several seeds: its copies' sections show each seed, and this
+    figure their mean ± sd, which no section shows."""
 
     def compare(run: RunInfo, steps: list[StepInfo]) -> list[Block]:
         entries = over_seeds(steps)
-        if len(entries) < 2:
-            return []
         seeds = max((m.get("seeds", 1) for _, m in entries), default=1)
-        note = f"The run's {len(entries)} {noun}, side by side"
-        if seeds > 1:
-            note += " (a step repeated over seeds: the mean, its error bar ± one sd)"
+        if len(entries) == 1 and seeds > 1:
+            note = f"{entries[0][0]}: the mean over the seeds, its error bar ± one sd"
+        elif len(entries) < 2:
+            return []
+        else:
+            note = f"The run's {len(entries)} {noun}, side by side"
+            if seeds > 1:
+                note += " (a step repeated over seeds: the mean, its error bar ± one sd)"
         return [Text(note + ":"), plot(entries)]
 
     return compare
