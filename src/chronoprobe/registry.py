@@ -15,11 +15,15 @@ An unknown name is a ``KeyError`` that lists the known ones and suggests the nea
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import inspect
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -37,30 +41,89 @@ def env_plugins() -> list[str]:
 
 _MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
+# The plugin modules imported in this process, by name: the module and the SHA-256 of its file
+# as it was imported. The step cache keys on the digests, so that an edited plugin recomputes.
+_PLUGINS: dict[str, tuple[ModuleType, str | None]] = {}
 
-def import_plugin(module: str) -> str | None:
+
+def loaded_plugins() -> dict[str, str | None]:
+    """The SHA-256 of each plugin module's own file (not of the modules it imports), by module
+    name, for the plugins imported in this process; empty when none was."""
+    return {
+        name: digest
+        for name, (module, digest) in sorted(_PLUGINS.items())
+        if sys.modules.get(name) is module  # a test may forget a plugin it imported
+    }
+
+
+def _file_digest(module: ModuleType) -> str | None:
+    path = getattr(module, "__file__", None)
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
+
+
+def _plugin_folders(beside: Path | None) -> list[Path]:
+    """Where a plugin named by its module is found besides the Python path: the config's
+    folder (for a config's plugins) and the current directory."""
+    here = Path.cwd()
+    if beside is None or beside.resolve() == here:
+        return [here]
+    return [beside.resolve(), here]
+
+
+def _places(folders: list[Path]) -> str:
+    names = ["the config's folder", "the current directory"][-len(folders) :]
+    return ", ".join(f"{folder} ({name})" for folder, name in zip(folders, names, strict=True))
+
+
+def import_plugin(module: str, beside: Path | None = None) -> str | None:
     """Import a plugin module; returns why it failed (None when it did not), so that a bad
-    name or a plugin that breaks while importing is one line, not a traceback."""
+    name or a plugin that breaks while importing is one line, not a traceback.
+
+    The module is looked for on the Python path, then in the folder ``beside`` (a config's
+    own, for its plugins) and the current directory, as "importable from where you run" says:
+    the ``chronoprobe`` command, unlike ``python``, does not put the current directory on the
+    path. They go last, so a file there never hides an installed module. A name is a module's,
+    never a path or a file name, which are refused before anything is imported."""
+    folders = _plugin_folders(beside)
+    where = f"in {_places(folders)} or on the Python path"
+    if module.endswith(".py"):
+        return f"{module!r} is a file name; name its module instead ({module[:-3]}), found {where}"
     if not _MODULE_NAME.fullmatch(module):
         return (
-            f"{module!r} is not a module name; name a Python module importable from where you "
-            "run, e.g. my_plugin or my_package.steps (not a path)"
+            f"{module!r} is not a module name; name a Python module found {where}, e.g. "
+            "my_plugin (for my_plugin.py) or my_package.steps, not a path"
         )
+    for folder in folders:
+        if str(folder) not in sys.path:
+            sys.path.append(str(folder))
+    importlib.invalidate_caches()  # a plugin written a moment ago is found
     try:
-        importlib.import_module(module)
-    except ImportError as err:
-        return f"cannot import {module!r}: {err}"
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name is not None and (module == err.name or module.startswith(f"{err.name}.")):
+            return f"cannot import {module!r}: {err}; a plugin is a Python module found {where}"
+        return _failed(module, err)
     except Exception as err:  # the plugin's own code failed: say so, in one line
-        if os.environ.get("CHRONOPROBE_DEBUG"):
-            raise
-        return f"importing {module!r} failed: {type(err).__name__}: {err}"
+        return _failed(module, err)
+    _PLUGINS[module] = (loaded, _file_digest(loaded))
     return None
+
+
+def _failed(module: str, err: Exception) -> str:
+    """One line for a plugin whose own code failed while imported (its traceback with
+    CHRONOPROBE_DEBUG set)."""
+    if os.environ.get("CHRONOPROBE_DEBUG"):
+        raise err
+    return f"importing {module!r} failed: {type(err).__name__}: {err}"
 
 
 def nearest(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest known spelling, or nothing."""
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_FREE = object()  # a name a registry may take
 
 
 class Registry(Generic[T]):
@@ -80,8 +143,31 @@ class Registry(Generic[T]):
         return name in self._entries or name in self._builtins
 
     def add(self, name: str, entry: T) -> T:
+        """Register ``entry`` as ``name``. A name the registry already has, built in or added,
+        is refused: a plugin's ``VIEWS.add("pll", ...)`` would otherwise replace the built-in
+        for every command and step, and the step cache would serve the one's results for the
+        other. The very same object again is no clash (a module that registers it, imported
+        twice)."""
+        held = self._held(name)
+        if held is not _FREE and held is not entry:
+            origin = "built in" if name in self._builtins else "added earlier"
+            raise ValueError(
+                f"the {self.concept} registry already has {name!r} ({origin}); register yours "
+                "under another name"
+            )
         self._entries[name] = entry
         return entry
+
+    def _held(self, name: str) -> object:
+        """What ``name`` stands for already, or ``_FREE``: a name not taken, or a built-in one
+        its own module is registering as it loads (importing that module here hands back the
+        module being loaded, whose entry is not there yet)."""
+        if name not in self._entries and name in self._builtins:
+            module, _, attribute = self._builtins[name].partition(":")
+            loaded = importlib.import_module(module)
+            if name not in self._entries and attribute and hasattr(loaded, attribute):
+                return getattr(loaded, attribute)
+        return self._entries.get(name, _FREE)
 
     def register(self, name: str | None = None) -> Callable[[T], T]:
         """Decorator: register a class or function under ``name`` (default: its ``name``

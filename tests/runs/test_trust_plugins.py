@@ -82,7 +82,14 @@ def test_plugins_the_user_names_in_the_environment_need_no_flag(
         (
             '"../../x"',  # Failed before: TypeError (a relative import without a package)
             "exp.yaml:2: plugins[0]: '../../x' is not a module name; name a Python module "
-            "importable from where you run, e.g. my_plugin or my_package.steps (not a path)",
+            "found in {tmp} (the config's folder), {tmp}/cwd (the current directory) or on "
+            "the Python path, e.g. my_plugin (for my_plugin.py) or my_package.steps, not a path",
+        ),
+        (
+            "toyviews.py",  # Failed before: ran toyviews.py, then could not import 'toyviews.py'
+            "exp.yaml:2: plugins[0]: 'toyviews.py' is a file name; name its module instead "
+            "(toyviews), found in {tmp} (the config's folder), {tmp}/cwd (the current "
+            "directory) or on the Python path",
         ),
         ('"/etc/passwd"', "plugins[0]: '/etc/passwd' is not a module name"),
         ('".hidden"', "plugins[0]: '.hidden' is not a module name"),
@@ -92,11 +99,16 @@ def test_plugins_the_user_names_in_the_environment_need_no_flag(
 )
 def test_bad_plugins_are_one_line(write_config, tmp_path, monkeypatch, plugin, message):
     (tmp_path / "breaks_on_import.py").write_text("1 / 0\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "toyviews.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w')\n")
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    monkeypatch.setattr(sys, "path", list(sys.path))
     path = write_config(CONFIG.format(plugins=plugin))
     with pytest.raises(ConfigError) as caught:
         load_experiment(path, trust_plugins=True)
+    message = message.format(tmp=tmp_path.resolve())
     assert caught.value.problems[0].startswith(message) or message in caught.value.problems[0]
+    assert not (tmp_path / "ran").exists()  # a file name is refused before importing anything
     sys.modules.pop("breaks_on_import", None)
 
 

@@ -36,9 +36,18 @@ def canonical_json(value: Any) -> str:
 
 
 def step_key(
-    kind: str, params: Any, inputs: dict[str, str], seed: int, fingerprint: Any = None
+    kind: str,
+    params: Any,
+    inputs: dict[str, str],
+    seed: int,
+    fingerprint: Any = None,
+    plugins: dict[str, str | None] | None = None,
 ) -> str:
-    """The cache key: the kind, its params, the keys of its inputs, the seed and our version."""
+    """The cache key: the kind, its params, the keys of its inputs, the seed and our version,
+    and ``plugins``, the digest of each plugin module loaded (by name,
+    :func:`chronoprobe.registry.loaded_plugins`): a plugin's code makes a step's output as
+    much as chronoprobe's does, so an edited plugin must not be served its old results.
+    Without plugins the payload is what it always was, so existing entries stay valid."""
     payload = {
         "kind": kind,
         "params": params,
@@ -47,6 +56,8 @@ def step_key(
         "fingerprint": fingerprint,
         "chronoprobe": __version__,
     }
+    if plugins:
+        payload["plugins"] = plugins
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 

@@ -343,10 +343,12 @@ def _refuse_untrusted_plugins(config: ExperimentConfig, lines: _Lines, trusted: 
         )
 
 
-def _import_plugins(config: ExperimentConfig, lines: _Lines) -> list[str]:
+def _import_plugins(config: ExperimentConfig, lines: _Lines, folder: Path) -> list[str]:
+    """Import the config's plugins, found also in ``folder`` (the config's) and the current
+    directory; returns a line for each that cannot be imported."""
     problems = []
     for i, module in enumerate(config.plugins):
-        problem = import_plugin(module)
+        problem = import_plugin(module, beside=folder)
         if problem is not None:
             problems.append(f"{lines.locate(('plugins', i))}: plugins[{i}]: {problem}")
     return problems
@@ -440,7 +442,7 @@ def load_experiment(
     except ValidationError as err:
         raise ConfigError(_describe(err, (), data, lines, ExperimentConfig.model_fields)) from None
     _refuse_untrusted_plugins(config, lines, trust_plugins)
-    problems = _import_plugins(config, lines)
+    problems = _import_plugins(config, lines, path.parent)
     params, kinds, step_problems = _check_steps(config, data, path.parent, lines)
     if config.seeds and not step_problems:
         for loc, reason in seed_problems(config.steps, kinds, params, config.seeds):

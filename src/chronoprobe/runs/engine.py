@@ -30,6 +30,7 @@ from rich.text import Text
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.cache_dir import default_cache_dir
 from chronoprobe.core.progress import live_progress
+from chronoprobe.registry import loaded_plugins
 from chronoprobe.runs.cache import DamagedEntry, StepCache, step_key
 from chronoprobe.runs.config import ConfigError, Experiment, load_experiment
 from chronoprobe.runs.environment import environment
@@ -210,7 +211,9 @@ class StepExecutor:
         once = extra if isinstance(extra, ReadOnce) else None
         if once is not None:
             extra = {"read once": once.token}
-        key = step_key(kind.name, params.model_dump(mode="json"), input_keys, self.seed, extra)
+        plugins = loaded_plugins()
+        dumped = params.model_dump(mode="json")
+        key = step_key(kind.name, dumped, input_keys, self.seed, extra, plugins)
         cacheable = kind.cacheable and once is None
         started, began = _now(), time.perf_counter()
         cached = cacheable and self.use_cache and self.cache.has(kind.name, key)
@@ -222,7 +225,9 @@ class StepExecutor:
             _say(self.log, f"[bold]…[/] {label} running")
         with destination.staging() as staged:
             if cacheable:
-                origin = {"params": params.model_dump(mode="json"), "inputs": input_keys}
+                origin = {"params": dumped, "inputs": input_keys}
+                if plugins:  # a step continues only from one made by the same plugin code
+                    origin["plugins"] = plugins
                 job = _CacheJob(step_id, kind, key, params, inputs, label, origin)
                 cached, computed = self._serve(job, staged)
                 digests = {name: entry["sha256"] for name, entry in computed["files"].items()}
@@ -306,6 +311,7 @@ class StepExecutor:
                 value = record["params"][field]
                 same = {k: v for k, v in record["params"].items() if k != field} == want
                 same = same and record["inputs"] == origin["inputs"] and record["seed"] == self.seed
+                same = same and record.get("plugins") == origin.get("plugins")
             except (KeyError, TypeError, json.JSONDecodeError):
                 continue
             if same and value < origin["params"][field] and (best is None or value > best_value):
