@@ -8,6 +8,7 @@ import json
 
 import pyarrow as pa
 import pytest
+from pydantic import Field
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
@@ -37,21 +38,21 @@ def hits(predictions, resamples=RESAMPLES):
 
 
 def ajax_view(**options) -> View:
-    return View(
-        name="ajax",
-        help="Is Ajax among the answers?",
-        params=ProbeParams,
-        predict=says_ajax,
-        summarize=hits,
-        columns=lambda: [
+    fields = {
+        "name": "ajax",
+        "help": "Is Ajax among the answers?",
+        "params": ProbeParams,
+        "predict": says_ajax,
+        "summarize": hits,
+        "columns": lambda: [
             ("id", pa.string()),
             ("period", pa.string()),
             ("split", pa.string()),
             ("right", pa.bool_()),
         ],
-        stand_in=lambda params: Oracle(),
-        **options,
-    )
+        "stand_in": lambda params: Oracle(),
+    }
+    return View(**{**fields, **options})
 
 
 ROWS = [  # (period, split, labels): Ajax answers 3 of the 2019 rows and 1 of the 2020 rows
@@ -65,11 +66,11 @@ ROWS = [  # (period, split, labels): Ajax answers 3 of the 2019 rows and 1 of th
 ]
 
 
-@pytest.fixture
-def probed(tmp_path, request):
-    """The rows probed by the ajax view (its ``drift_rows`` as the test asks) for two models."""
+def probe(tmp_path, view: View, rows=ROWS, *options: str):
+    """``rows`` probed by ``view`` (registered as ajax) for two models: the command's exit
+    code and what it printed."""
     saved = dict(VIEWS._entries)
-    VIEWS.add("ajax", ajax_view(**request.param))
+    VIEWS.add("ajax", view)
     data = tmp_path / "data"
     data.mkdir()
     write_jsonl(
@@ -82,18 +83,23 @@ def probed(tmp_path, request):
                 "period": period,
                 **({"split": split} if split else {}),
             }
-            for i, (period, split, labels) in enumerate(ROWS)
+            for i, (period, split, labels) in enumerate(rows)
         ],
     )
-    out = tmp_path / "out"
-    result = runner.invoke(
-        app, ["probe", "ajax", str(data), "-m", "one", "-m", "two", "-o", str(out), "--no-cache"]
-    )
+    args = ["probe", "ajax", str(data), "-m", "one", "-m", "two", "-o", str(tmp_path / "out")]
     try:
-        assert result.exit_code == 0, result.output
-        yield out, result.output
+        result = runner.invoke(app, [*args, "--no-cache", *options])
     finally:
         VIEWS._entries = saved
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def probed(tmp_path, request):
+    """The rows probed by the ajax view (its ``drift_rows`` as the test asks) for two models."""
+    code, printed = probe(tmp_path, ajax_view(**request.param))
+    assert code == 0, printed
+    return tmp_path / "out", printed
 
 
 @pytest.mark.parametrize("probed", [{}], indirect=True)
@@ -131,3 +137,66 @@ def test_a_drift_view_at_the_defaults_gets_its_matrix_from_its_own_figures(probe
     section = section_kind("probe", record).build(probed, record)
     assert section.title == f"Probe ajax: {record['id']}"
     assert not any(isinstance(b, Text) and b.style == "error" for b in section.blocks)
+
+
+class WithDeleted(ProbeParams):
+    include_deleted: bool = Field(False, description="Count deleted rows overall.")
+
+
+# Ajax's membership of Player 0's club ended before 2020: a deleted row, the previous answers
+WITH_DELETED = [*ROWS, ("2020", "deleted", ["Ajax"])]
+
+
+@pytest.mark.parametrize(
+    ("options", "hits", "n"), [((), 4 / 7, 7), (("--include-deleted",), 5 / 8, 8)]
+)
+def test_a_drift_view_at_the_defaults_leaves_the_deleted_rows_out_as_its_matrix_does(
+    tmp_path, options, hits, n
+):
+    # Failed before: the overall figure counted the deleted row (5/8), the matrix did not.
+    view = ajax_view(drift_rows=True, params=WithDeleted)
+    code, printed = probe(tmp_path, view, WITH_DELETED, *options)
+    assert code == 0, printed
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    one = metrics["models"]["one"]
+    assert one["n"] == n and one["hits"] == pytest.approx(hits)
+    assert one["overall_excludes"] == ([] if options else ["deleted"])
+    matrix = json.loads((tmp_path / "out" / "matrix.json").read_text())["metrics"]["hits"]
+    assert matrix["all"]["counts"][0] == [4, n - 4]  # 2019, 2020: as the overall figure
+    assert matrix["deleted"]["values"][0] == [None, 1.0]  # the deleted split keeps its own
+
+
+def test_a_row_by_row_view_keeps_every_row_in_its_figures(tmp_path):
+    code, printed = probe(tmp_path, ajax_view(params=WithDeleted), WITH_DELETED)
+    assert code == 0, printed
+    one = json.loads((tmp_path / "out" / "metrics.json").read_text())["models"]["one"]
+    assert one["n"] == 8 and one["hits"] == pytest.approx(5 / 8) and "overall_excludes" not in one
+
+
+def test_columns_without_a_key_are_refused_before_any_row_is_answered(tmp_path):
+    # Failed before: every row was answered, then pyarrow's KeyError ('Field "split" does not
+    # exist in schema') ended the command in a traceback.
+    asked = []
+    columns = lambda: [("id", pa.string()), ("period", pa.string()), ("right", pa.bool_())]  # noqa: E731
+    view = ajax_view(columns=columns, stand_in=lambda params: asked.append(params) or Oracle())
+    code, printed = probe(tmp_path, view)
+    assert code == 2 and not asked and not (tmp_path / "out").exists()
+    assert "the ajax view's columns() lacks 'split', one of its keys (id, period, split)" in (
+        " ".join(printed.split())
+    )
+
+
+def test_a_prediction_that_does_not_fit_its_column_is_one_line_naming_the_column(tmp_path):
+    # Failed before: pyarrow.lib.ArrowTypeError: Expected bytes, got a 'bool' object
+    columns = lambda: [  # noqa: E731
+        ("id", pa.string()),
+        ("period", pa.string()),
+        ("split", pa.string()),
+        ("right", pa.string()),
+    ]
+    code, printed = probe(tmp_path, ajax_view(columns=columns))
+    assert code == 2 and "Traceback" not in printed
+    assert (
+        "view ajax: column 'right' is string in its columns(), but predict gave True (bool) "
+        "for row 'r0'; make the two agree"
+    ) in " ".join(printed.split())

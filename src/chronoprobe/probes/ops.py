@@ -75,10 +75,58 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
     if params.engine == "ray" and params.device_map is not None:
         problems.append("device_map applies to engine local only (a Ray actor holds one GPU)")
     problems += _check_served(params)
+    problems += _column_problems(VIEWS.get(params.view))
     unknown = sorted(set(getattr(params, "cutoff_years", {})) - set(params.models or ()))
     if unknown and params.models:
         problems.append(f"cutoff_years: names models not in `models`: {', '.join(unknown)}")
     return problems
+
+
+def _column_problems(view: View) -> list[str]:
+    """What can be told of a view's ``columns()`` before any model is loaded: each has a
+    pyarrow type, and each of the view's keys, which every prediction repeats, is one of them
+    (else the predictions table is refused after every row was answered)."""
+    import pyarrow as pa
+
+    columns = dict(view.columns())
+    untyped = [name for name, kind in columns.items() if not isinstance(kind, pa.DataType)]
+    if untyped:
+        kind = columns[untyped[0]]
+        return [
+            f"view: the {view.name} view's columns() gives {untyped[0]!r} the type {kind!r}, "
+            "not a pyarrow type (e.g. pa.string())"
+        ]
+    missing = [key for key in view.keys if key not in columns]
+    if missing:
+        return [
+            f"view: the {view.name} view's columns() lacks {missing[0]!r}, one of its keys "
+            f"({', '.join(view.keys)}), which every prediction repeats; add it, e.g. "
+            f"({missing[0]!r}, pa.string())"
+        ]
+    return []
+
+
+def _predictions_table(view: View, answered: list[dict], schema: Any) -> Any:
+    """``answered`` as a table of ``schema``; a value that does not fit its column's type
+    (as the view's ``columns()`` gives it) is one line naming the view, the column and the
+    row, not pyarrow's message, which names neither."""
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pylist(answered, schema=schema)
+    except (pa.ArrowException, TypeError, OverflowError):
+        for column in schema:
+            for row in answered:
+                value = row.get(column.name)
+                try:
+                    pa.array([value], type=column.type)
+                except (pa.ArrowException, TypeError, OverflowError):
+                    raise ValueError(
+                        f"view {view.name}: column {column.name!r} is {column.type} in its "
+                        f"columns(), but predict gave {value!r} ({type(value).__name__}) for "
+                        f"row {row.get('id')!r}; make the two agree"
+                    ) from None
+        raise
 
 
 def _check_served(params: Any) -> list[str]:
@@ -247,8 +295,6 @@ def _split_skipped(merged: Path, keys: list[str]) -> list[dict]:
 def _probe_models(ctx, view, params, models, data, rows_file, rows, remote, schema) -> None:
     """Each model's answers as one shard of the step, in order: from ``remote`` (its future,
     by model number) when the model was given to Ray, else probed here."""
-    import pyarrow as pa
-
     area = ctx.out_dir / SHARDS_DIR
     for index in ctx.shards("predictions", len(models)):
         name, spec = models[index]
@@ -264,7 +310,7 @@ def _probe_models(ctx, view, params, models, data, rows_file, rows, remote, sche
             answered = [{**by_query[q], **own, "model": name} for q, own in rows.values()]
         else:
             answered = [{**p, "model": name} for p in answers]
-        ctx.write_shard("predictions", index, pa.Table.from_pylist(answered, schema=schema))
+        ctx.write_shard("predictions", index, _predictions_table(view, answered, schema))
         record = {"params": mine.model_dump(mode="json"), **run}
         atomic_write_text(area / f"model-{index:05d}.json", json.dumps(record))
         shutil.rmtree(work)

@@ -23,10 +23,9 @@ from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import read_jsonl, write_jsonl
-from chronoprobe.probes.view import SKIPPED, VIEWS, View, check_rows_kind
+from chronoprobe.probes.view import DELETED, SKIPPED, VIEWS, View, check_rows_kind
 
 SHARD_ROWS = 8192
-DELETED = "deleted"
 
 
 def _grouped(predictions: Sequence[dict], *fields: str) -> dict[tuple, list[dict]]:

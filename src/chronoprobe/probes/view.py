@@ -26,6 +26,9 @@ from chronoprobe.registry import Registry
 
 Progress = Callable[[int, int], None] | None
 SKIPPED = "skipped"  # the field of a row a view did not answer; its value says why
+# the split of rows whose answers ended before their period: a test of forgetting, left out of
+# a drift view's overall and per-period figures unless included (``probes/runner.py``)
+DELETED = "deleted"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name a shell can export
 
 
@@ -247,8 +250,17 @@ class View:
     stand_in: Callable[[Any], Any] | None = None
 
     def model_metrics(self, predictions: Sequence[dict], params: Any) -> dict:
-        """One model's metrics.json entry."""
-        return self.metrics(predictions, params) if self.metrics else self.summarize(predictions)
+        """One model's metrics.json entry: the view's ``metrics``, else ``summarize`` over its
+        predictions. A drift view's deleted rows carry the previous period's answers, so by
+        default they are left out of its figures (as out of its matrix, and as the built-in
+        drift views do) unless its params have ``include_deleted`` set."""
+        if self.metrics:
+            return self.metrics(predictions, params)
+        if not self.drift_rows:
+            return self.summarize(predictions)
+        left_out = [] if getattr(params, "include_deleted", False) else [DELETED]
+        kept = [p for p in predictions if p.get("split") not in left_out]
+        return {**self.summarize(kept), "overall_excludes": left_out}
 
     def overall(self, per_model: dict[str, dict], params: Any) -> dict:
         """The figures over all models, beside their entries in metrics.json."""
