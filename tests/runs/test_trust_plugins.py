@@ -112,8 +112,10 @@ def test_bad_plugins_are_one_line(write_config, tmp_path, monkeypatch, plugin, m
     sys.modules.pop("breaks_on_import", None)
 
 
-def test_a_bad_name_in_the_environment_is_one_line(monkeypatch):
+@pytest.mark.parametrize("command", [["build", "--help"], ["run", "exp.yaml"]])
+def test_a_bad_name_in_the_environment_is_one_line(monkeypatch, command):
+    """run, too, imports the user's plugins (it went on without a word of them)."""
     monkeypatch.setenv("CHRONOPROBE_PLUGINS", "../../x")
-    result = CliRunner().invoke(app, ["build", "--help"])
+    result = CliRunner().invoke(app, command)
     assert result.exit_code == 2
     assert "error: CHRONOPROBE_PLUGINS: '../../x' is not a module name" in result.output

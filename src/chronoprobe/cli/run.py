@@ -73,10 +73,12 @@ def run(
 
     Example: chronoprobe run experiments/demo.yaml --out runs/demo
     """
+    from chronoprobe.cli.plugins import import_env_plugins
     from chronoprobe.runs.engine import run_experiment
 
     use_threads(threads)
     use_max_record(max_record_bytes)
+    import_env_plugins()  # as every other command does: their step kinds, views, builders
     try:
         result = run_experiment(
             config,
