@@ -86,6 +86,11 @@ DASH = "\u2013"  # en dash: a missing value, and year ranges
 class Percent(float):
     """A share in [0, 1] that reads as a percentage but stays a number (sorts, aligns right)."""
 
+    @classmethod
+    def of(cls, value: float | None) -> Percent | None:
+        """A share as a cell or tile: None (shown as a dash) where there is none."""
+        return None if value is None else cls(value)
+
 
 def format_value(value: Any) -> str:
     """Numbers as a reader wants them: thousands separated, a few significant digits."""

@@ -82,8 +82,8 @@ def sensitivity_table(sensitivity: dict[str, dict]) -> Table:
             _cell(s["original"]),
             _cell(s["no-ent"]),
             _cell(s["gap"]) if s["gap"] is not None else "\u2013",
-            Percent(s["median_increase"]) if s["median_increase"] is not None else "\u2013",
-            Percent(s["share_increased"]) if s["share_increased"] is not None else "\u2013",
+            Percent.of(s["median_increase"]),
+            Percent.of(s["share_increased"]),
         ]
         for subset, s in sensitivity.items()
     ]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
 from chronoprobe.probes.judging import RULES
@@ -20,10 +19,6 @@ from chronoprobe.report.blocks import (
 )
 from chronoprobe.report.plots import embed, error_rows, line_plot
 from chronoprobe.report.sections import per_model_section, section
-
-
-def _share(value: float | None) -> Any:
-    return "\u2013" if value is None else Percent(value)
 
 
 def _shares_chart(
@@ -81,8 +76,8 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
     data = Table(
         ["period", "rows", "accuracy", *CATEGORIES],
         [
-            [p, by_period[p]["n"], _share(by_period[p]["accuracy"])]
-            + [_share(by_period[p].get(c)) for c in CATEGORIES]
+            [p, by_period[p]["n"], Percent.of(by_period[p]["accuracy"])]
+            + [Percent.of(by_period[p].get(c)) for c in CATEGORIES]
             for p in periods
         ],
     )
@@ -106,9 +101,9 @@ def _group_table(groups: dict[str, dict], name: str, caption: str) -> Table:
     return Table(
         [name, "rows", *RULES, "other period", *CATEGORIES],
         [
-            [k, g["n"], *(_share(g.get(f"accuracy_{r}")) for r in RULES)]
-            + [_share(g.get("other_period"))]
-            + [_share(g.get(c)) for c in CATEGORIES]
+            [k, g["n"], *(Percent.of(g.get(f"accuracy_{r}")) for r in RULES)]
+            + [Percent.of(g.get("other_period"))]
+            + [Percent.of(g.get(c)) for c in CATEGORIES]
             for k, g in groups.items()
         ],
         caption=caption,
@@ -127,8 +122,8 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
         Stats(
             {
                 f"accuracy ({rule})": with_uncertainty(overall, "accuracy"),
-                "other period": _share(overall.get("other_period")),
-                **{c: _share(overall[c]) for c in CATEGORIES},
+                "other period": Percent.of(overall.get("other_period")),
+                **{c: Percent.of(overall[c]) for c in CATEGORIES},
             }
         ),
         _group_table({"all": overall}, "group", "Every rule side by side, overall."),
@@ -254,7 +249,7 @@ def win_rate_figure(model: str, by_precision_distance: dict[str, dict]) -> Block
         x.append(float(distance))
         y.append(value["win_rate"])
         groups.setdefault(precision, []).append(value)
-        rows.append([precision, int(distance), value["pairs"], _share(value["win_rate"])])
+        rows.append([precision, int(distance), value["pairs"], Percent.of(value["win_rate"])])
     errors = {p: error_rows([(v, "win_rate") for v in values]) for p, values in groups.items()}
     return _shares_chart(
         lines,
@@ -275,8 +270,8 @@ def date_context_blocks(model: str, m: dict) -> list[Block]:
     tiles = {
         "model": model,
         "pairs": overall["pairs"],
-        "win rate": _share(overall["win_rate"]),
-        "robust facts": _share(overall["robust"]),
+        "win rate": Percent.of(overall["win_rate"]),
+        "robust facts": Percent.of(overall["robust"]),
     }
     blocks: list[Block] = [Stats(tiles)]
     if m.get("by_precision_distance"):
@@ -285,7 +280,7 @@ def date_context_blocks(model: str, m: dict) -> list[Block]:
         Table(
             ["precision", "pairs", "win rate", "robust"],
             [
-                [p, v["pairs"], _share(v["win_rate"]), _share(v["robust"])]
+                [p, v["pairs"], Percent.of(v["win_rate"]), Percent.of(v["robust"])]
                 for p, v in m["by_precision"].items()
             ],
             caption="Robust: every wrong date of a fact at that precision scored below its "

@@ -17,16 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES
-from chronoprobe.report.blocks import (
-    Block,
-    Percent,
-    Section,
-    Stats,
-    Table,
-    Text,
-    format_value,
-    with_uncertainty,
-)
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text, with_uncertainty
 from chronoprobe.report.plots import embed, error_rows, grouped_bars
 from chronoprobe.report.sections import read_metrics, section, side_by_side
 from chronoprobe.report.tkg_section import bar_value, loss_curve
@@ -145,11 +136,6 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     return embed(figure, alt=alt, caption=caption, data=data)
 
 
-def _percent(value: float | None) -> Percent | None:
-    """A Hits@k tile: None ("-") for a group without a question, which has no figure."""
-    return None if value is None else Percent(value)
-
-
 @section(
     "kgqa",
     headline=("hits@1", "hits@10", "simple.hits@1", "complex.hits@1"),
@@ -169,17 +155,16 @@ def kgqa_section(step_dir: Path, record: dict) -> Section:
         "encoder reads": f"the {metrics.get('question_input', 'question')}",
         "answer type": "given (softmax per type)" if given else "not given (one softmax)",
         "test questions": metrics.get("questions", 0),
-        "Hits@1": _percent(metrics["hits@1"]),
-        "Hits@10": _percent(metrics["hits@10"]),
-        "simple Hits@1": _percent(metrics["simple"]["hits@1"]),
-        "complex Hits@1": _percent(metrics["complex"]["hits@1"]),
+        "Hits@1": Percent.of(metrics["hits@1"]),
+        "Hits@10": Percent.of(metrics["hits@10"]),
+        "simple Hits@1": Percent.of(metrics["simple"]["hits@1"]),
+        "complex Hits@1": Percent.of(metrics["complex"]["hits@1"]),
     }
     oracle = oracle_group(metrics.get("oracle_relation") or {}, "simple_entity")
     if oracle:
-        tiles["simple_entity Hits@1: model / oracle relation"] = (
-            f"{format_value(_percent(group_metrics(metrics, 'simple_entity').get('hits@1')))} / "
-            f"{format_value(_percent(oracle['hits@1']))}"
-        )
+        simple = group_metrics(metrics, "simple_entity").get("hits@1")
+        tiles["simple_entity Hits@1"] = Percent.of(simple)
+        tiles["simple_entity Hits@1, oracle relation"] = Percent.of(oracle["hits@1"])
     if "epoch" in metrics:  # the model tested: the best on valid, or the last
         tiles["epoch tested"] = metrics["epoch"]
     blocks: list[Block] = [Stats(tiles), hits_bars([(step_id, metrics)])]

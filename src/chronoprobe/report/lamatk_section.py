@@ -61,10 +61,6 @@ def _bars(groups: dict[str, dict], title: str, what: str) -> Block:
     return embed(figure, alt=alt, data=data)
 
 
-def _share(value: float | None) -> Percent | None:
-    return None if value is None else Percent(value)
-
-
 def _multi_share(metrics: dict[str, Any]) -> float | None:
     """The share of the recited rows that are multi-answer (None without a breakdown)."""
     answers = metrics.get("by_answers")
@@ -82,7 +78,7 @@ def _blocks(metrics: dict[str, Any], label: str) -> list[Block]:
                 "queries": metrics["queries"],
                 **({} if multi is None else {"multi-answer": Percent(multi)}),
                 **{
-                    m.replace("acc", "Acc").replace("hit", "Hit"): _share(metrics[m])
+                    m.replace("acc", "Acc").replace("hit", "Hit"): Percent.of(metrics[m])
                     for m in METRICS
                 },
             }
@@ -175,7 +171,7 @@ def _with_model(steps: list[_Step], text: str, step: _Step) -> str:
 
 
 def _metric_row(step: _Step, metrics: dict[str, Any]) -> list[Any]:
-    return [step.id, metrics["statements"], *(_share(metrics.get(m)) for m in METRICS)]
+    return [step.id, metrics["statements"], *(Percent.of(metrics.get(m)) for m in METRICS)]
 
 
 def capacity_curve(steps: list[_Step]) -> Block | None:
@@ -210,7 +206,7 @@ def capacity_curve(steps: list[_Step]) -> Block | None:
     data = Table(
         ["step", "statements", *METRICS, "multi-answer", "conflicts", "start"],
         [
-            [*_metric_row(s, s.metrics), _share(_multi_share(s.metrics)), s.conflicts, s.start]
+            [*_metric_row(s, s.metrics), Percent.of(_multi_share(s.metrics)), s.conflicts, s.start]
             for s in chosen
         ],
     )
