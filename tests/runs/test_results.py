@@ -112,3 +112,18 @@ def test_a_file_in_the_databases_place_that_is_no_database_is_refused(run_dir):
     with pytest.raises(ValueError, match="is no DuckDB database"):
         build_results(run_dir)
     assert (run_dir / "results.duckdb").read_text() == "my notes, not a database"
+
+
+def test_results_warn_of_steps_left_from_an_earlier_config(run_dir):
+    """As the report does: a run stopped after its config changed left steps of the old one,
+    whose figures the tables still hold."""
+    untouched = runner.invoke(app, ["results", str(run_dir)])
+    assert "warning" not in untouched.output
+    record_path = run_dir / "steps" / "sq-2" / "step.json"
+    record = json.loads(record_path.read_text())
+    record["params"] = {**record["params"], "shards": 99}
+    record_path.write_text(json.dumps(record))
+    result = runner.invoke(app, ["results", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "warning: sq-2: the outputs of an earlier config" in said

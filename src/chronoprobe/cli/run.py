@@ -218,6 +218,7 @@ def results(
     if sql is not None and metric is not None:
         raise ValueError("give --sql or --metric, not both")
     con = open_results(run_dir)
+    _warn_of_stale_steps(run_dir)
     try:
         if metric is not None:
             columns, rows = FIGURE_COLUMNS, figure_rows(con, metric)
@@ -240,3 +241,18 @@ def results(
         Console().print(table)
     else:
         typer.echo(table.render(fmt), nl=False)
+
+
+def _warn_of_stale_steps(folder: Path) -> None:
+    """Say on stderr which steps of a run hold an earlier config's outputs, as the report does:
+    their figures are in the tables, and are not what config.yaml asks for."""
+    from chronoprobe.report.rundir import is_run, load_run
+
+    stale = load_run(folder).stale if is_run(folder) else []
+    if stale:
+        console.print(
+            f"[yellow]warning:[/] {escape(', '.join(stale))}: the outputs of an earlier config "
+            "(their params differ from config.yaml's); run the config again to bring them up "
+            "to date",
+            highlight=False,
+        )

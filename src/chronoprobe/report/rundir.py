@@ -62,6 +62,7 @@ class RunInfo:
     environment: dict[str, Any]
     steps: list[StepInfo]
     problems: list[str] = field(default_factory=list)  # run files that could not be read
+    stale: list[str] = field(default_factory=list)  # steps holding an earlier config's outputs
     found: str = ""  # what a folder of outputs holds ("2 command outputs"); "" for a run
 
 
@@ -203,8 +204,7 @@ def load_run(run_dir: str | Path) -> RunInfo:
             for step_id in _copies(path, step["id"], config.get("seeds")):
                 step_dir = path / "steps" / step_id
                 steps.append(StepInfo(step_id, step["kind"], step_dir, *read_record(step_dir)))
-        records = {step.id: step.record for step in steps if step.record}
-        stale = stale_steps(config, records)
+        stale = stale_steps(config, {step.id: step.record for step in steps if step.record})
         if stale:
             many = len(stale) > 1
             problems.append(
@@ -213,7 +213,7 @@ def load_run(run_dir: str | Path) -> RunInfo:
                 "stopped before it reached them; run it again to bring them up to date"
             )
     else:
-        steps = _found_steps(path)
+        steps, stale = _found_steps(path), []
     name = config.get("name")
     return RunInfo(
         path,
@@ -223,4 +223,5 @@ def load_run(run_dir: str | Path) -> RunInfo:
         environment,
         steps,
         problems,
+        stale=stale,
     )
