@@ -168,3 +168,11 @@ def test_a_bad_value_in_a_comma_list_is_named(tmp_path):
     assert result.exit_code != 0
     assert "--distances" in result.output and "two" in result.output
     assert not (tmp_path / "d").exists()
+
+
+def test_a_builders_help_offers_only_the_inputs_it_reads():
+    """Every builder's --help offered --questions, which only timeline-oracle reads."""
+    drift = runner.invoke(app, ["build", "drift", "--help"], terminal_width=200)
+    oracle = runner.invoke(app, ["build", "timeline-oracle", "--help"], terminal_width=200)
+    assert drift.exit_code == oracle.exit_code == 0
+    assert "--questions" not in drift.output and "--questions" in oracle.output

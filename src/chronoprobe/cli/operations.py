@@ -126,15 +126,18 @@ def _field_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
-def _input_parameter(kind: StepKind, index: int) -> inspect.Parameter:
+def _input_parameter(kind: StepKind, index: int, hidden: bool = False) -> inspect.Parameter:
+    """The command-line parameter of one input (``hidden``: accepted, not in --help)."""
     declared = kind.inputs[index]  # type: ignore[index]
     default = ... if declared.required else None
     if declared.option:
         flag = "--" + declared.name.replace("_", "-")
-        info = typer.Option(default, flag, help=declared.help)
+        info = typer.Option(default, flag, help=declared.help, hidden=hidden)
     else:
         metavar = declared.name.upper()
-        info = typer.Argument(default, help=declared.help, show_default=False, metavar=metavar)
+        info = typer.Argument(
+            default, help=declared.help, show_default=False, metavar=metavar, hidden=hidden
+        )
     annotation = Path if declared.required else Path | None
     return inspect.Parameter(
         declared.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
@@ -228,11 +231,15 @@ def make_command(
     help_text: str,
     fixed: dict[str, Any] | None = None,
     name: str | None = None,
+    unread: frozenset[str] = frozenset(),
 ) -> Callable[..., None]:
-    """A typer command function running ``kind`` with ``model``'s fields as options."""
+    """A typer command function running ``kind`` with ``model``'s fields as options; the
+    inputs named in ``unread`` (another member's own) are left out of --help (given, they are
+    refused saying which member reads them)."""
     fixed = fixed or {}
     step_id = name or " ".join(kind.command or (kind.name,))
-    inputs = [_input_parameter(kind, i) for i in range(len(kind.inputs or ()))]
+    declared = kind.inputs or ()
+    inputs = [_input_parameter(kind, i, d.name in unread) for i, d in enumerate(declared)]
     fields = [_field_parameter(n, f) for n, f in model.model_fields.items() if n not in fixed]
     parameters = inputs + fields + _fixed_parameters(kind.out_optional)
     input_names = {p.name for p in inputs}
@@ -332,4 +339,7 @@ def _variant_command(kind: StepKind, variant: Variant) -> Callable[..., None]:
     fixed = {kind.variants.key: variant.name}  # type: ignore[union-attr]
     name = " ".join((*(kind.command or ()), variant.name))
     about = variant.help or _help(kind.variants.run_of(variant))  # type: ignore[union-attr]
-    return make_command(kind, variant.params, about, fixed, name)
+    # an optional input some members need is offered to those members only (build's questions)
+    needed = {n for m in kind.variants.members() for n in getattr(m, "needs", ())}  # type: ignore[union-attr]
+    unread = frozenset(needed - set(getattr(variant, "needs", ())))
+    return make_command(kind, variant.params, about, fixed, name, unread)
