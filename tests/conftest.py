@@ -1,4 +1,4 @@
-"""Suite-wide set-up: torch on one thread.
+"""Suite-wide set-up: torch on one thread, a private step cache per test, a one-row probe set.
 
 The models in the tests are tiny: one thread is faster than two handing work back and forth
 on a busy 2-core machine, and a fixed thread count keeps float sums (and so the comparisons of
@@ -38,3 +38,23 @@ def ray_session():
     ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture
+def one_row_set(tmp_path):
+    """A drift probe set of one row ("The capital of France is [MASK]."), for tests of what
+    commands say about their options, no model run."""
+    from chronoprobe.jsonl import write_jsonl
+
+    row = {
+        "id": "q1",
+        "period": "2019",
+        "relation": "P36",
+        "subject": "Q142",
+        "query": "The capital of France is [MASK].",
+        "answers": [],
+        "answer_labels": ["Paris"],
+        "split": None,
+    }
+    write_jsonl(tmp_path / "drift" / "examples.jsonl", [row])
+    return tmp_path / "drift"

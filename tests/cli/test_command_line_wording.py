@@ -11,21 +11,10 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.cli.wording import spoken
-from chronoprobe.jsonl import write_jsonl
 from chronoprobe.probes.cloze_views import PllParams
 from chronoprobe.steps import get_kind
 
 runner = CliRunner()
-ROW = {
-    "id": "q1",
-    "period": "2019",
-    "relation": "P36",
-    "subject": "Q142",
-    "query": "The capital of France is [MASK].",
-    "answers": [],
-    "answer_labels": ["Paris"],
-    "split": None,
-}
 
 
 def said(*args: str) -> str:
@@ -46,13 +35,12 @@ def test_fields_and_inputs_are_spelled_as_options_and_arguments():
     )
 
 
-def test_a_missing_rows_file_names_data_and_the_rows_option(tmp_path):
-    write_jsonl(tmp_path / "drift" / "examples.jsonl", [ROW])
+def test_a_missing_rows_file_names_data_and_the_rows_option(tmp_path, one_row_set):
     message = said(
-        "probe", "pll", str(tmp_path / "drift"), "-m", "package:smollm2", "--rows", "no.jsonl",
+        "probe", "pll", str(one_row_set), "-m", "package:smollm2", "--rows", "no.jsonl",
         "--out", str(tmp_path / "out"),
     )  # fmt: skip
-    assert f"error: {tmp_path / 'drift' / 'no.jsonl'}: no such file; DATA must hold" in message
+    assert f"error: {one_row_set / 'no.jsonl'}: no such file; DATA must hold" in message
     assert "(no.jsonl; another file of it with --rows); nothing written to" in message
     assert "input `data`" not in message
 
@@ -70,10 +58,9 @@ def test_a_kg_given_as_the_probe_set_is_named_a_kg(tmp_path, command):
     ) in message
 
 
-def test_a_served_option_for_a_local_model_is_named_as_typed(tmp_path):
-    write_jsonl(tmp_path / "drift" / "examples.jsonl", [ROW])
+def test_a_served_option_for_a_local_model_is_named_as_typed(tmp_path, one_row_set):
     message = said(
-        "probe", "generate", str(tmp_path / "drift"), "-m", "package:smollm2",
+        "probe", "generate", str(one_row_set), "-m", "package:smollm2",
         "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "out"),
     )  # fmt: skip
     assert message == "error: --base-url applies to openai: models only (-m openai:MODEL)"

@@ -8,26 +8,14 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.served import ServedLM
 from chronoprobe.probes.cloze_views import PllParams
 
 KEY = "sk-secret-123"
-ROW = {
-    "id": "q1",
-    "period": "2019",
-    "relation": "P36",
-    "subject": "Q142",
-    "query": "The capital of France is [MASK].",
-    "answers": [],
-    "answer_labels": ["Paris"],
-    "split": None,
-}
 
 
-def test_the_option_refuses_a_key_without_quoting_it(tmp_path):
-    write_jsonl(tmp_path / "drift" / "examples.jsonl", [ROW])
-    args = ["probe", "generate", str(tmp_path / "drift"), "-m", "openai:gpt-x"]
+def test_the_option_refuses_a_key_without_quoting_it(tmp_path, one_row_set):
+    args = ["probe", "generate", str(one_row_set), "-m", "openai:gpt-x"]
     result = CliRunner().invoke(app, [*args, "--api-key-env", KEY, "-o", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert " ".join(result.output.split()) == (
