@@ -164,7 +164,7 @@ def test_run_cli_takes_seeds(write_config, tmp_path):
     assert not (out / "steps" / "fit").exists()
     result = runner.invoke(app, ["run", str(config), "--out", str(out), "--seeds", "0,x"])
     assert result.exit_code == 2
-    assert "--seeds 0,x: 'x' is not a seed; give integers separated by commas" in result.output
+    assert "--seeds '0,x': 'x' is not a seed; give integers separated by commas" in result.output
 
 
 def _problems(path, **options) -> list[str]:

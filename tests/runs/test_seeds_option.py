@@ -22,7 +22,7 @@ def test_repeated_and_comma_separated_seeds_add_up():
 
 
 def test_a_value_that_is_no_seed_is_named():
-    with pytest.raises(ValueError, match=r"^--seeds 1,x: 'x' is not a seed; give integers"):
+    with pytest.raises(ValueError, match=r"^--seeds '1,x': 'x' is not a seed; give integers"):
         parse_seeds(["0", "1,x"])
 
 

@@ -107,7 +107,7 @@ def parse_seeds(given: list[str]) -> list[int]:
                 seeds.append(int(part))
             except ValueError:
                 raise ValueError(
-                    f"--seeds {text}: {part!r} is not a seed; give integers separated by "
+                    f"--seeds {text!r}: {part!r} is not a seed; give integers separated by "
                     "commas or repeat the option, e.g. --seeds 0,1,2"
                 ) from None
     return seeds
