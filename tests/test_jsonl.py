@@ -6,7 +6,13 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from chronoprobe.jsonl import json_items, numbered_lines, read_json_object, read_jsonl
+from chronoprobe.jsonl import (
+    json_items,
+    json_problem,
+    numbered_lines,
+    read_json_object,
+    read_jsonl,
+)
 
 
 class _Row(msgspec.Struct):
@@ -34,6 +40,20 @@ def test_a_bad_line_names_file_line_and_reason(tmp_path, line, reason):
         with pytest.raises(ValueError) as caught:
             read()
         assert str(caught.value) == f"{path}:2: {reason}"
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        msgspec.DecodeError("Invalid UTF-8 encoded string"),  # msgspec 0.20 and later
+        UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),  # msgspec 0.18-0.19
+        msgspec.DecodeError("some future wording (byte 3)"),
+        ValueError("an orjson-like message"),
+    ],
+)
+def test_invalid_utf8_is_found_in_the_bytes_whatever_the_decoder_raised(raised):
+    text = b'{"a": 1}\n{"b": "x\xfey"}'
+    assert json_problem(text, raised) == (2, "invalid UTF-8: byte 0xfe", "invalid UTF-8")
 
 
 def test_a_typed_line_that_does_not_fit_says_so(tmp_path):

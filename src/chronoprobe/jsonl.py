@@ -96,22 +96,35 @@ class JsonProblem(NamedTuple):
 
 
 def json_problem(text: bytes, err: Exception) -> JsonProblem:
-    """Where decoding ``text`` failed with ``err`` (one of :data:`DECODE_ERRORS`), and why."""
+    """Where decoding ``text`` failed with ``err`` (one of :data:`DECODE_ERRORS`), and why.
+
+    Invalid UTF-8 is found in ``text`` itself, whatever the decoder raised for it: msgspec
+    0.18-0.19 raise UnicodeDecodeError and later releases a DecodeError worded their own way,
+    and a message must not change with the installed release."""
+    bad = invalid_utf8(text)
+    if bad is not None:
+        return bad
     if isinstance(err, json.JSONDecodeError):
         return JsonProblem(err.lineno, f"invalid JSON: {err.msg}", "invalid JSON")
-    if isinstance(err, UnicodeDecodeError):
-        try:  # the decoder's position is within one string: find the byte in the whole text
-            text.decode("utf-8")
-            at = 0
-        except UnicodeDecodeError as whole:
-            at = whole.start
-        line = text.count(b"\n", 0, at) + 1
-        return JsonProblem(line, f"invalid UTF-8: byte 0x{text[at]:02x}", "invalid UTF-8")
     if isinstance(err, RecursionError):
         at, depth = _deepest(text)
         reason = f"JSON nested too deeply ({depth} levels)"
         return JsonProblem(text.count(b"\n", 0, at) + 1, reason, "JSON nested too deeply")
     return JsonProblem(line_at_byte(text, str(err)), f"invalid JSON: {err}", "invalid JSON")
+
+
+def invalid_utf8(text: bytes | str) -> JsonProblem | None:
+    """The first byte of ``text`` that is not UTF-8, with its line; None when all of it is.
+
+    A ``str`` (read by a reader that decoded with ``surrogateescape``) is checked as the bytes
+    it came from."""
+    raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        return JsonProblem(line, f"invalid UTF-8: byte 0x{raw[err.start]:02x}", "invalid UTF-8")
+    return None
 
 
 def _deepest(text: bytes) -> tuple[int, int]:

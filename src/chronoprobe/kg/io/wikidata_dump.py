@@ -745,10 +745,10 @@ def _add_line(decoder, line: memoryview, number: int, relations, out: _Rows) -> 
     except msgspec.ValidationError as err:
         kind = "entity without id" if "field `id`" in str(err) else "not a Wikidata entity"
         out.problems.append((number, f"not a Wikidata entity: {err}", kind))
-    except msgspec.DecodeError as err:
-        out.problems.append((number, f"malformed JSON: {err}", "malformed JSON"))
-    except (UnicodeDecodeError, RecursionError) as err:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as err:
         problem = json_problem(bytes(line), err)
+        if isinstance(err, msgspec.DecodeError) and problem.kind == "invalid JSON":
+            problem = problem._replace(reason=f"malformed JSON: {err}", kind="malformed JSON")
         out.problems.append((number, problem.reason, problem.kind))
 
 
