@@ -46,9 +46,10 @@ def start_transformers(continuous: bool) -> tuple[subprocess.Popen, str, str]:
     """transformers serve with SmolLM2 on a free port, once it answers /health."""
     import httpx
 
-    from chronoprobe.models.spec import _converted_gguf, resolve_spec
+    from chronoprobe.models.local import converted_gguf
+    from chronoprobe.models.spec import resolve_spec
 
-    weights = _converted_gguf(resolve_spec("package:smollm2")).location
+    weights = converted_gguf(resolve_spec("package:smollm2")).location
     port = free_port()
     command = [str(Path(sys.executable).with_name("transformers")), "serve", weights]
     command += ["--host", "127.0.0.1", "--port", str(port)]

@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kg",),
     ("datasets", "models"),
     ("probes", "train", "tkg", "kgqa", "export"),
-    ("runs",),
+    ("runs", "api"),
     ("report",),
     ("cli", "__main__"),
 )

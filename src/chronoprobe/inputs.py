@@ -293,3 +293,10 @@ def open_binary(path: str | Path, threads: int = 1) -> Iterator[BinaryIO]:
     """Open a plain, ``.gz`` or ``.bz2`` file for reading its decompressed bytes."""
     with open_decompressed(Path(path), threads) as (stream, _):
         yield stream
+
+
+def file_identity(path: str | Path) -> list:
+    """What a file holds, for a cache key: its name, size, modification and change times and
+    inode (an edit that restores the mtime still moves the change time)."""
+    info = os.stat(path)
+    return [str(path), info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]

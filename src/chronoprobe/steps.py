@@ -323,10 +323,11 @@ def variant_kind(name: str, key: str, registry: Registry[Any], **options: Any) -
 @dataclass(frozen=True)
 class ReadOnce:
     """A fingerprint saying a step's input cannot be told again: a pipe (``<(zcat dump.gz)``,
-    ``/dev/stdin``) has no size or time that says what it held, and is gone once read. The
-    step runs every time, under a key of its own, and is not cached."""
+    ``/dev/stdin``) has no size or time that says what it held, and is gone once read; a model
+    given as a Python object has no files that say what it is. The step runs every time, under
+    a key of its own, and is not cached; ``why`` says so in the run's log."""
 
-    what: str
+    why: str
     token: str = field(default_factory=lambda: os.urandom(16).hex())
 
 
@@ -338,7 +339,7 @@ def files_fingerprint(params: Any) -> list | ReadOnce | None:
     files = [f for p in paths for f in (sorted(p.rglob("*")) if p.is_dir() else [p])]
     pipes = [str(f) for f in files if is_pipe(f)]
     if pipes:
-        return ReadOnce(", ".join(pipes))
+        return ReadOnce(f"{', '.join(pipes)} is a pipe, read once")
     return [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()] or None
 
 

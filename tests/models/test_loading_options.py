@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from chronoprobe.cli.main import app
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.request_cache import model_fingerprint
-from chronoprobe.models.spec import load_model
+from chronoprobe.models.spec import LoadOptions, load_model, parse_spec
 from chronoprobe.models.tiny import random_model
 from chronoprobe.models.tokenizer import train_tokenizer
 
@@ -84,12 +84,11 @@ def test_revision_and_remote_code_reach_every_loading_call(monkeypatch):
 
 def test_the_answer_cache_keys_on_revision_and_remote_code(model_dir):
     model = load_model(str(model_dir), device="cpu")
-    plain = model_fingerprint("org/m", model)
-    assert model_fingerprint("org/m", model, {"revision": None, "trust_remote_code": False}) == (
-        plain  # answers stored before these options existed still count
-    )
-    revised = model_fingerprint("org/m", model, {"revision": "abc", "trust_remote_code": False})
-    trusted = model_fingerprint("org/m", model, {"revision": None, "trust_remote_code": True})
+    spec = parse_spec("org/m")
+    plain = model_fingerprint(spec, model)
+    assert model_fingerprint(spec, model, LoadOptions()) == plain
+    revised = model_fingerprint(spec, model, LoadOptions(revision="abc"))
+    trusted = model_fingerprint(spec, model, LoadOptions(trust_remote_code=True))
     assert len({plain, revised, trusted}) == 3
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from chronoprobe.models.request_cache import CachedModel, RequestStore, model_fingerprint
 from chronoprobe.models.requests import Cloze, GenerateRequest, RankRequest, ScoreRequest
+from chronoprobe.models.spec import parse_spec
 
 CLOZES = [Cloze.from_query(q) for q in ("Alice works for [MASK].", "[MASK] is in Paris.")]
 
@@ -79,7 +80,8 @@ def test_a_reopened_store_keeps_the_answers(adapters, tmp_path):
 def test_the_fingerprint_follows_the_weight_files(adapters, tmp_path):
     model = adapters("roberta")
     model.model.save_pretrained(tmp_path / "m")
-    first = model_fingerprint(str(tmp_path / "m"), model)
-    assert first == model_fingerprint(str(tmp_path / "m"), model)
+    spec = parse_spec(str(tmp_path / "m"))
+    first = model_fingerprint(spec, model)
+    assert first == model_fingerprint(spec, model)
     (tmp_path / "m" / "config.json").write_text("{}")
-    assert model_fingerprint(str(tmp_path / "m"), model) != first
+    assert model_fingerprint(spec, model) != first

@@ -285,16 +285,20 @@ def test_requests_no_server_can_answer_are_refused_naming_what_is_missing(method
 
 def test_the_key_is_not_part_of_the_answer_cache_key(tmp_path, monkeypatch):
     from chronoprobe.models.request_cache import answer_cache
+    from chronoprobe.models.spec import LoadOptions, parse_spec
 
+    spec = parse_spec("openai:tiny")
+    at = {url: LoadOptions(served={"base_url": url}) for url in ("http://127.0.0.1:9/v1", "x")}
     fingerprints = set()
     for key in ("sk-one", "sk-two"):
         monkeypatch.setenv("OPENAI_API_KEY", key)
         model = served("http://127.0.0.1:9/v1")
-        cached = answer_cache("openai:tiny", model, tmp_path)
+        cached = answer_cache(spec, model, tmp_path, at["http://127.0.0.1:9/v1"])
         fingerprints.add(cached.fingerprint)
         cached.store.close()
+        assert "sk-" not in json.dumps(spec.identity(at["http://127.0.0.1:9/v1"]))
     assert len(fingerprints) == 1
-    other = answer_cache("openai:tiny", served("http://127.0.0.1:8/v1"), tmp_path)
+    elsewhere = LoadOptions(served={"base_url": "http://127.0.0.1:8/v1"})
+    other = answer_cache(spec, served("http://127.0.0.1:8/v1"), tmp_path, elsewhere)
     assert other.fingerprint not in fingerprints  # another server is another model
     other.store.close()
-    assert json.dumps(served("http://127.0.0.1:9/v1").identity()).find("sk-") == -1

@@ -7,8 +7,9 @@ import transformers
 
 from chronoprobe.models import load_model, resolve_spec
 from chronoprobe.models.causal import CausalLM
+from chronoprobe.models.local import adapter_class, detect_family
 from chronoprobe.models.requests import Cloze, RankRequest, ScoreRequest
-from chronoprobe.models.spec import PACKAGES, adapter_class, detect_family
+from chronoprobe.models.spec import PACKAGES
 
 from .conftest import CLOZES, make_adapter
 

@@ -3,17 +3,15 @@ with the reason when their gap or label cannot fit; never a crash."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from chronoprobe.jsonl import read_jsonl, write_jsonl
+import chronoprobe
+from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.masked import MaskedLM
 from chronoprobe.models.requests import ScoreRequest
 from chronoprobe.models.tiny import random_model
 from chronoprobe.models.tokenizer import train_tokenizer
-from chronoprobe.probes import VIEWS, read_rows, run_probe
-from chronoprobe.probes.span_ppl import SpanPplParams
+from chronoprobe.probes import read_rows
 
 from .conftest import CORPUS
 
@@ -48,24 +46,27 @@ def test_pll_cuts_long_context_and_skips_a_label_that_cannot_fit(model, rows_fil
     assert model.max_positions == 13
     rows = read_rows(rows_file)
     assert len(model.tokenizer(rows[1].cloze.filled("Globex"))["input_ids"]) > 2 * 13
-    metrics = run_probe(rows_file, model, "pll", tmp_path / "pll")
+    result = chronoprobe.probe("pll", rows_file, model=model)
+    metrics = result.model()
     assert (metrics["predicted"], metrics["skipped"]) == (2, {REASON: 1})
-    assert list(read_jsonl(tmp_path / "pll" / "skipped.jsonl")) == [
-        {"id": "long-label", "period": None, "split": None, "skipped": REASON}
-    ]
-    predicted = {p["id"]: p for p in read_jsonl(tmp_path / "pll" / "predictions.jsonl")}
+    [skipped] = result.skipped.to_pylist()
+    assert (skipped["model"], skipped["id"], skipped["skipped"]) == (
+        model.name,
+        "long-label",
+        REASON,
+    )
+    predicted = {p["id"]: p for p in result.rows()}
     (score,) = model.score([ScoreRequest(rows[1].cloze, "Globex", right_context=True)])
     assert predicted["long"]["label_scores"] == {"Globex": score.logprob}
 
 
 def test_rank_and_generate_skip_what_cannot_fit(model, rows_file, tmp_path):
-    single = run_probe(rows_file, model, "single-token", tmp_path / "single")
+    single = chronoprobe.probe("single-token", rows_file, model=model).model()
     assert (single["predicted"], single["skipped"]) == (3, {})
     # eleven masks and the sentence's two special tokens fit in 13 positions, twelve do not
-    view = VIEWS["multi-token"]
-    fits = run_probe(rows_file, model, "multi-token", tmp_path / "m11", view.params(max_tokens=11))
+    fits = chronoprobe.probe("multi-token", rows_file, model=model, max_tokens=11).model()
     assert (fits["predicted"], fits["skipped"]) == (3, {})
-    over = run_probe(rows_file, model, "multi-token", tmp_path / "m12", view.params(max_tokens=12))
+    over = chronoprobe.probe("multi-token", rows_file, model=model, max_tokens=12).model()
     assert (over["predicted"], over["skipped"]) == (0, {REASON: 3})
 
 
@@ -95,11 +96,11 @@ def test_span_ppl_skips_an_example_once_for_all_its_conditions(model, tmp_path):
     }
     path = tmp_path / "examples.jsonl"
     write_jsonl(path, [long_span, short])
-    metrics = run_probe(path, model, "span-ppl", tmp_path / "ppl", SpanPplParams(seed=1))
+    result = chronoprobe.probe("span-ppl", path, model=model, seed=1)
+    metrics = result.model()
     assert (metrics["predicted"], metrics["skipped"]) == (4, {REASON: 1})
-    predicted = list(read_jsonl(tmp_path / "ppl" / "predictions.jsonl"))
+    predicted = result.rows()
     assert {(p["id"], p["condition"]) for p in predicted} == {
         ("e-short", c) for c in ("original", "no-ent", "random-def", "definition")
     }
-    written = json.loads((tmp_path / "ppl" / "metrics.json").read_text())
-    assert written["overall"]["definition"]["n"] == 1
+    assert metrics["overall"]["definition"]["n"] == 1

@@ -13,10 +13,9 @@ import pytest
 import torch
 from rich.console import Console
 
-from chronoprobe import models
 from chronoprobe.jsonl import read_jsonl, write_jsonl
-from chronoprobe.models import load_model
-from chronoprobe.probes import run_probe
+from chronoprobe.models import load_model, local
+from chronoprobe.probes import VIEWS
 from chronoprobe.probes.series_matrix import read_predictions
 from chronoprobe.runs.engine import run_experiment
 from chronoprobe.steps import StepContext, get_kind
@@ -63,23 +62,33 @@ def run_step(out: Path, inputs: dict, **values) -> dict:
     return json.loads((out / "metrics.json").read_text())
 
 
+def naive(view_name: str, spec: str, rows_file: Path) -> tuple[list[dict], dict]:
+    """A view's predictions and one model's metrics, each row asked as it is, in one list:
+    what the probe step's distinct queries and shards must give."""
+    view = VIEWS.get(view_name)
+    options = view.params(device="cpu")
+    model = load_model(spec, device="cpu")
+    answers = view.predict(model, view.rows.read(rows_file), options, None)
+    predictions = [p for p in answers if "skipped" not in p]
+    return predictions, view.model_metrics(predictions, options)
+
+
 @pytest.mark.parametrize("view", ["single-token", "multi-token", "pll"])
-def test_each_model_gets_the_runners_predictions_and_metrics(model_dirs, data_dir, tmp_path, view):
+def test_each_model_gets_the_predictions_and_metrics_of_every_row_asked(
+    model_dirs, data_dir, tmp_path, view
+):
     specs = [str(d) for d in model_dirs]
     metrics = run_step(tmp_path / "out", {"data": data_dir}, models=specs, view=view)
     predictions = read_predictions(tmp_path / "out" / "predictions.parquet")
     assert not (tmp_path / "out" / ".shards").exists()
     for spec in specs:
-        direct = run_probe(
-            data_dir / "examples.jsonl", load_model(spec, device="cpu"), view, tmp_path / "direct"
-        )
+        expected, direct = naive(view, spec, data_dir / "examples.jsonl")
         mine = [p for p in predictions if p["model"] == spec]
-        expected = list(read_jsonl(tmp_path / "direct" / "predictions.jsonl"))
         assert [p["id"] for p in mine] == [p["id"] for p in expected]
         for got, want in zip(mine, expected, strict=True):
             assert got["period"] == want["period"] and got["split"] == want["split"]
             assert got["relation"] == "P108" and got["query"].count("[MASK]") == 1
-            for key in set(want) - {"id", "period", "split"}:
+            for key in set(want) - {"id", "period", "split", "model"}:
                 assert close(got[key], want[key]), key
         ours = metrics["models"][spec]
         for group in ("overall", "by_period", "by_split"):
@@ -110,8 +119,9 @@ def test_a_device_map_step_gives_the_predictions_of_one_device(
     model_dirs, data_dir, tmp_path, monkeypatch
 ):
     spec, maps = str(model_dirs[0]), []
+    load = local.load_transformers
     monkeypatch.setattr(
-        models, "load_model", lambda *a, **k: maps.append(k["device_map"]) or load_model(*a, **k)
+        local, "load_transformers", lambda s, w, o: maps.append(o.device_map) or load(s, w, o)
     )
     whole = run_step(tmp_path / "whole", {"data": data_dir}, models=[spec], view="pll")
     placed = run_step(
@@ -186,17 +196,16 @@ def test_a_series_input_probes_every_model_named_by_its_period(model_dirs, data_
 def test_a_killed_step_resumes_at_the_first_unfinished_model(
     model_dirs, data_dir, tmp_path, monkeypatch
 ):
-    import chronoprobe.models as models
-
     loaded: list[str] = []
+    load = local.load_transformers
 
-    def flaky(spec, **kwargs):
-        loaded.append(spec)
-        if spec == str(model_dirs[1]) and loaded.count(spec) == 1:
+    def flaky(spec, source, options):
+        loaded.append(spec.text)
+        if spec.text == str(model_dirs[1]) and loaded.count(spec.text) == 1:
             raise KeyboardInterrupt  # killed while loading the second model
-        return load_model(spec, **kwargs)
+        return load(spec, source, options)
 
-    monkeypatch.setattr(models, "load_model", flaky)
+    monkeypatch.setattr(local, "load_transformers", flaky)
     specs = [str(d) for d in model_dirs]
     with pytest.raises(KeyboardInterrupt):
         run_step(tmp_path / "out", {"data": data_dir}, models=specs, view="pll")
@@ -354,25 +363,25 @@ def test_a_killed_ray_probe_resumes_at_its_missing_shards(
     """One model on two CPU actors: its 7 distinct queries in 2 shards of 4 rows (the batch
     size), one per actor; killed after the first shard came back, it answers the other only,
     and gives what a single process gives."""
-    from chronoprobe.probes.runner import ShardedProbe
+    from chronoprobe.probes.answering import ModelShards
 
     written: list[int] = []
-    write = ShardedProbe.write
+    write = ModelShards.write
 
-    def killed_after_one(probe, number, predictions):
+    def killed_after_one(shards, view, number, predictions):
         if written:
             raise KeyboardInterrupt
         written.append(number)
-        write(probe, number, predictions)
+        write(shards, view, number, predictions)
 
-    monkeypatch.setattr(ShardedProbe, "write", killed_after_one)
+    monkeypatch.setattr(ModelShards, "write", killed_after_one)
     spec = str(model_dirs[0])
     step = {**RAY, "models": [spec], "view": "pll", "batch_size": 4}
     with pytest.raises(KeyboardInterrupt):
         run_step(tmp_path / "out", {"data": data_dir}, **step)
     first = written.pop()
     monkeypatch.setattr(
-        ShardedProbe, "write", lambda probe, n, p: (written.append(n), write(probe, n, p))
+        ModelShards, "write", lambda shards, v, n, p: (written.append(n), write(shards, v, n, p))
     )
     run_step(tmp_path / "out", {"data": data_dir}, **step)
     assert written == [1 - first]  # 2 shards: only the one not finished was answered again

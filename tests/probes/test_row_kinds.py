@@ -7,7 +7,8 @@ import logging
 import pytest
 
 from chronoprobe.jsonl import write_jsonl
-from chronoprobe.probes import run_probe
+from chronoprobe.probes import VIEWS
+from chronoprobe.probes.answering import ProbeRows
 from chronoprobe.steps import StepContext, get_kind
 
 from .conftest import as_dicts
@@ -42,10 +43,15 @@ def rows_file(tmp_path, rows):
     return path
 
 
+def read_rows_for(view: str, path):
+    """The rows a probe step of ``view`` reads: a file of another kind is refused there."""
+    return ProbeRows.read(VIEWS.get(view), path.parent, path.name, None)
+
+
 def test_ecbd_examples_given_to_pll_name_the_span_ppl_view(tmp_path):
     path = rows_file(tmp_path, ECBD_ROWS)
     with pytest.raises(ValueError) as err:
-        run_probe(path, None, "pll", tmp_path / "out")
+        read_rows_for("pll", path)
     assert str(err.value) == (
         f"{path}:1: these are rows for the span-ppl view (fields definition, entity, id, "
         "mention_end, mention_start, sentence, span, span_end), not the pll view's (it needs "
@@ -61,7 +67,7 @@ def test_cloze_rows_given_to_span_ppl_name_every_cloze_view(tmp_path):
         r"single-token view \(fields answer_labels, answers, id, period, query, relation, split, "
         r"subject\)",
     ) as err:
-        run_probe(path, None, "span-ppl", tmp_path / "out")
+        read_rows_for("span-ppl", path)
     assert str(err.value).endswith(
         "not the span-ppl view's (it needs sentence, span_start, span_end, span); "
         "probe them with `chronoprobe probe generate`"
@@ -71,7 +77,7 @@ def test_cloze_rows_given_to_span_ppl_name_every_cloze_view(tmp_path):
 def test_statements_given_to_a_cloze_view_name_the_recite_view(tmp_path):
     path = rows_file(tmp_path, [STATEMENT])
     with pytest.raises(ValueError, match=r"these are rows for the recite view") as err:
-        run_probe(path, None, "pll", tmp_path / "out")
+        read_rows_for("pll", path)
     assert str(err.value).endswith("probe them with `chronoprobe probe recite`")
 
 

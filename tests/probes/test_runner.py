@@ -9,8 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
-from chronoprobe.jsonl import read_jsonl
-from chronoprobe.probes import VIEWS, metrics_by_group, read_rows, run_probe
+from chronoprobe.probes import VIEWS, metrics_by_group, read_rows
 from chronoprobe.probes.series_matrix import read_predictions
 
 
@@ -103,34 +102,53 @@ class Counting:
     """Wraps an adapter, counting rank calls and failing on the ``fail_at``-th one."""
 
     def __init__(self, model, fail_at=None):
-        self.model, self.fail_at, self.calls = model, fail_at, 0
-        self.name, self.family = model.name, model.family
+        self.inner, self.fail_at, self.calls = model, fail_at, 0
 
     def __getattr__(self, name):
-        return getattr(self.model, name)
+        return getattr(self.inner, name)
 
     def rank(self, *args, **kwargs):
         self.calls += 1
         if self.calls == self.fail_at:
             raise KeyboardInterrupt
-        return self.model.rank(*args, **kwargs)
+        return self.inner.rank(*args, **kwargs)
 
 
-def test_interrupted_run_resumes_from_finished_shards(tiny, examples, tmp_path):
-    whole = run_probe(examples, tiny(), "single-token", tmp_path / "whole", shard_rows=2)
-    expected = list(read_jsonl(tmp_path / "whole" / "predictions.jsonl"))
-    out = tmp_path / "resumed"
-    broken = Counting(tiny(), fail_at=3)
+def test_an_interrupted_probe_resumes_from_its_finished_shards(
+    tiny, examples, tmp_path, monkeypatch
+):
+    """Six distinct queries in shards of two: killed in the third rank call, the probe keeps the
+    two shards written, and answers the third one only when run again."""
+    import chronoprobe
+    from chronoprobe.models import local
+    from chronoprobe.probes import answering
+
+    model_dir = tmp_path / "model"
+    tiny().model.save_pretrained(model_dir)
+    tiny().tokenizer.save_pretrained(model_dir)
+    monkeypatch.setattr(answering, "SHARD_ROWS", 2)
+    options = {"device": "cpu", "reuse_answers": False}
+    load, wrapped = local.load_transformers, []
+
+    def counting(fail_at):
+        def loaded(spec, source, options):
+            wrapped.append(Counting(load(spec, source, options), fail_at))
+            return wrapped[-1]
+
+        return loaded
+
+    monkeypatch.setattr(local, "load_transformers", counting(3))
     with pytest.raises(KeyboardInterrupt):
-        run_probe(examples, broken, "single-token", out, shard_rows=2)
-    assert not (out / "predictions.jsonl").exists()
-    again = Counting(tiny())
-    metrics = run_probe(examples, again, "single-token", out, shard_rows=2)
-    assert again.calls == 2  # shards 0 and 1 were kept, 2 and 3 remained
-    assert list(read_jsonl(out / "predictions.jsonl")) == expected
-    assert metrics["overall"] == whole["overall"]
-    assert json.loads((out / "metrics.json").read_text())["by_split"] == whole["by_split"]
-    assert not (out / ".shards-single-token").exists()
+        chronoprobe.probe("single-token", examples, model=str(model_dir), **options)
+    monkeypatch.setattr(local, "load_transformers", counting(None))
+    again = chronoprobe.probe("single-token", examples, model=str(model_dir), **options)
+    assert wrapped[-1].calls == 1  # shards 0 and 1 were kept, 2 remained
+    whole = chronoprobe.probe(
+        "single-token", examples, model=str(model_dir), cache=False, **options
+    )
+    assert wrapped[-1].calls == 3
+    assert again.predictions == whole.predictions
+    assert again.metrics == whole.metrics
 
 
 def test_bad_row_names_file_and_line(tmp_path):

@@ -77,9 +77,10 @@ def smollm2_server(tmp_path_factory):
     Yields (base URL, model name, weights directory)."""
     pytest.importorskip("fastapi", reason="transformers serve needs 'chronoprobe[serve]'")
     pytest.importorskip("uvicorn", reason="transformers serve needs 'chronoprobe[serve]'")
-    from chronoprobe.models.spec import _converted_gguf, resolve_spec
+    from chronoprobe.models.local import converted_gguf
+    from chronoprobe.models.spec import resolve_spec
 
-    weights = _converted_gguf(resolve_spec("package:smollm2")).location
+    weights = converted_gguf(resolve_spec("package:smollm2")).location
     command = Path(sys.executable).with_name("transformers")
     port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"

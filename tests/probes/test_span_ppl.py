@@ -10,13 +10,14 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+import chronoprobe
 from chronoprobe.cli.main import app
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.models.requests import Cloze, ScoreRequest
 from chronoprobe.models.seq2seq import Seq2SeqLM
 from chronoprobe.models.tiny import random_model
 from chronoprobe.models.tokenizer import train_tokenizer
-from chronoprobe.probes import VIEWS, run_probe
+from chronoprobe.probes import VIEWS
 from chronoprobe.probes.span_ppl import (
     CONDITIONS,
     DefinitionPool,
@@ -153,10 +154,10 @@ def test_a_file_of_one_entity_scores_the_other_conditions_and_skips_random_def(t
         "random-def was not scored: random-def needs the definitions of at least two entities "
         "in the file."
     ]
-    three = SpanPplParams(conditions=("original", "no-ent", "definition"))
-    direct = run_probe(path, model, "span-ppl", tmp_path / "direct", three)
+    three = ("original", "no-ent", "definition")
+    direct = chronoprobe.probe("span-ppl", path, model=model, conditions=three).model()
     assert "skipped_conditions" not in direct and direct["skipped"] == {}
-    for condition in three.conditions:
+    for condition in three:
         assert metrics["overall"][condition]["perplexity"] == pytest.approx(
             direct["overall"][condition]["perplexity"], rel=1e-5
         )
@@ -339,15 +340,10 @@ def test_probe_command_runs_span_ppl(tiny, ecbd_file, tmp_path):
     assert set(metrics["by_group"]) == {"seen", "unseen", "popular"}
     assert list(metrics["by_year"]) == ["2019", "2020", "popular"]
     assert set(metrics["sensitivity"]) == {"all", "seen", "unseen", "popular"}
-    # the runner and the command agree
-    direct = run_probe(
-        ecbd_file,
-        model,
-        "span-ppl",
-        tmp_path / "direct",
-        SpanPplParams(conditions=("original", "no-ent"), cutoff_year=2019),
-        shard_rows=3,
-    )
+    # a model object from Python and the command agree
+    direct = chronoprobe.probe(
+        "span-ppl", ecbd_file, model=model, conditions=("original", "no-ent"), cutoff_year=2019
+    ).model()
     assert direct["overall"]["no-ent"]["perplexity"] == pytest.approx(
         metrics["overall"]["no-ent"]["perplexity"], rel=1e-4
     )
@@ -360,7 +356,7 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
 
     import pyarrow.parquet as pq
 
-    from chronoprobe.probes import ops
+    from chronoprobe.models import local
     from chronoprobe.report.ecbd_section import ecbd_section
     from chronoprobe.steps import SHARDS_DIR, StepContext, get_kind
 
@@ -385,15 +381,15 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     inputs = {"data": ecbd_file.parent}
     out = tmp_path / "step"
     ctx = StepContext("ecbd", out, tmp_path, seed=5, log=logging.getLogger("t"))
-    evaluate, calls = ops._probe_one, []
+    load, calls = local.load_transformers, []
 
-    def killed_at_second_model(ctx, view, params, name, spec, *paths):
-        calls.append(spec)
+    def killed_at_second_model(spec, source, options):
+        calls.append(spec.text)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return evaluate(ctx, view, params, name, spec, *paths)
+        return load(spec, source, options)
 
-    monkeypatch.setattr(ops, "_probe_one", killed_at_second_model)
+    monkeypatch.setattr(local, "load_transformers", killed_at_second_model)
     with pytest.raises(KeyboardInterrupt):
         kind.run(ctx, params, inputs)
     kind.run(ctx, params, inputs)
@@ -401,7 +397,7 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     table = pq.read_table(out / "predictions.parquet").to_pylist()
     assert len(table) == 2 * len(ROWS) * len(CONDITIONS)
     assert {r["model"] for r in table} == set(specs)
-    assert not (out / SHARDS_DIR / "runs").exists()
+    assert not (out / SHARDS_DIR).exists()
     metrics = json.loads((out / "metrics.json").read_text())
     llama, t5 = (metrics["models"][s] for s in specs)
     assert llama["options"]["seed"] == 5 and llama["cutoff_year"] == 2019
@@ -415,13 +411,9 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     }
     mean = llama["overall"]["definition"]["perplexity"] + t5["overall"]["definition"]["perplexity"]
     assert metrics["ppl_definition"] == pytest.approx(mean / 2)
-    direct = run_probe(
-        ecbd_file,
-        tiny("llama"),
-        "span-ppl",
-        tmp_path / "direct",
-        SpanPplParams(seed=5, cutoff_year=2019),
-    )
+    direct = chronoprobe.probe(
+        "span-ppl", ecbd_file, model=tiny("llama"), seed=5, cutoff_year=2019
+    ).model()
     for condition in CONDITIONS:  # the step's batch size differs: padding moves the last digits
         assert direct["overall"][condition]["perplexity"] == pytest.approx(
             llama["overall"][condition]["perplexity"], rel=1e-5

@@ -301,9 +301,7 @@ def test_dates_in_words_in_order():
 
 
 def test_probe_generate_judges_timeline_rows_by_category(tmp_path):
-    from chronoprobe.probes.generate import GenerateParams
-    from chronoprobe.probes.responses import Responses
-    from chronoprobe.probes.runner import run_probe
+    import chronoprobe
 
     rows, _ = generate(load_sample(), per_kind=3, seed=0)
     data = tmp_path / "questions.jsonl"
@@ -317,8 +315,7 @@ def test_probe_generate_judges_timeline_rows_by_category(tmp_path):
             for a in r["answer_labels"][:1]
         )
     )
-    params = GenerateParams(responses=answers)
-    metrics = run_probe(data, Responses.read(answers, None), "generate", tmp_path / "out", params)
+    metrics = chronoprobe.probe("generate", data, responses=answers).model()
     grid = metrics["timeline"]["grid"]
     assert grid["simple x retrieval"]["accuracy"] == 1.0
     assert grid["complex x timeline operation"]["accuracy"] == 0.0

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from chronoprobe.cli.main import app
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.metrics.uncertainty import RESAMPLES, proportion, summary
-from chronoprobe.probes.view import VIEWS, ProbeParams, View
+from chronoprobe.models.spec import SPEC_SCHEMES, ModelSpec
+from chronoprobe.probes.view import VIEWS, DriftMatrix, ProbeParams, View
 from chronoprobe.report.blocks import Stats, Table, Text
 from chronoprobe.report.sections import section_kind
 
@@ -26,6 +27,22 @@ class Oracle:
 
     name = "oracle"
     family = "none"
+
+
+ASKED: list = []  # the oracles loaded
+
+
+class OracleSpec(ModelSpec):
+    """``oracle:NAME``: a spec scheme of the test's own, as a plugin adds one."""
+
+    scheme = "oracle"
+
+    def weight_files(self) -> list:
+        return []
+
+    def load(self, options) -> Oracle:
+        ASKED.append(self.text)
+        return Oracle()
 
 
 def says_ajax(model, rows, params, progress):
@@ -50,7 +67,6 @@ def ajax_view(**options) -> View:
             ("split", pa.string()),
             ("right", pa.bool_()),
         ],
-        "stand_in": lambda params: Oracle(),
     }
     return View(**{**fields, **options})
 
@@ -69,8 +85,9 @@ ROWS = [  # (period, split, labels): Ajax answers 3 of the 2019 rows and 1 of th
 def probe(tmp_path, view: View, rows=ROWS, *options: str):
     """``rows`` probed by ``view`` (registered as ajax) for two models: the command's exit
     code and what it printed."""
-    saved = dict(VIEWS._entries)
+    saved, schemes = dict(VIEWS._entries), dict(SPEC_SCHEMES._entries)
     VIEWS.add("ajax", view)
+    SPEC_SCHEMES.add("oracle", OracleSpec)
     data = tmp_path / "data"
     data.mkdir()
     write_jsonl(
@@ -86,17 +103,18 @@ def probe(tmp_path, view: View, rows=ROWS, *options: str):
             for i, (period, split, labels) in enumerate(rows)
         ],
     )
-    args = ["probe", "ajax", str(data), "-m", "one", "-m", "two", "-o", str(tmp_path / "out")]
+    models = ["-m", "oracle:one", "-m", "oracle:two"]
+    args = ["probe", "ajax", str(data), *models, "-o", str(tmp_path / "out")]
     try:
         result = runner.invoke(app, [*args, "--no-cache", *options])
     finally:
-        VIEWS._entries = saved
+        VIEWS._entries, SPEC_SCHEMES._entries = saved, schemes
     return result.exit_code, result.output
 
 
 @pytest.fixture
 def probed(tmp_path, request):
-    """The rows probed by the ajax view (its ``drift_rows`` as the test asks) for two models."""
+    """The rows probed by the ajax view (its ``drift`` as the test asks) for two models."""
     code, printed = probe(tmp_path, ajax_view(**request.param))
     assert code == 0, printed
     return tmp_path / "out", printed
@@ -105,10 +123,10 @@ def probed(tmp_path, request):
 @pytest.mark.parametrize("probed", [{}], indirect=True)
 def test_a_view_at_the_defaults_is_no_drift_view_and_gets_the_section_of_any_view(probed):
     probed, printed = probed
-    assert not ajax_view().drift_rows
+    assert ajax_view().drift is None
     assert not (probed / "matrix.json").exists()
     metrics = json.loads((probed / "metrics.json").read_text())
-    one = metrics["models"]["one"]
+    one = metrics["models"]["oracle:one"]
     assert one["n"] == 7 and one["hits"] == pytest.approx(4 / 7)  # summarize, as it is
     assert set(metrics) == {"view", "rows", "model_count", "models"}  # no figures over models
     low, high = one["hits_ci95"]
@@ -119,11 +137,11 @@ def test_a_view_at_the_defaults_is_no_drift_view_and_gets_the_section_of_any_vie
     assert section.blocks[0] == Stats({"view": "ajax", "rows": 7, "models": 2})
     table = section.blocks[1]
     assert isinstance(table, Table) and table.columns == ["model", "hits", "predicted", "skipped"]
-    assert table.rows[0] == ["one", f"0.571 [{low:.3f}, {high:.3f}]", 7, 0]
+    assert table.rows[0] == ["oracle:one", f"0.571 [{low:.3f}, {high:.3f}]", 7, 0]
     assert not any(isinstance(b, Text) and b.style == "error" for b in section.blocks)
 
 
-@pytest.mark.parametrize("probed", [{"drift_rows": True}], indirect=True)
+@pytest.mark.parametrize("probed", [{"drift": DriftMatrix()}], indirect=True)
 def test_a_drift_view_at_the_defaults_gets_its_matrix_from_its_own_figures(probed):
     probed, _ = probed
     tables = json.loads((probed / "matrix.json").read_text())
@@ -154,11 +172,12 @@ def test_a_drift_view_at_the_defaults_leaves_the_deleted_rows_out_as_its_matrix_
     tmp_path, options, hits, n
 ):
     # Failed before: the overall figure counted the deleted row (5/8), the matrix did not.
-    view = ajax_view(drift_rows=True, params=WithDeleted)
+    drift = DriftMatrix(keeps_deleted=lambda params: params.include_deleted)
+    view = ajax_view(drift=drift, params=WithDeleted)
     code, printed = probe(tmp_path, view, WITH_DELETED, *options)
     assert code == 0, printed
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
-    one = metrics["models"]["one"]
+    one = metrics["models"]["oracle:one"]
     assert one["n"] == n and one["hits"] == pytest.approx(hits)
     assert one["overall_excludes"] == ([] if options else ["deleted"])
     matrix = json.loads((tmp_path / "out" / "matrix.json").read_text())["metrics"]["hits"]
@@ -169,18 +188,17 @@ def test_a_drift_view_at_the_defaults_leaves_the_deleted_rows_out_as_its_matrix_
 def test_a_row_by_row_view_keeps_every_row_in_its_figures(tmp_path):
     code, printed = probe(tmp_path, ajax_view(params=WithDeleted), WITH_DELETED)
     assert code == 0, printed
-    one = json.loads((tmp_path / "out" / "metrics.json").read_text())["models"]["one"]
+    one = json.loads((tmp_path / "out" / "metrics.json").read_text())["models"]["oracle:one"]
     assert one["n"] == 8 and one["hits"] == pytest.approx(5 / 8) and "overall_excludes" not in one
 
 
 def test_columns_without_a_key_are_refused_before_any_row_is_answered(tmp_path):
     # Failed before: every row was answered, then pyarrow's KeyError ('Field "split" does not
     # exist in schema') ended the command in a traceback.
-    asked = []
+    ASKED.clear()
     columns = lambda: [("id", pa.string()), ("period", pa.string()), ("right", pa.bool_())]  # noqa: E731
-    view = ajax_view(columns=columns, stand_in=lambda params: asked.append(params) or Oracle())
-    code, printed = probe(tmp_path, view)
-    assert code == 2 and not asked and not (tmp_path / "out").exists()
+    code, printed = probe(tmp_path, ajax_view(columns=columns))
+    assert code == 2 and not ASKED and not (tmp_path / "out").exists()
     assert "the ajax view's columns() lacks 'split', one of its keys (id, period, split)" in (
         " ".join(printed.split())
     )

@@ -78,8 +78,8 @@ def _views() -> Rows:
         {
             "view": name,
             "family": owners.get(name, ""),
-            "rows": view.rows_file,
-            "drift rows": view.drift_rows,
+            "rows": view.rows.file,
+            "drift rows": view.drift is not None,
             "report section": section_kind("probe", {"params": {"view": name}}).kind,
             "about": first_line(view.help),
         }

@@ -6,7 +6,8 @@ each answer over as it arrives, so that it is stored at once: a run killed halfw
 for the answers it got, and its re-run asks only for the others.
 
 :class:`CachedModel` wraps an adapter. Each request's answer is stored under a key made of the
-model's fingerprint (its spec, weight files, family, device type and dtype), the method and its
+model's fingerprint (its spec's: the content of its weight files, or its server; its family,
+device type and dtype), the method and its
 options (``top_k``, a restricted vocabulary...) and the request itself; a call answers what is
 stored and hands only the rest to the model, in one batch, keeping the caller's order. Answers
 are stored as JSON (the request module's dataclasses, by name), never pickled. The store is one
@@ -24,25 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.models import requests as request_types
+from chronoprobe.models.capabilities import AnswersAsTheyCome, CountsReused
+from chronoprobe.models.spec import LoadOptions, ModelSpec
 
 STORE_NAME = "requests.sqlite"
 
 
-def model_fingerprint(spec: str, model: Any, loading: dict[str, Any] | None = None) -> str:
-    """What decides a model's answers: its spec, its local weight files (names, sizes, times),
-    family, device type and dtype, and the ``loading`` options that pick other weights or code
-    (a hub revision, remote code; left out while all are unset, so earlier answers still
-    count)."""
-    identity = getattr(model, "identity", None)
-    if identity is not None:  # a served model: its server and name decide its answers
-        return hashlib.sha256(json.dumps([spec, identity()]).encode()).hexdigest()
-    path = Path(spec).expanduser()
-    files = sorted(path.rglob("*")) if path.is_dir() else [path] if path.is_file() else []
-    listing = [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
-    parameter = next(model.model.parameters(), None)
-    facts = [spec, listing, model.family, model.device.type, str(getattr(parameter, "dtype", ""))]
-    if loading and any(loading.values()):
-        facts.append(sorted(loading.items()))
+def model_fingerprint(spec: ModelSpec, model: Any, options: LoadOptions | None = None) -> str:
+    """What decides a model's answers: its spec's fingerprint (the content of its weight files,
+    or a served model's server and name, and the options that pick other weights or code),
+    and, for a model loaded here, its family, device type and dtype."""
+    from chronoprobe.models.base import LanguageModel
+
+    facts: list = [spec.fingerprint(options), model.family]
+    if isinstance(model, LanguageModel):
+        parameter = next(model.model.parameters(), None)
+        facts += [model.device.type, str(getattr(parameter, "dtype", ""))]
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()
 
 
@@ -95,12 +93,12 @@ class RequestStore:
 
 
 def answer_cache(
-    spec: str, model: Any, folder: Path, loading: dict[str, Any] | None = None
+    spec: ModelSpec, model: Any, folder: Path, options: LoadOptions | None = None
 ) -> CachedModel:
     """``model`` answering from, and into, the request store in ``folder`` (the step cache's
-    folder): processes that share the folder share the answers. ``loading``: see
-    :func:`model_fingerprint`."""
-    fingerprint = model_fingerprint(spec, model, loading)
+    folder): processes that share the folder share the answers (keyed by
+    :func:`model_fingerprint`)."""
+    fingerprint = model_fingerprint(spec, model, options)
     return CachedModel(model, fingerprint, RequestStore(folder / STORE_NAME))
 
 
@@ -141,10 +139,9 @@ class CachedModel:
         todo = [i for i, key in enumerate(keys) if key not in found]
         self.hits += len(requests) - len(todo)
         self.misses += len(todo)
-        reused = getattr(self.model, "reused", None)
-        if reused is not None and len(todo) < len(requests):
-            reused([found[key] for key in keys if key in found])
-        if todo and getattr(self.model, "answers_as_they_come", False):
+        if isinstance(self.model, CountsReused) and len(todo) < len(requests):
+            self.model.reused([found[key] for key in keys if key in found])
+        if todo and isinstance(self.model, AnswersAsTheyCome) and self.model.answers_as_they_come:
             # each answer is stored the moment it arrives: a killed run loses none of them
             def keep(index: int, answer: Any) -> None:
                 self.store.put({keys[todo[index]]: answer})

@@ -41,6 +41,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from chronoprobe.models.requests import Completion, PromptRequest, ScoreRequest, SpanScore
+from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
 
 PREFIX = "openai:"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -57,10 +58,6 @@ NO_LOGPROBS = (
 
 Keep = Callable[[int, Any], None] | None  # keep(index, answer), as each answer arrives
 Progress = Callable[[int, int], None] | None  # progress(done, total), in requests
-
-
-def is_served(spec: str) -> bool:
-    return spec.startswith(PREFIX)
 
 
 class ServedError(ValueError):
@@ -257,7 +254,7 @@ class ServedLM:
         self.model_name = spec.removeprefix(PREFIX)
         if not self.model_name:
             raise ValueError(f"{spec!r}: name the model after openai:, e.g. openai:gpt-4o-mini")
-        url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        url = server_url(base_url)
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(
@@ -285,11 +282,6 @@ class ServedLM:
     @property
     def unfit_reason(self) -> str:
         return self._unfit
-
-    def identity(self) -> list[str]:
-        """What decides this model's answers, for the request cache: the server and the model
-        name (never the key)."""
-        return ["served", self.base_url, self.model_name]
 
     def _fail(self, reason: str) -> ServedError:
         message = f"{self.name} at {self.base_url}: {reason}"
@@ -578,16 +570,41 @@ class ServedLM:
         return answers
 
 
-def connect(spec: str, options: dict[str, Any] | None, **loading: Any) -> ServedLM:
-    """The adapter for an ``openai:MODEL`` spec; ``options`` are :class:`ServedLM`'s (None:
-    its defaults). ``loading`` are :func:`~chronoprobe.models.load_model`'s options for
-    weights loaded here: one set to anything but its default is refused, as it would not
-    apply."""
-    defaults = {"family": "causal", "device": "auto", "dtype": "auto"}
-    for name, value in loading.items():
-        if value not in (None, False, defaults.get(name)):
-            flag = name.replace("_", "-")
-            raise ValueError(
-                f"{spec}: --{flag} applies to a model loaded here, not to one a server answers"
-            )
-    return ServedLM(spec, **{k: v for k, v in (options or {}).items() if v is not None})
+def server_url(base_url: str | None) -> str:
+    """The server a spec is asked at: ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's."""
+    return (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+
+
+class ServedSpec(ModelSpec):
+    """``openai:MODEL``: MODEL at an OpenAI-compatible server; its answers are decided by the
+    server and the model name (never the key)."""
+
+    scheme = "openai"
+    served = True
+
+    def locate(self) -> ModelSource:
+        return ModelSource(self.text)
+
+    def weight_files(self) -> list:
+        return []
+
+    def identity(self, options: LoadOptions | None) -> list:
+        served = options.served if options is not None else {}
+        return ["served", server_url(served.get("base_url")), self.body]
+
+    def load(self, options: LoadOptions) -> ServedLM:
+        """The client; a loading option set to anything but its default is refused, as it
+        would not apply to a model a server answers."""
+        defaults = LoadOptions()
+        for name in ("family", "device", "dtype", "device_map", "revision", "trust_remote_code"):
+            value = getattr(options, name)
+            if value not in (None, False, getattr(defaults, name)) and not (
+                name == "family" and value == ServedLM.family
+            ):
+                flag = name.replace("_", "-")
+                raise ValueError(
+                    f"{self.text}: --{flag} applies to a model loaded here, not to one a "
+                    "server answers"
+                )
+        served = {k: v for k, v in options.served.items() if v is not None}
+        return ServedLM(self.text, **served)

@@ -1,33 +1,233 @@
-"""Model specs: a Hugging Face id, a local directory, a .gguf file, package-shipped weights, or
-``openai:MODEL``, a model behind an OpenAI-compatible server (:mod:`chronoprobe.models.served`).
+"""Model specs, parsed once: what a user types after ``-m`` (or lists under ``models:``).
 
-``load_model(spec)`` resolves the spec, picks the family from the config (or is told it), loads
-weights with ``trust_remote_code`` off (unless asked) and wraps them in that family's
-adapter. GGUF weights are converted once (de-quantizing takes tens of seconds) into a
-``save_pretrained`` directory under the chronoprobe cache, which later loads read in about a
-second.
+A spec is read at the edge, when the options or the config are validated, into a
+:class:`ModelSpec` of one registered scheme, and everything after that asks the object: where
+its weights are (:meth:`ModelSpec.source`, resolved once), what decides its answers
+(:meth:`ModelSpec.fingerprint`, which the step cache and the answer cache both key on) and how
+to load it (:meth:`ModelSpec.load`). The schemes of :data:`SPEC_SCHEMES`:
+
+- ``package:NAME`` (or a bare ``NAME`` that is no path): weights a Python package ships
+  (``package:smollm2``: SmolLM2-135M-Instruct as GGUF, offline);
+- ``openai:MODEL``: a model behind an OpenAI-compatible server (:mod:`chronoprobe.models.served`);
+- a ``.gguf`` file, a LAMA-TK memorisation checkpoint (``symbolic``), a ``save_pretrained``
+  directory (``directory``), each told from what the path holds;
+- anything else: a Hugging Face hub id (``hub``).
+
+A scheme's name followed by a colon picks it explicitly (``directory:./model``). A plugin adds
+a scheme with ``SPEC_SCHEMES.add(NAME, cls)``: a :class:`ModelSpec` subclass whose ``load``
+returns an adapter, and whose ``claims`` may recognise paths of its own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
-import pickle
-import shutil
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
-import torch
-from safetensors import SafetensorError
+from chronoprobe.registry import Registry
 
-from chronoprobe.models.base import LanguageModel
-from chronoprobe.models.registry import ADAPTERS
+# the scheme that takes a spec no other scheme claims
+FALLBACK = "hub"
+_PREFIX = re.compile(r"([a-z][a-z0-9_-]*):(.*)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What ``from_pretrained`` gets: a directory or hub id, plus a GGUF file name inside it."""
+
+    location: str
+    gguf_file: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How a model is loaded (and, for a served one, asked): what ``load_model`` takes."""
+
+    family: str | None = None
+    device: str = "auto"
+    dtype: Any = "auto"  # a name of ``DTYPES`` or a torch dtype
+    batch_size: int = 64
+    device_map: str | dict | None = None
+    revision: str | None = None
+    trust_remote_code: bool = False
+    served: dict = field(default_factory=dict)  # ServedLM's options (openai: specs)
+
+    def answer_key(self) -> dict[str, Any]:
+        """What, beside the spec's fingerprint, picks other weights or code (unset: left out
+        of the answer cache's key, so that answers stored before these existed still count)."""
+        chosen = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
+        return chosen if any(chosen.values()) else {}
+
+
+@dataclass(frozen=True, eq=False)
+class ModelSpec:
+    """A parsed spec. ``text`` is what the user typed; it names the model in every output.
+
+    Subclasses are the schemes. ``claims(text)`` says whether a spec without a scheme prefix
+    is one of this scheme's (a path that holds what it loads); ``locate`` finds the weights;
+    ``load`` builds the adapter. Two specs are equal when their text is."""
+
+    text: str
+    scheme: ClassVar[str] = ""
+    served: ClassVar[bool] = False  # answered by a server, not loaded in this process
+    answers_cached: ClassVar[bool] = True  # its answers are kept in the answer cache
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def claims(cls, text: str) -> bool:
+        return False
+
+    @property
+    def body(self) -> str:
+        """The text after an explicit ``scheme:`` prefix (the whole text without one)."""
+        prefix = f"{self.scheme}:"
+        return self.text[len(prefix) :] if self.text.startswith(prefix) else self.text
+
+    def source(self) -> ModelSource:
+        """Where the weights are, found once per spec (:func:`resolve_spec`)."""
+        if "source" not in self._memo:
+            self._memo["source"] = resolve_spec(self)
+        return self._memo["source"]
+
+    def locate(self) -> ModelSource:
+        return ModelSource(self.body)
+
+    def weight_files(self) -> list[Path]:
+        """The local files the weights are read from (none for a hub id or a server)."""
+        source = self.source()
+        base = Path(source.location)
+        if source.gguf_file:
+            return [base / source.gguf_file]
+        return sorted(p for p in base.rglob("*") if p.is_file()) if base.is_dir() else []
+
+    def fingerprint(self, options: LoadOptions | None = None) -> str:
+        """What decides this model's answers: the identity of its weight files (their content,
+        see :func:`chronoprobe.inputs.file_identity`), or what a scheme says instead (a served
+        model's server), and the options that pick other weights or code."""
+        chosen = options.answer_key() if options is not None else {}
+        return _digest([self.scheme, self.text, *self.identity(options), chosen])
+
+    def identity(self, options: LoadOptions | None) -> list:
+        from chronoprobe.inputs import file_identity
+
+        return [file_identity(path) for path in self.weight_files()]
+
+    def load(self, options: LoadOptions) -> Any:
+        """The adapter answering this spec's requests."""
+        raise NotImplementedError(f"the {self.scheme} scheme loads no models")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelSpec) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """In a params model, a spec is validated from its text and written back as its text."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            _validated, serialization=core_schema.plain_serializer_function_ser_schema(str)
+        )
+
+
+def _validated(value: Any) -> ModelSpec:
+    if isinstance(value, ModelSpec):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"a model spec is text, not {type(value).__name__}")
+    try:
+        return parse_spec(value)
+    except FileNotFoundError as err:
+        raise ValueError(str(err)) from None
+
+
+def _digest(facts: list) -> str:
+    return hashlib.sha256(json.dumps(facts, default=str).encode()).hexdigest()
+
+
+SPEC_SCHEMES: Registry[type[ModelSpec]] = Registry(
+    "model spec scheme",
+    {
+        "package": "chronoprobe.models.local:PackageSpec",
+        "openai": "chronoprobe.models.served:ServedSpec",
+        "gguf": "chronoprobe.models.local:GGUFSpec",
+        "symbolic": "chronoprobe.train.lamatk.spec:SymbolicSpec",
+        "directory": "chronoprobe.models.local:DirectorySpec",
+        "hub": "chronoprobe.models.local:HubSpec",
+    },
+)
+
+
+def parse_spec(text: str) -> ModelSpec:
+    """The spec ``text`` as its scheme's object: an explicit ``scheme:`` prefix, else the first
+    scheme that claims it, else a hub id. A path that does not exist is an error, not a hub id."""
+    text = text.strip() if isinstance(text, str) else text
+    if not text:
+        raise ValueError("an empty model spec; name a model, e.g. -m package:smollm2")
+    match = _PREFIX.fullmatch(text)
+    if match and match.group(1) in SPEC_SCHEMES and not Path(text).exists():
+        return SPEC_SCHEMES.get(match.group(1))(text)
+    for name, scheme in SPEC_SCHEMES.items():
+        if name != FALLBACK and scheme.claims(text):
+            return scheme(text)
+    return SPEC_SCHEMES.get(FALLBACK)(text)
+
+
+def resolve_spec(spec: ModelSpec | str) -> ModelSource:
+    """Where a spec's weights live (its scheme's ``locate``); :meth:`ModelSpec.source` calls
+    it once per spec and keeps the answer."""
+    return (parse_spec(spec) if isinstance(spec, str) else spec).locate()
+
+
+def load_model(
+    spec: ModelSpec | str,
+    *,
+    family: str | None = None,
+    device: str = "auto",
+    dtype: Any = None,
+    batch_size: int = 64,
+    device_map: str | dict | None = None,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    served: dict | None = None,
+) -> Any:
+    """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says (a
+    torch dtype, or one of ``DTYPES``' names: ``float32``, ``bfloat16``, ``float16``).
+
+    ``device_map`` (``auto``, ``balanced``, ``sequential`` or a map of module names to devices)
+    lets accelerate place the model's layers across the GPUs of this machine, then the CPU,
+    for a model larger than one GPU; ``device`` then only picks the default dtype.
+    ``revision`` picks a hub model's branch, tag or commit; ``trust_remote_code`` lets a hub
+    model run the Python code its repository ships (off: only transformers' own classes).
+    An ``openai:MODEL`` spec is asked at its server with the ``served`` options
+    (:class:`~chronoprobe.models.served.ServedLM`)."""
+    options = LoadOptions(
+        family=family,
+        device=device,
+        dtype=dtype if dtype is not None else "auto",
+        batch_size=batch_size,
+        device_map=device_map,
+        revision=revision,
+        trust_remote_code=trust_remote_code,
+        served=served or {},
+    )
+    chosen = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
+    return chosen.load(options)
 
 
 @dataclass(frozen=True)
 class PackageWeights:
-    """Weights a Python package ships as a data file (found without importing the package)."""
+    """Weights a Python package ships as a data file or folder (found without importing it)."""
 
     package: str
     filename: str
@@ -45,36 +245,6 @@ PACKAGES: dict[str, PackageWeights] = {
 }
 
 
-@dataclass(frozen=True)
-class ModelSource:
-    """What ``from_pretrained`` gets: a directory or hub id, plus a GGUF file name inside it."""
-
-    location: str
-    gguf_file: str | None = None
-
-
-def resolve_spec(spec: str) -> ModelSource:
-    """Where a spec's weights live; a path that does not exist is an error, not a hub id."""
-    name = spec.removeprefix("package:")
-    if spec.startswith("package:") or (name in PACKAGES and not Path(spec).exists()):
-        if name not in PACKAGES:
-            raise ValueError(f"unknown package weights {name!r}; known: {', '.join(PACKAGES)}")
-        path = PACKAGES[name].path()
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: the package is installed but its weights are missing")
-        return ModelSource(str(path.parent), path.name)
-    path = Path(spec).expanduser()
-    if path.is_file() and path.suffix == ".gguf":
-        return ModelSource(str(path.parent), path.name)
-    if path.is_dir():
-        if not (path / "config.json").is_file() and not (path / "last").is_file():
-            raise ValueError(f"{path}: not a model directory (no config.json from save_pretrained)")
-        return ModelSource(str(path))
-    if spec.startswith((".", "/", "~")) or path.exists():
-        raise FileNotFoundError(f"{spec}: no such model directory or .gguf file")
-    return ModelSource(spec)
-
-
 def models_dir() -> Path:
     """Where converted GGUF weights are kept: ``CHRONOPROBE_MODELS``, else the cache's models/."""
     if os.environ.get("CHRONOPROBE_MODELS"):
@@ -82,198 +252,3 @@ def models_dir() -> Path:
     from chronoprobe.core.cache_dir import default_cache_dir
 
     return default_cache_dir() / "models"
-
-
-def _converted_gguf(source: ModelSource) -> ModelSource:
-    """A save_pretrained copy of GGUF weights, made on first use and reused after."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    gguf = Path(source.location) / str(source.gguf_file)
-    stat = gguf.stat()
-    key = hashlib.sha256(f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
-    target = models_dir() / f"{gguf.stem}-{key[:12]}"
-    if (target / "config.json").is_file():
-        return ModelSource(str(target))
-    staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        kwargs = {"gguf_file": gguf.name, "trust_remote_code": False}
-        AutoTokenizer.from_pretrained(gguf.parent, **kwargs).save_pretrained(staging)
-        dequantized = AutoModelForCausalLM.from_pretrained(gguf.parent, **kwargs)
-        # the loaded model still carries its GGUF quantizer, which refuses to save; a plain
-        # model of the same config takes over the de-quantized weights
-        config = dequantized.config
-        if hasattr(config, "quantization_config"):
-            del config.quantization_config
-        model = AutoModelForCausalLM.from_config(config)
-        model.load_state_dict(dequantized.state_dict())
-        model.save_pretrained(staging)
-        if not target.exists():
-            staging.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return ModelSource(str(target))
-
-
-def detect_family(config) -> str:
-    """masked, causal or seq2seq, from the config's architectures or its model type."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    if getattr(config, "is_encoder_decoder", False):
-        return "seq2seq"
-    for architecture in config.architectures or []:
-        if architecture.endswith("ForMaskedLM"):
-            return "masked"
-        if architecture.endswith(("ForCausalLM", "LMHeadModel")):
-            return "causal"
-    causal = config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    masked = config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-    if causal != masked:
-        return "causal" if causal else "masked"
-    raise ValueError(
-        f"cannot tell whether {config.model_type!r} is a masked or causal LM; pass the family"
-    )
-
-
-def weights_problem(err: Exception) -> str | None:
-    """Why weights did not load, for the errors that say the files are bad; None for others.
-
-    Weights load from safetensors, which holds tensors only, or from ``pytorch_model.bin``
-    through torch's weights-only unpickler, which builds tensors and plain containers and
-    refuses anything else (a pickle that would run code) before it runs.
-    """
-    first = str(err).splitlines()[0] if str(err) else type(err).__name__
-    if isinstance(err, SafetensorError):
-        return f"its safetensors weights are damaged or cut short ({first})"
-    if isinstance(err, pickle.UnpicklingError):
-        return (
-            "its pytorch_model.bin holds more than tensors (a pickle that would run code or "
-            "build other objects), and torch's weights-only unpickler refused it; nothing in it "
-            "ran. Load weights you trust, preferably as safetensors"
-        )
-    if isinstance(err, EOFError) or "PytorchStreamReader" in first:
-        return f"its pytorch_model.bin is damaged or cut short ({first})"
-    return None
-
-
-def checked_family(spec: str, config, family: str | None) -> str:
-    """The family to load ``spec`` as: the one asked for, unless the config says it is another
-    (a masked model read left to right, as a causal one, answers what it was never trained to,
-    without a word of warning), or the one the config tells."""
-    try:
-        told = detect_family(config)
-    except ValueError:
-        if family is None:
-            raise
-        return family  # the config does not tell: the user does
-    if family not in (None, told):
-        kind = ", ".join(config.architectures or [config.model_type])
-        raise ValueError(
-            f"model {spec!r} is a {told} model ({kind}), not {family}: read as a {family} model "
-            f"its answers would mean nothing; leave out --family, or pass --family {told}"
-        )
-    return told
-
-
-# --dtype's names; auto (None) is bf16 on a GPU and fp32 on the CPU
-DTYPES: dict[str, torch.dtype | None] = {
-    "auto": None,
-    "float32": torch.float32,
-    "bfloat16": torch.bfloat16,
-    "float16": torch.float16,
-}
-
-
-def adapter_class(family: str) -> type[LanguageModel]:
-    try:
-        return ADAPTERS.get(family)
-    except KeyError as err:
-        raise ValueError(err.args[0]) from None
-
-
-def load_model(
-    spec: str,
-    *,
-    family: str | None = None,
-    device: str = "auto",
-    dtype: torch.dtype | str | None = None,
-    batch_size: int = 64,
-    device_map: str | dict | None = None,
-    revision: str | None = None,
-    trust_remote_code: bool = False,
-    served: dict | None = None,
-) -> LanguageModel:
-    """The adapter for ``spec``: bf16 on a GPU and fp32 on the CPU unless ``dtype`` says (a
-    torch dtype, or one of :data:`DTYPES`' names).
-
-    ``device_map`` (``auto``, ``balanced``, ``sequential`` or a map of module names to devices)
-    lets accelerate place the model's layers across the GPUs of this machine, then the CPU,
-    for a model larger than one GPU; ``device`` then only picks the default dtype.
-    ``revision`` picks a hub model's branch, tag or commit; ``trust_remote_code`` lets a hub
-    model run the Python code its repository ships (off: only transformers' own classes).
-    An ``openai:MODEL`` spec is a model behind an OpenAI-compatible server, reached with the
-    ``served`` options (:class:`~chronoprobe.models.served.ServedLM`)."""
-    from chronoprobe.models.served import connect, is_served
-
-    if is_served(spec):
-        loading = {"family": family, "device": device, "dtype": dtype, "device_map": device_map}
-        loading |= {"revision": revision, "trust_remote_code": trust_remote_code}
-        return connect(spec, served, **loading)  # type: ignore[return-value]
-    from transformers import AutoConfig, AutoTokenizer
-
-    from chronoprobe.core.devices import resolve_device
-    from chronoprobe.core.hub import is_hub_id, load_options, unreachable_hint
-    from chronoprobe.models.registry import ADAPTERS
-
-    source = resolve_spec(spec)
-    if revision is not None and not is_hub_id(source.location):
-        raise ValueError(
-            f"--revision {revision}: model {spec!r} is a local one; a revision picks a branch, "
-            "tag or commit of a Hugging Face model"
-        )
-    if source.gguf_file:
-        source = _converted_gguf(source)
-    target = resolve_device(device)
-    symbolic = ADAPTERS.get("symbolic")  # LAMA-TK's memorisation checkpoints (train/lamatk)
-    if family in (None, "symbolic") and symbolic.recognizes(source.location):
-        return symbolic.load(source.location, target, batch_size=batch_size, name=spec)
-    hub = {
-        **load_options(source.location),
-        "revision": revision,
-        "trust_remote_code": trust_remote_code,
-    }
-    if isinstance(dtype, str):
-        dtype = DTYPES[dtype]
-    try:
-        config = AutoConfig.from_pretrained(source.location, **hub)
-        family = checked_family(spec, config, family)
-        cls = adapter_class(family)
-        auto = getattr(importlib.import_module("transformers"), cls.auto_class)
-        model = auto.from_pretrained(
-            source.location,
-            dtype=dtype or (torch.bfloat16 if target.type == "cuda" else torch.float32),
-            device_map=device_map,
-            **hub,
-        )
-        tokenizer = AutoTokenizer.from_pretrained(source.location, **hub)
-    except (SafetensorError, pickle.UnpicklingError, EOFError, RuntimeError) as err:
-        problem = weights_problem(err)
-        if problem is None:
-            raise
-        raise ValueError(f"cannot load model {spec!r}: {problem}") from None
-    except OSError as err:
-        if Path(source.location).is_dir():  # local files: the hub has nothing to do with it
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise ValueError(f"cannot load model {spec!r}: {first}") from None
-        hint = unreachable_hint(source.location)
-        detail = hint or f"{err}; "
-        raise ValueError(
-            f"cannot load model {spec!r}: {detail}offline, pass a local directory or "
-            f"package:{next(iter(PACKAGES))}"
-        ) from err
-    if device_map is None:
-        model = model.to(target)
-    return cls(model, tokenizer, batch_size=batch_size, name=spec)

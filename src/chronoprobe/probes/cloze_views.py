@@ -49,9 +49,9 @@ from chronoprobe.models.requests import (
     RankRequest,
     ScoreRequest,
 )
-from chronoprobe.probes.rows import ProbeRow, read_rows
+from chronoprobe.probes.rows import ProbeRow
 from chronoprobe.probes.series_matrix import with_temporal_ranks
-from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
+from chronoprobe.probes.view import SKIPPED, DriftMatrix, ProbeParams, Progress, View, mean
 from chronoprobe.templates import followed_by
 
 P_AT = (1, 10, 50, 100)
@@ -432,15 +432,16 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
     row but the deleted ones, and its metrics per period and split."""
 
     def metrics(predictions: Sequence[dict], params: ClozeParams) -> dict:
-        from chronoprobe.probes.runner import metrics_by_group, outside_all
+        from chronoprobe.probes.grouping import metrics_by_group, outside_all
         from chronoprobe.probes.series_matrix import metric_estimate
 
         own = VIEW_OBJECTS[view]
-        rows = own.prepare(predictions) if own.prepare else list(predictions)
-        headline = own.matrix_metrics[0]
+        drift = own.drift
+        rows = drift.prepare(predictions) if drift.prepare else list(predictions)
+        headline = drift.metrics[0]
         kept = [p for p in rows if p.get("split") not in outside_all(params.include_deleted)]
         grouped = metrics_by_group(own, rows, include_deleted=params.include_deleted)
-        out = {**metric_estimate(view, headline, kept).fields(headline), **grouped}
+        out = {**metric_estimate(own, headline, kept).fields(headline), **grouped}
         if "form" in dict(own.columns()):  # the views that ask gap-first rows as questions
             summarize = own.summarize
             forms = {f: [p for p in kept if p.get("form") == f] for f in ("cloze", "question")}
@@ -456,9 +457,9 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
 
 def _aggregate(view: str) -> Callable[[dict[str, dict], ClozeParams], dict]:
     def aggregate(per_model: dict[str, dict], params: ClozeParams) -> dict:
-        from chronoprobe.probes.runner import outside_all
+        from chronoprobe.probes.grouping import outside_all
 
-        headline = VIEW_OBJECTS[view].matrix_metrics[0]
+        headline = VIEW_OBJECTS[view].drift.metrics[0]
         values = [m[headline] for m in per_model.values() if m.get(headline) is not None]
         return {
             "metric": headline,
@@ -471,15 +472,28 @@ def _aggregate(view: str) -> Callable[[dict[str, dict], ClozeParams], dict]:
 
 def _figures(view: str) -> Callable[[dict], dict]:
     def figures(metrics: dict) -> dict:
-        headline = VIEW_OBJECTS[view].matrix_metrics[0]
+        headline = VIEW_OBJECTS[view].drift.metrics[0]
         overall = {k: v for k, v in metrics["overall"].items() if k != "n"}
         return {headline: metrics.get(headline), **overall}
 
     return figures
 
 
+def _keeps_deleted(params: ClozeParams) -> bool:
+    return params.include_deleted
+
+
 def _view(
-    name: str, help: str, params, predict, summarize, gap_first: str = ASKS_AS_QUESTION, **extra
+    name: str,
+    help: str,
+    params,
+    predict,
+    summarize,
+    matrix: tuple[str, ...],
+    gap_first: str = ASKS_AS_QUESTION,
+    prepare=None,
+    cell_metrics=None,
+    **extra,
 ) -> View:
     return View(
         name=name,
@@ -492,9 +506,8 @@ def _view(
         figures=_figures(name),
         metrics=_metrics(name),
         aggregate=_aggregate(name),
-        read=read_rows,
         warnings=gap_first_warnings(name, gap_first),
-        drift_rows=True,
+        drift=DriftMatrix(matrix, prepare, cell_metrics or {}, _keeps_deleted),
         **extra,
     )
 
@@ -506,7 +519,7 @@ SINGLE_TOKEN = _view(
     SingleTokenParams,
     single_token,
     summarize_single_token,
-    matrix_metrics=("P@1", "MRR", "P@10", "P@50", "P@100"),
+    ("P@1", "MRR", "P@10", "P@50", "P@100"),
 )
 MULTI_TOKEN = _view(
     "multi-token",
@@ -516,7 +529,7 @@ MULTI_TOKEN = _view(
     MultiTokenParams,
     multi_token,
     summarize_multi_token,
-    matrix_metrics=("f1", "exact_match", "rouge_l"),
+    ("f1", "exact_match", "rouge_l"),
     selection="of the greedy fillings of 1..M tokens, the one with the highest log-probability "
     "per scored token (selection mean, the default) or summed (selection sum; decoders score "
     "the filling and its closing); each model's 'selections' gives both",
@@ -556,8 +569,8 @@ PLL = _view(
     PllParams,
     pll,
     summarize_pll,
+    ("temporal_acc", "temporal_mrr", "median_nll", "mean_label_logprob"),
     gap_first=SCORES_WITH_RIGHT,
-    matrix_metrics=("temporal_acc", "temporal_mrr", "median_nll", "mean_label_logprob"),
     prepare=with_temporal_ranks,
     cell_metrics=PLL_CELL_METRICS,
 )

@@ -22,7 +22,7 @@ import msgspec
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.uncertainty import proportion
 from chronoprobe.models.requests import Cloze, ScoreRequest
-from chronoprobe.probes.view import ProbeParams, Progress, View, mean
+from chronoprobe.probes.view import ProbeParams, Progress, RowsFormat, View, mean
 
 KEYS = ("id", "fact", "relation", "precision", "kind", "distance", "date")
 PRECISION_ORDER = ("year", "month", "day")
@@ -179,7 +179,7 @@ DATE_CONTEXT = View(
         "robust": m["overall"]["robust"],
         **{f"win {p}": v["win_rate"] for p, v in m["by_precision"].items()},
     },
-    read=read_statements,
-    rows_file="statements.jsonl",
-    row_fields=("fact", "precision", "kind", "date", "span"),
+    rows=RowsFormat(
+        "statements.jsonl", ("fact", "precision", "kind", "date", "span"), read_statements
+    ),
 )

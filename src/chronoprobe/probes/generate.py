@@ -43,7 +43,7 @@ from chronoprobe.params import ExistingPath, seed_field
 from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
 from chronoprobe.probes.known_answers import KnownAnswers, answer_keys
-from chronoprobe.probes.responses import Responses
+from chronoprobe.probes.responses import Responses, ResponsesSpec
 from chronoprobe.probes.rows import ProbeLine, probe_lines
 from chronoprobe.probes.timeline_judging import (
     TIMELINE_FIELDS,
@@ -52,7 +52,7 @@ from chronoprobe.probes.timeline_judging import (
     timeline_key,
     timeline_metrics,
 )
-from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View, mean
+from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View, mean
 
 KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels", "timeline")
 PLACEHOLDERS = ("period", "statement", "query")
@@ -531,17 +531,17 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
     """Accuracy by every rule and category shares overall, per period, split and relation (per
     relation, as overall, without the deleted rows unless ``include_deleted``);
     fact timelines; with shots, how many rows got fewer exemplars than asked."""
-    from chronoprobe.probes.runner import _grouped, metrics_by_group, outside_all
+    from chronoprobe.probes.grouping import grouped, metrics_by_group, outside_all
 
     summarize = _summarize(params.match)
     view = dataclasses.replace(GENERATE, summarize=summarize)
-    grouped = metrics_by_group(view, predictions, include_deleted=params.include_deleted)
+    groups = metrics_by_group(view, predictions, include_deleted=params.include_deleted)
     left_out = outside_all(params.include_deleted)
     kept = [p for p in predictions if p.get("split") not in left_out]
     out = {
-        "accuracy": grouped["overall"]["accuracy"],
-        "accuracy_ci95": grouped["overall"]["accuracy_ci95"],
-        "accuracy_n": grouped["overall"]["n"],
+        "accuracy": groups["overall"]["accuracy"],
+        "accuracy_ci95": groups["overall"]["accuracy_ci95"],
+        "accuracy_n": groups["overall"]["n"],
         "match": params.match,
         "rules": list(RULES),
     }
@@ -554,9 +554,9 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
         }
     return {
         **out,
-        **grouped,
+        **groups,
         # as overall and per period: deleted rows (the previous period's answers) left out
-        "by_relation": {k[0]: summarize(g) for k, g in _grouped(kept, "relation").items()},
+        "by_relation": {k[0]: summarize(g) for k, g in grouped(kept, "relation").items()},
         "timelines": fact_timelines(predictions, include_deleted=params.include_deleted),
         **timeline_metrics(predictions, summarize),
     }
@@ -643,11 +643,11 @@ def _warnings(model, rows: Sequence[AskedRow], params: GenerateParams) -> list[s
     ]
 
 
-def _stand_in(params: GenerateParams) -> Responses | None:
+def _answered_by(params: GenerateParams) -> list[tuple[str, ResponsesSpec]]:
     """With ``responses``, the answers read from the file stand in for a model."""
     if params.responses is None:
-        return None
-    return Responses.read(params.responses, params.name)
+        return []
+    return [(params.name or params.responses.stem, ResponsesSpec(str(params.responses)))]
 
 
 GENERATE = View(
@@ -665,9 +665,9 @@ GENERATE = View(
     metrics=generate_metrics,
     aggregate=_aggregate,
     figures=_figures,
-    read=read_asked_rows,
+    rows=RowsFormat(read=read_asked_rows),
     selection="the first greedy answer (exemplar set 0), cut at the first newline or sentence "
     "end; judged by each rule: " + ", ".join(RULES),
     warnings=_warnings,
-    stand_in=_stand_in,
+    answered_by=_answered_by,
 )

@@ -3,95 +3,76 @@
 Each actor (a :class:`ModelWorker`) holds one model at a time on one GPU (Ray hands each its
 own; on a cluster without GPUs, one CPU). With several models, each model goes to a group of
 actors as one is free, so a model series spreads one model per actor; with fewer models than
-actors, each model's rows are cut into shards shared by its group's actors. Shards are the
-runner's (:class:`~chronoprobe.probes.runner.ShardedProbe`): each finished shard is a file, so a
-killed probe resumes at its missing shards, and the answers are gathered in input order, the
-same rows a single process writes.
+actors, each model's rows are cut into shards shared by its group's actors. The shards are the
+step's own (:class:`~chronoprobe.probes.answering.ModelShards`), written here as each comes
+back: a killed probe resumes at its missing shards, and the answers are the rows a single
+process writes.
 """
 
 from __future__ import annotations
 
 import gc
-import math
 import queue
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from chronoprobe.jsonl import read_jsonl
-from chronoprobe.probes.runner import SHARD_ROWS, ShardedProbe
-from chronoprobe.probes.view import VIEWS, View
-
-
-class _Named(NamedTuple):
-    """What metrics.json names of a model held by an actor."""
-
-    name: str
-    family: str
-
-
-def _own_params(view: View, params: dict) -> Any:
-    """The view's own params model from a step's params (which also name the view)."""
-    return view.params.model_validate(
-        {k: v for k, v in params.items() if k in view.params.model_fields}
-    )
+from chronoprobe.models.spec import LoadOptions, ModelSpec
+from chronoprobe.probes.answering import (
+    ModelShards,
+    ProbeRows,
+    model_record,
+    prepared,
+    ray_shard_rows,
+)
+from chronoprobe.probes.view import View
 
 
 class ModelWorker:
-    """A Ray actor's state: the model of the last spec it was asked for, loaded once.
-
-    ``load`` holds :func:`~chronoprobe.models.load_model`'s options, and ``answers_in``: the
-    folder of the request store to answer from and into (the command's step cache), or None,
-    with ``answer_key`` (what beside the spec keys the answers).
-    """
+    """A Ray actor's state: the model of the last spec it was asked for, loaded once, answering
+    from the request store in ``answers_in`` (the command's step cache) when that is given."""
 
     def __init__(self) -> None:
-        self.spec: str | None = None
+        self.spec: ModelSpec | None = None
         self.model = None
 
-    def _model(self, spec: str, load: dict):
+    def _model(self, spec: ModelSpec, options: LoadOptions, answers_in: str | None):
         if spec != self.spec:
-            if self.model is not None and hasattr(self.model, "store"):
+            from chronoprobe.models.request_cache import CachedModel, answer_cache
+
+            if isinstance(self.model, CachedModel):
                 self.model.store.close()
             self.model = self.spec = None
             gc.collect()
-            from chronoprobe.models import load_model
-
-            options = dict(load)
-            answers_in = options.pop("answers_in", None)
-            answer_key = options.pop("answer_key", None)
-            model = load_model(spec, **options)
+            model = spec.load(options)
             if answers_in is not None:
-                from chronoprobe.models.request_cache import answer_cache
-
-                model = answer_cache(spec, model, Path(answers_in), answer_key)
+                model = answer_cache(spec, model, Path(answers_in), options)
             self.model, self.spec = model, spec
         return self.model
 
-    def load(self, spec: str, load: dict) -> None:
-        self._model(spec, load)
+    def load(self, spec: ModelSpec, options: LoadOptions, answers_in: str | None) -> None:
+        self._model(spec, options, answers_in)
 
-    def prepare(self, spec: str, load: dict, view_name: str, params: dict, rows: list) -> tuple:
-        """The params to probe this model with (per-model options, and what was said about
-        them), its name and family, and the warnings about ``rows``."""
-        model, view, said = self._model(spec, load), VIEWS.get(view_name), []
-        mine = _own_params(view, params)
-        if view.for_model:
-            mine = view.for_model(mine, model, said.append)
-        warnings = view.warnings(model, rows, mine) if view.warnings else []
-        return mine.model_dump(mode="json"), _Named(model.name, model.family), warnings, said
+    def prepare(
+        self, spec, options, answers_in, view: View, params: Any, rows: ProbeRows
+    ) -> tuple[dict, list[str]]:
+        """The model's record before it answers (per-model params, family, warnings about
+        ``rows``) and what was said about its options."""
+        model, said = self._model(spec, options, answers_in), []
+        mine, warnings = prepared(view, params, model, rows, said.append)
+        return model_record(mine, model, rows, warnings), said
 
-    def predict(self, spec: str, load: dict, view_name: str, params: dict, rows: list) -> list:
-        view = VIEWS.get(view_name)
-        return view.predict(self._model(spec, load), rows, _own_params(view, params), None)
+    def predict(self, spec, options, answers_in, view: View, params: Any, rows: list) -> list:
+        return view.predict(self._model(spec, options, answers_in), rows, params, None)
 
 
 class RayProbes:
     """The models of one ``probe`` step, answered by Ray actors; :meth:`start` hands back one
-    future per model, each resolving to what the local ``_probe_one`` returns."""
+    future per model not finished, each resolving to the model's record once its shards are
+    written."""
 
-    def __init__(self, ctx, view: View, params: Any, models: list[tuple[str, str]]) -> None:
+    def __init__(self, ctx, view: View, params: Any, models: list[tuple[str, ModelSpec]]) -> None:
         from chronoprobe.core.ray_session import connect
 
         self.ctx, self.view, self.params, self.models = ctx, view, params, models
@@ -103,18 +84,18 @@ class RayProbes:
         self.actors = [actor.remote() for _ in range(workers)]
         self.executor: ThreadPoolExecutor | None = None
 
-    def start(self, todo: list[int], data: Path, rows_file: Path, area: Path) -> dict[int, Future]:
-        """Probe the models numbered ``todo``; each reads ``data`` and works under ``area``."""
+    def start(self, rows: ProbeRows) -> dict[int, Future]:
+        todo = [i for i in range(len(self.models)) if ModelShards(self.ctx, i).record() is None]
         groups = min(len(todo), len(self.actors)) or 1
         free: queue.Queue = queue.Queue()
         for first in range(groups):
             free.put(self.actors[first::groups])
         self.executor = ThreadPoolExecutor(groups, thread_name_prefix="ray-probe")
 
-        def probe(index: int):
+        def probe(index: int) -> dict:
             group = free.get()
             try:
-                return self._probe(index, group, data, rows_file, area)
+                return self._probe(index, group, rows)
             finally:
                 free.put(group)
 
@@ -126,57 +107,43 @@ class RayProbes:
         for actor in self.actors:
             self.ray.kill(actor)
 
-    def _probe(self, index: int, group: list, data: Path, rows_file: Path, area: Path) -> tuple:
+    def _probe(self, index: int, group: list, rows: ProbeRows) -> dict:
         ray, view, params = self.ray, self.view, self.params
         name, spec = self.models[index]
-        load = params.load_options()
-        if params.reuse_answers:
+        options = params.load_options()
+        answers_in = None
+        if params.reuse_answers and spec.answers_cached:
             from chronoprobe.core.cache_dir import default_cache_dir
 
-            load["answers_in"] = str(default_cache_dir())
-            load["answer_key"] = params.answer_key()
-        every = list(view.read(rows_file))[: params.limit]  # warnings count over the rows file
-        dumped = params.model_dump(mode="json")
-        prepared = group[0].prepare.remote(spec, load, view.name, dumped, every)
+            answers_in = str(default_cache_dir())
+        loading = (spec, options, answers_in)
+        prepare = group[0].prepare.remote(*loading, view, params, rows)
         for actor in group[1:]:  # the others load the model meanwhile
-            actor.load.remote(spec, load)
-        own, model, warnings, said = ray.get(prepared)
+            actor.load.remote(*loading)
+        record, said = ray.get(prepare)
         for line in said:
             self.ctx.log.info(line)
-        mine = type(params).model_validate({**dumped, **own})
-        limit = None if view.drift_rows else params.limit  # drift rows were limited already
-        rows = len(list(view.read(data))[:limit])
-        # about four shards per actor, each of at least a batch
-        shard_rows = min(SHARD_ROWS, max(params.batch_size, math.ceil(rows / (4 * len(group)))))
-        work = area / "runs" / f"{index:05d}"
-        probe = ShardedProbe.start(
-            data, model.name, view.name, work, mine, shard_rows=shard_rows, limit=limit
-        )
-        mine_dumped = mine.model_dump(mode="json")
+        mine = type(params).model_validate(record["params"])
+        shards = ModelShards(self.ctx, index)
+        size = ray_shard_rows(len(rows.asked), params.batch_size, len(group))
+        chunks = shards.plan(rows, size)
         tasks = {
-            group[n % len(group)].predict.remote(
-                spec, load, view.name, mine_dumped, probe.chunk(n)
-            ): n
-            for n in probe.missing()
+            group[n % len(group)].predict.remote(*loading, view, mine, chunks[n]): n
+            for n in shards.missing(chunks)
         }
+        asked = len(rows.asked)
         with self.ctx.progress_task(f"{name} ({view.name})") as progress:
-            done = (probe.shards - len(tasks)) * shard_rows
-            self._gather(probe, tasks, lambda size: progress(min(rows, done + size), rows))
-        metrics = probe.finish(model, warnings)
-        answers = [*read_jsonl(work / "predictions.jsonl"), *read_jsonl(work / "skipped.jsonl")]
-        return (
-            answers,
-            mine,
-            {"rows": metrics["rows"], "family": model.family, "warnings": warnings},
-        )
+            done = asked - sum(len(chunks[n]) for n in tasks.values())
+            self._gather(shards, chunks, tasks, lambda size: progress(done + size, asked))
+        return shards.finish(record)
 
-    def _gather(self, probe: ShardedProbe, tasks: dict, progress: Callable[[int], None]) -> None:
+    def _gather(self, shards: ModelShards, chunks, tasks: dict, progress: Callable) -> None:
         """Write each shard as its task finishes; ``progress`` is told the rows answered."""
         answered = 0
         while tasks:
             ready, _ = self.ray.wait(list(tasks), num_returns=1)
             for task in ready:
                 number = tasks.pop(task)
-                probe.write(number, self.ray.get(task))
-                answered += len(probe.chunk(number))
+                shards.write(self.view, number, self.ray.get(task))
+                answered += len(chunks[number])
             progress(answered)

@@ -20,8 +20,9 @@ from pydantic import Field
 
 from chronoprobe.metrics.ranking import acc_at_k, hit_at_k
 from chronoprobe.metrics.uncertainty import proportion, summary
+from chronoprobe.models.capabilities import RanksSymbols
 from chronoprobe.models.requests import Cloze, RankRequest
-from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, View
+from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View
 
 ACC_KS = (1, 5)
 HIT_KS = (5, 10)
@@ -65,7 +66,7 @@ def _column(metric: str) -> str:
 
 def predict_recite(model, rows: Sequence[dict], params: ReciteParams, progress: Progress):
     """One prediction per statement: the top symbols, the target's rank and each metric."""
-    if not hasattr(model, "symbol"):
+    if not isinstance(model, RanksSymbols):
         raise ValueError(NOT_SYMBOLIC.format(name=model.name))
     targets = [model.symbol(r["slot"], r["target"]) for r in rows]
     requests = [
@@ -171,7 +172,5 @@ RECITE = View(
     metrics=recite_metrics,
     aggregate=_aggregate,
     figures=lambda m: {"statements": m["statements"], **{k: m[k] for k in METRICS}},
-    read=_read,
-    rows_file="statements.jsonl",
-    row_fields=("text", "slot", "target"),
+    rows=RowsFormat("statements.jsonl", ("text", "slot", "target"), _read),
 )

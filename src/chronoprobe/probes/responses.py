@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
 
 FAMILY = "responses"  # the family a stand-in reports, in metrics.json
 SHAPE = '{"id": ROW_ID, "answer": TEXT}'
@@ -62,3 +65,21 @@ class Responses:
     def missing(self, ids: Collection[str]) -> int:
         """How many of ``ids`` have no answer."""
         return sum(row_id not in self.answers for row_id in ids)
+
+
+class ResponsesSpec(ModelSpec):
+    """Answers read from a file, in place of a model (the generate view's ``--responses``): what
+    decides them is the file's content. They are read, not asked, so the answer cache keeps
+    none of them."""
+
+    scheme = "responses"
+    answers_cached = False
+
+    def locate(self) -> ModelSource:
+        return ModelSource(self.body)
+
+    def weight_files(self) -> list[Path]:
+        return [Path(self.body)]
+
+    def load(self, options: LoadOptions) -> Any:
+        return Responses.read(self.body)

@@ -5,7 +5,7 @@ model trained on period t, tested on t-1, t and t+1: adapted models peak at t on
 split). Everything is computed from prediction rows that carry a ``model`` field, so a matrix
 can be recomputed from ``predictions.parquet`` without touching a model.
 
-A matrix shows the view's own metrics (``VIEWS[view].metric_names``: its ``matrix_metrics``,
+A matrix shows the view's own metrics (``View.metric_names``: its drift matrix's ``metrics``,
 else every figure its ``summarize`` gives); besides those, two kinds are computed here:
 
 - ``median_nll`` (pll): the median over gold labels of the negated summed log-probability,
@@ -31,8 +31,8 @@ import pyarrow.parquet as pq
 
 from chronoprobe.datasets.drift import SPLITS
 from chronoprobe.metrics.uncertainty import EMPTY, RESAMPLES, Estimate
-from chronoprobe.probes.runner import outside_all
-from chronoprobe.probes.view import VIEWS, View
+from chronoprobe.probes.grouping import outside_all
+from chronoprobe.probes.view import View
 from chronoprobe.time import Period
 
 ALL = "all"  # the split name of a matrix over every row
@@ -41,7 +41,12 @@ WINDOW = ("t-1", "t", "t+1")
 
 def read_predictions(path: str | Path) -> list[dict]:
     """Prediction rows of a ``predictions.parquet``, map columns back to dicts."""
-    rows = pq.read_table(path).to_pylist()
+    return prediction_rows(pq.read_table(path))
+
+
+def prediction_rows(table) -> list[dict]:
+    """The rows of a predictions table, map columns back to dicts."""
+    rows = table.to_pylist()
     for row in rows:
         for key in ("label_scores", "label_tokens"):
             if isinstance(row.get(key), list):
@@ -77,28 +82,20 @@ def with_temporal_ranks(predictions: Sequence[dict]) -> list[dict]:
     return out
 
 
-def _view(name: str) -> View:
-    """The view named ``name``; an unknown one is a ValueError naming the views there are."""
-    try:
-        return VIEWS.get(name)
-    except KeyError as err:
-        raise ValueError(err.args[0]) from None
-
-
 def metric_estimate(
-    view: str, metric: str, rows: Sequence[dict], resamples: int = RESAMPLES
+    view: View, metric: str, rows: Sequence[dict], resamples: int = RESAMPLES
 ) -> Estimate:
     """One metric of ``view`` over a group of its prediction rows, with its n and 95%
     interval (``resamples`` 0: the figure alone); no value for an empty group."""
     if not rows:
         return EMPTY
-    cell_metrics = _view(view).cell_metrics
+    cell_metrics = view.drift.cell_metrics if view.drift is not None else {}
     if metric in cell_metrics:
         return cell_metrics[metric](rows, resamples)
-    summary = _view(view).summarize(rows, resamples=resamples)
+    summary = view.summarize(rows, resamples=resamples)
     if metric not in summary:
-        known = ", ".join(_view(view).metric_names(rows))
-        raise ValueError(f"view {view!r} has no metric {metric!r}; choose one of {known}")
+        known = ", ".join(view.metric_names(rows))
+        raise ValueError(f"view {view.name!r} has no metric {metric!r}; choose one of {known}")
     value, interval = summary[metric], summary.get(f"{metric}_ci95")
     low, high = interval if interval else (None, None)
     n = summary.get(f"{metric}_n", summary["n"])
@@ -176,7 +173,7 @@ def _adjacent(periods: Sequence[str], j: int, k: int) -> bool:
 
 def series_matrix(
     predictions: Sequence[dict],
-    view: str,
+    view: View,
     metric: str | None = None,
     *,
     split: str = ALL,
@@ -193,14 +190,14 @@ def series_matrix(
     ``models`` and ``periods`` fix the order (default: models as they first appear, periods in
     calendar order); the rows go through the view's ``prepare`` here unless ``prepared``.
     """
-    own = _view(view)
     rows = list(predictions)
-    if own.prepare and rows and not prepared:
-        rows = own.prepare(rows)
+    prepare = view.drift.prepare if view.drift is not None else None
+    if prepare and rows and not prepared:
+        rows = prepare(rows)
     if metric is None:
-        names = own.metric_names(rows)
+        names = view.metric_names(rows)
         if not names:
-            raise ValueError(f"view {view!r} gives no figure with an interval to show")
+            raise ValueError(f"view {view.name!r} gives no figure with an interval to show")
         metric = names[0]
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
     periods = list(periods) if periods is not None else period_order([r["period"] for r in rows])
@@ -215,7 +212,9 @@ def series_matrix(
     values = [[e.value for e in row] for row in estimates]
     intervals = [[None if e.low is None else [e.low, e.high] for e in row] for row in estimates]
     counts = [[len(cells[m, p]) for p in periods] for m in models]
-    return SeriesMatrix(view, metric, split, models, periods, values, counts, left_out, intervals)
+    return SeriesMatrix(
+        view.name, metric, split, models, periods, values, counts, left_out, intervals
+    )
 
 
 def in_split(row: dict, split: str, left_out: Sequence[str]) -> bool:
@@ -227,7 +226,7 @@ def in_split(row: dict, split: str, left_out: Sequence[str]) -> bool:
 
 def series_tables(
     predictions: Sequence[dict],
-    view: str,
+    view: View,
     *,
     models: Sequence[str] | None = None,
     splits: Sequence[str] | None = None,
@@ -237,9 +236,9 @@ def series_tables(
     and ``overall`` (each model's value over all periods' rows of the split) with
     ``overall_ci95`` (its 95% interval). ``all`` leaves the deleted rows out unless
     ``include_deleted``."""
-    own = _view(view)
-    rows = own.prepare(predictions) if own.prepare else list(predictions)
-    names = own.metric_names(rows)
+    prepare = view.drift.prepare if view.drift is not None else None
+    rows = prepare(predictions) if prepare else list(predictions)
+    names = view.metric_names(rows)
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
     present = [s for s in SPLITS if any(r.get("split") == s for r in rows)]
     splits = [ALL, *(splits if splits is not None else present)]
@@ -270,7 +269,7 @@ def series_tables(
                 "overall_ci95": [None if e.low is None else [e.low, e.high] for e in overall],
             }
     return {
-        "view": view,
+        "view": view.name,
         "default_metric": names[0] if names else None,
         "all_excludes": left_out,
         "metrics": out,

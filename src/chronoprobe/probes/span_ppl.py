@@ -44,7 +44,7 @@ from chronoprobe.metrics.uncertainty import (
 from chronoprobe.metrics.uncertainty import median as median_estimate
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 from chronoprobe.params import seed_field
-from chronoprobe.probes.view import SKIPPED, ProbeParams, View
+from chronoprobe.probes.view import SKIPPED, ProbeParams, RowsFormat, View
 
 CONDITIONS = ("original", "no-ent", "random-def", "definition")
 Condition = Literal["original", "no-ent", "random-def", "definition"]
@@ -412,6 +412,14 @@ def span_ppl_metrics(predictions: Sequence[dict], params: SpanPplParams) -> dict
     return metrics
 
 
+def _cutoffs_of_probed_models(params: SpanPplParams, inputs: frozenset[str]) -> list[str]:
+    """Each model a cutoff year is given for is one of the models probed."""
+    unknown = sorted(set(params.cutoff_years) - {str(spec) for spec in params.models or ()})
+    if unknown and params.models:
+        return [f"cutoff_years: names models not in `models`: {', '.join(unknown)}"]
+    return []
+
+
 def _for_model(params: SpanPplParams, model, say) -> SpanPplParams:
     """The options one model is probed with: its own cutoff year, and Recall@10 only where
     the model can fill spans by beam search."""
@@ -461,7 +469,9 @@ SPAN_PPL = View(
     figures=lambda m: {f"ppl {c}": v.get("perplexity") for c, v in m["overall"].items()},
     metrics=span_ppl_metrics,
     aggregate=_aggregate,
-    read=read_examples,
-    row_fields=("sentence", "span_start", "span_end", "span"),
+    rows=RowsFormat(
+        "examples.jsonl", ("sentence", "span_start", "span_end", "span"), read_examples
+    ),
     for_model=_for_model,
+    check=_cutoffs_of_probed_models,
 )

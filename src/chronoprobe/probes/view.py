@@ -14,28 +14,31 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from chronoprobe.models.registry import ADAPTERS
-from chronoprobe.params import NOT_ECHOED, Cli, DeviceParams, choice_of
+from chronoprobe.models.spec import LoadOptions, ModelSpec
+from chronoprobe.params import NOT_ECHOED, Cli, DeviceParams, Params, choice_of
 from chronoprobe.probes.rows import read_rows
 from chronoprobe.registry import Registry
 
 Progress = Callable[[int, int], None] | None
 SKIPPED = "skipped"  # the field of a row a view did not answer; its value says why
 # the split of rows whose answers ended before their period: a test of forgetting, left out of
-# a drift view's overall and per-period figures unless included (``probes/runner.py``)
+# a drift view's overall and per-period figures unless it keeps them (``DriftMatrix``)
 DELETED = "deleted"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name a shell can export
 
 
-class ProbeParams(DeviceParams):
-    """What every view takes: which models, where, and which rows."""
+class ModelOptions(DeviceParams):
+    """Which models, and how they load."""
 
-    models: Annotated[list[str] | None, Cli(short="-m")] = Field(
+    panel: ClassVar[str] = "Model loading"
+
+    models: Annotated[list[ModelSpec] | None, Cli(short="-m")] = Field(
         None,
         description="Model specs to probe, in order: a Hugging Face id, a local "
         "save_pretrained directory, a .gguf file, package:smollm2 (offline), or openai:MODEL "
@@ -71,35 +74,13 @@ class ProbeParams(DeviceParams):
         "pinned with --revision to that commit. Off: only transformers' own classes load.",
     )
     batch_size: int = Field(64, ge=1, description="Sequences per forward pass.")
-    limit: int | None = Field(None, ge=1, description="Probe only the first N rows (a quick look).")
-    reuse_answers: bool = Field(
-        True,
-        description="Keep each request's answer in the cache's requests.sqlite and reuse it, so "
-        "another view or run asking the same of the same weights costs nothing (off: always "
-        "ask the model).",
-    )
-    rows: str | None = Field(
-        None,
-        description="Which file of the data directory holds the rows (default: the view's, "
-        "e.g. examples.jsonl).",
-    )
-    engine: Literal["local", "ray"] = Field(
-        "local",
-        description="Where models run: local (this process) or ray (Ray actors, each holding "
-        "a model on one GPU of the cluster of --address, or of a local Ray instance; several "
-        "models spread one per actor, one model's rows are shared by all; needs pip install "
-        "'chronoprobe[ray]').",
-    )
-    address: str | None = Field(
-        None,
-        description="Ray cluster address with engine ray, e.g. auto or ray://head:10001 "
-        "(default: RAY_ADDRESS, else a Ray instance started on this machine).",
-    )
-    workers: int | None = Field(
-        None,
-        ge=1,
-        description="Ray actors with engine ray (default: one per GPU of the cluster, else 1).",
-    )
+
+
+class ServedOptions(Params):
+    """How an ``openai:`` spec's server is asked (see :mod:`chronoprobe.models.served`)."""
+
+    panel: ClassVar[str] = "Served models (openai:)"
+
     base_url: str | None = Field(
         None,
         description="The OpenAI-compatible server an openai:MODEL spec is asked at (default: "
@@ -155,40 +136,99 @@ class ProbeParams(DeviceParams):
             )
         return name
 
-    def served_options(self) -> dict[str, Any]:
-        """How an ``openai:`` spec's server is asked (see ``chronoprobe.models.served``)."""
-        return {name: getattr(self, name) for name in SERVED_OPTIONS}
 
-    def load_options(self) -> dict[str, Any]:
-        """What :func:`~chronoprobe.models.load_model` takes from these params, here and in a
-        Ray actor alike (``device_map`` is the local engine's own)."""
-        return {
-            "family": self.family,
-            "device": self.device,
-            "batch_size": self.batch_size,
-            "dtype": self.dtype,
-            "revision": self.revision,
-            "trust_remote_code": self.trust_remote_code,
-            "served": self.served_options(),
-        }
+class EngineOptions(Params):
+    """Where the models run: this process, or Ray actors."""
 
-    def answer_key(self) -> dict[str, Any]:
-        """What, beside a model's spec and weights, decides its answers in the answer cache."""
-        return {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
+    panel: ClassVar[str] = "Engine"
+
+    engine: Literal["local", "ray"] = Field(
+        "local",
+        description="Where models run: local (this process) or ray (Ray actors, each holding "
+        "a model on one GPU of the cluster of --address, or of a local Ray instance; several "
+        "models spread one per actor, one model's rows are shared by all; needs pip install "
+        "'chronoprobe[ray]').",
+    )
+    address: str | None = Field(
+        None,
+        description="Ray cluster address with engine ray, e.g. auto or ray://head:10001 "
+        "(default: RAY_ADDRESS, else a Ray instance started on this machine).",
+    )
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description="Ray actors with engine ray (default: one per GPU of the cluster, else 1).",
+    )
 
 
-# the params that say how a served model's server is asked, named as ServedLM's options
-SERVED_OPTIONS = (
-    "base_url",
-    "api_key_env",
-    "concurrency",
-    "request_timeout",
-    "retries",
-    "requests_per_minute",
-    "tokens_per_minute",
-    "price_prompt",
-    "price_completion",
-)
+class ProbeParams(ModelOptions, ServedOptions, EngineOptions):
+    """What every view takes: which models, how they load and are asked, where they run, and
+    which rows (each view's own options beside these)."""
+
+    limit: int | None = Field(None, ge=1, description="Probe only the first N rows (a quick look).")
+    rows: str | None = Field(
+        None,
+        description="Which file of the data directory holds the rows (default: the view's, "
+        "e.g. examples.jsonl).",
+    )
+    reuse_answers: bool = Field(
+        True,
+        description="Keep each request's answer in the cache's requests.sqlite and reuse it, so "
+        "another view or run asking the same of the same weights costs nothing (off: always "
+        "ask the model).",
+    )
+
+    def load_options(self) -> LoadOptions:
+        """How each model of a probe step loads, here and in a Ray actor alike."""
+        return LoadOptions(
+            family=self.family,
+            device=self.device,
+            dtype=self.dtype,
+            batch_size=self.batch_size,
+            device_map=self.device_map,
+            revision=self.revision,
+            trust_remote_code=self.trust_remote_code,
+            served={name: getattr(self, name) for name in ServedOptions.model_fields},
+        )
+
+
+@dataclass(frozen=True)
+class RowsFormat:
+    """What a view reads: its rows file in a probe set, the fields that tell its rows from
+    other files' and how to read them (cloze rows by default: a query with one [MASK] and
+    its answer labels)."""
+
+    file: str = "examples.jsonl"
+    fields: tuple[str, ...] = ("query", "answer_labels")
+    read: Callable[[Path], Sequence[Any]] = read_rows
+
+
+CLOZE_ROWS = RowsFormat()
+
+
+def _no_deleted(params: Any) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class DriftMatrix:
+    """A view over drift rows (a query and answer labels, per period and split: drift sets,
+    TempLAMA), whose answer depends on the query and its labels alone: each distinct query is
+    answered once, and the models x periods matrix is written (matrix.json).
+
+    ``metrics``: the matrix's metrics, its default first (empty: every figure ``summarize``
+    gives). ``prepare(predictions)``: the predictions with what a metric needs from all of
+    them at once (the PLL's temporal ranks compare a query's labels across periods).
+    ``cell_metrics``: figures of a cell that ``summarize`` does not give, name -> (rows,
+    resamples) -> Estimate. ``keeps_deleted(params)``: whether deleted rows, which carry the
+    previous period's answers, count in the overall and per-period figures (no by default)."""
+
+    metrics: tuple[str, ...] = ()
+    prepare: Callable[[Sequence[dict]], list[dict]] | None = None
+    cell_metrics: dict[str, Callable[[Sequence[dict], int], Any]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+    keeps_deleted: Callable[[Any], bool] = _no_deleted
 
 
 @dataclass(frozen=True)
@@ -200,7 +240,13 @@ class View:
     ``columns()`` names every prediction field (pyarrow types), the row's ``keys`` first.
     Everything else has a default: one model's metrics.json entry is ``summarize`` over its
     predictions, there are no figures over all models, the command line shows every figure,
-    and the rows are cloze rows (``examples.jsonl``: a query with one [MASK], its answers).
+    the rows are cloze rows (``examples.jsonl``) and the view is no drift view.
+
+    The hooks a view owns its options through, so that the probe step names none of them:
+    ``check(params, inputs)`` gives the problems of the view's own options (in the command
+    line's words), ``answered_by(params)`` the models its own options name, as (name, spec)
+    (answers read from a file, say), and ``for_model(params, model, say)`` the params to probe
+    one model with.
 
     Its report section is the one registered for ``probe:NAME`` in
     :data:`chronoprobe.report.sections.SECTIONS`, else the generic section of any view (each
@@ -213,6 +259,8 @@ class View:
     summarize: Callable[..., dict[str, Any]]
     columns: Callable[[], list[tuple[str, Any]]]
     keys: tuple[str, ...] = ("id", "period", "split")  # what every prediction repeats of its row
+    rows: RowsFormat = CLOZE_ROWS
+    drift: DriftMatrix | None = None
     # (predictions, params) -> one model's metrics.json entry (default: ``summarize``)
     metrics: Callable[[Sequence[dict], Any], dict] | None = None
     # (per-model entries, params) -> the figures over all models (default: none)
@@ -220,45 +268,26 @@ class View:
     # one model's metrics.json entry -> the few figures the command line shows for it
     # (default: every figure, with its interval)
     figures: Callable[[dict], dict[str, Any]] | None = None
-    read: Callable[[Path], Sequence[Any]] = read_rows
-    rows_file: str = "examples.jsonl"
-    # the fields that tell this view's rows from other files' (cloze rows by default)
-    row_fields: tuple[str, ...] = ("query", "answer_labels")
-    # rows with a query and answer labels, per period and split (drift, TempLAMA): distinct
-    # queries are answered once, and the models x periods matrix is written. Off by default:
-    # answering each distinct query once is right only for a view whose answer depends on the
-    # query and its labels alone
-    drift_rows: bool = False
-    # the metrics of the models x periods matrix, its default first (empty: every figure
-    # ``summarize`` gives)
-    matrix_metrics: tuple[str, ...] = ()
-    # (predictions) -> the predictions with what a metric needs from all of them at once (the
-    # PLL's temporal ranks compare a query's labels across periods), before any is grouped
-    prepare: Callable[[Sequence[dict]], list[dict]] | None = None
-    # figures of a matrix cell that ``summarize`` does not give, over the cell's prepared
-    # predictions: name -> (rows, resamples) -> Estimate (the PLL's temporal accuracy)
-    cell_metrics: dict[str, Callable[[Sequence[dict], int], Any]] = field(
-        default_factory=dict, hash=False, compare=False
-    )
     selection: str | None = None  # how the view picks its prediction, for metrics.json
-    # (params, model, log) -> the params to probe this model with (per-model options)
+    check: Callable[[Any, frozenset[str]], list[str]] | None = None
+    answered_by: Callable[[Any], list[tuple[str, ModelSpec]]] | None = None
     for_model: Callable[[Any, Any, Callable[[str], None]], Any] | None = None
     # (model, rows, params) -> what a user should know before the work starts
     warnings: Callable[[Any, Sequence[Any], Any], list[str]] | None = None
-    # params -> what answers in place of a model (answers read from a file), or None: load
-    # the model as usual
-    stand_in: Callable[[Any], Any] | None = None
+
+    def keeps_deleted(self, params: Any) -> bool:
+        return self.drift is not None and self.drift.keeps_deleted(params)
 
     def model_metrics(self, predictions: Sequence[dict], params: Any) -> dict:
         """One model's metrics.json entry: the view's ``metrics``, else ``summarize`` over its
         predictions. A drift view's deleted rows carry the previous period's answers, so by
         default they are left out of its figures (as out of its matrix, and as the built-in
-        drift views do) unless its params have ``include_deleted`` set."""
+        drift views do) unless the view keeps them."""
         if self.metrics:
             return self.metrics(predictions, params)
-        if not self.drift_rows:
+        if self.drift is None:
             return self.summarize(predictions)
-        left_out = [] if getattr(params, "include_deleted", False) else [DELETED]
+        left_out = [] if self.keeps_deleted(params) else [DELETED]
         kept = [p for p in predictions if p.get("split") not in left_out]
         return {**self.summarize(kept), "overall_excludes": left_out}
 
@@ -273,10 +302,11 @@ class View:
         return {k: v for k, v in entry.items() if figure_name(k, entry) is not None}
 
     def metric_names(self, predictions: Sequence[dict]) -> tuple[str, ...]:
-        """The metrics a matrix of these predictions can show, the default first: the view's
-        ``matrix_metrics``, else each figure its ``summarize`` gives (a key with an interval)."""
-        if self.matrix_metrics:
-            return self.matrix_metrics
+        """The metrics a matrix of these predictions can show, the default first: the drift
+        matrix's ``metrics``, else each figure its ``summarize`` gives (a key with an
+        interval)."""
+        if self.drift is not None and self.drift.metrics:
+            return self.drift.metrics
         summary = self.summarize(predictions, resamples=0)
         return tuple(k for k in summary if figure_name(k, summary) == k)
 
@@ -326,9 +356,9 @@ def check_rows_kind(view: View, path: Path) -> None:
         number, first = next(iter(numbered_lines(path)), (0, None))
     except ValueError:
         return  # broken JSON: the view's reader names the line
-    if not isinstance(first, dict) or all(f in first for f in view.row_fields):
+    if not isinstance(first, dict) or all(f in first for f in view.rows.fields):
         return
-    fits = [v.name for _, v in VIEWS.items() if all(f in first for f in v.row_fields)]
+    fits = [v.name for _, v in VIEWS.items() if all(f in first for f in v.rows.fields)]
     if fits:
         names = fits[0] if len(fits) == 1 else f"{', '.join(fits[:-1])} or {fits[-1]}"
         kind, reader = (
@@ -342,7 +372,7 @@ def check_rows_kind(view: View, path: Path) -> None:
         kind, reader = found[0][0], f"they are read by {found[0][1]}"
     raise ValueError(
         f"{path}:{number}: these are {kind} (fields {', '.join(sorted(first)[:8])}), not "
-        f"the {view.name} view's (it needs {', '.join(view.row_fields)}); {reader}"
+        f"the {view.name} view's (it needs {', '.join(view.rows.fields)}); {reader}"
     )
 
 

@@ -219,8 +219,7 @@ class StepExecutor:
         cached = cacheable and self.use_cache and self.cache.has(kind.name, key)
         label = f"{escape(step_id)} [dim]({kind.name})[/]"
         if once is not None:
-            what = escape(once.what)
-            _say(self.log, f"[bold]…[/] {label} running, not cached: {what} is a pipe, read once")
+            _say(self.log, f"[bold]…[/] {label} running, not cached: {escape(once.why)}")
         elif not cached:
             _say(self.log, f"[bold]…[/] {label} running")
         with destination.staging() as staged:

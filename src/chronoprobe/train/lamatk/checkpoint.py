@@ -29,6 +29,7 @@ from chronoprobe.core.checkpoint import OPTIMIZER_FILE, check_epoch, load_optimi
 from chronoprobe.datasets.lamatk_vocab import EntityVocab
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.train.lamatk.encoding import StatementEncoder
+from chronoprobe.train.lamatk.spec import resolve
 from chronoprobe.train.model import quiet_transformers
 
 FORMAT = "chronoprobe-lamatk-checkpoint/2"
@@ -81,17 +82,6 @@ def save(
         if old.name != name:
             shutil.rmtree(old)
     return final
-
-
-def resolve(path: str | Path) -> Path | None:
-    """The checkpoint directory ``path`` names: a run directory (its newest) or a checkpoint."""
-    path = Path(path)
-    if (path / "train.json").is_file():
-        return path
-    last = path / "last"
-    if last.is_file():
-        return path / "checkpoints" / last.read_text(encoding="utf-8").strip()
-    return None
 
 
 def load(

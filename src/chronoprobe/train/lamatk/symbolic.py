@@ -22,7 +22,7 @@ from chronoprobe.models.requests import (
     SpanScore,
 )
 from chronoprobe.templates import MASK
-from chronoprobe.train.lamatk.checkpoint import load, resolve
+from chronoprobe.train.lamatk.checkpoint import load
 from chronoprobe.train.model import max_positions, symbol_logits
 
 ONLY_RANKS = "ranks its entity and year symbols only (the recite view); it has no words to {}"
@@ -30,11 +30,6 @@ ONLY_RANKS = "ranks its entity and year symbols only (the recite view); it has n
 
 class SymbolicLM(LanguageModel):
     family = "symbolic"
-
-    @staticmethod
-    def recognizes(path: str | Path) -> bool:
-        """Whether ``path`` holds a memorisation checkpoint (or a run directory of them)."""
-        return Path(path).is_dir() and resolve(path) is not None
 
     def __init__(self, checkpoint, *, batch_size: int = 64, name: str = "") -> None:
         super().__init__(
