@@ -44,11 +44,13 @@ class PackageSpec(_Transformers):
     def claims(cls, text: str) -> bool:
         return text in PACKAGES and not Path(text).exists()
 
+    def check(self) -> None:
+        if self.body not in PACKAGES:
+            known = ", ".join(PACKAGES)
+            raise ValueError(f"unknown package weights {self.body!r}; known: {known}")
+
     def locate(self) -> ModelSource:
-        name = self.body
-        if name not in PACKAGES:
-            raise ValueError(f"unknown package weights {name!r}; known: {', '.join(PACKAGES)}")
-        path = PACKAGES[name].path()
+        path = PACKAGES[self.body].path()
         if path.is_dir():
             return ModelSource(str(path))
         if not path.is_file():
@@ -81,6 +83,10 @@ class DirectorySpec(_Transformers):
     @classmethod
     def claims(cls, text: str) -> bool:
         return Path(text).expanduser().exists() or text.startswith((".", "/", "~"))
+
+    def check(self) -> None:
+        if not Path(self.body).expanduser().exists():
+            raise FileNotFoundError(f"{self.body}: no such model directory or .gguf file")
 
     def locate(self) -> ModelSource:
         path = Path(self.body).expanduser()

@@ -582,6 +582,12 @@ class ServedSpec(ModelSpec):
     scheme = "openai"
     served = True
 
+    def check(self) -> None:
+        if not self.body.strip():
+            raise ValueError(
+                f"{self.text!r}: name the model after openai:, e.g. openai:gpt-4o-mini"
+            )
+
     def locate(self) -> ModelSource:
         return ModelSource(self.text)
 

@@ -31,8 +31,9 @@ from typing import Any, ClassVar
 
 from chronoprobe.registry import Registry
 
-# the scheme that takes a spec no other scheme claims
-FALLBACK = "hub"
+# the schemes tried after every other, in this order: any path left is a model directory,
+# and a spec no scheme claims is a hub id
+GENERAL = ("directory", "hub")
 _PREFIX = re.compile(r"([a-z][a-z0-9_-]*):(.*)", re.DOTALL)
 
 
@@ -81,6 +82,10 @@ class ModelSpec:
     @classmethod
     def claims(cls, text: str) -> bool:
         return False
+
+    def check(self) -> None:
+        """Refuse a spec of this scheme that cannot name a model (a path that is not there),
+        when it is parsed: before anything runs."""
 
     @property
     def body(self) -> str:
@@ -176,11 +181,14 @@ def parse_spec(text: str) -> ModelSpec:
         raise ValueError("an empty model spec; name a model, e.g. -m package:smollm2")
     match = _PREFIX.fullmatch(text)
     if match and match.group(1) in SPEC_SCHEMES and not Path(text).exists():
-        return SPEC_SCHEMES.get(match.group(1))(text)
-    for name, scheme in SPEC_SCHEMES.items():
-        if name != FALLBACK and scheme.claims(text):
-            return scheme(text)
-    return SPEC_SCHEMES.get(FALLBACK)(text)
+        spec = SPEC_SCHEMES.get(match.group(1))(text)
+    else:
+        specific = [scheme for name, scheme in SPEC_SCHEMES.items() if name not in GENERAL]
+        schemes = [*specific, *(SPEC_SCHEMES.get(name) for name in GENERAL)]
+        chosen = next((scheme for scheme in schemes[:-1] if scheme.claims(text)), schemes[-1])
+        spec = chosen(text)
+    spec.check()
+    return spec
 
 
 def resolve_spec(spec: ModelSpec | str) -> ModelSource:
