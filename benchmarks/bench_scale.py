@@ -53,7 +53,8 @@ def dump_run(path: Path, engine: str, workers: int, part_mb: float) -> dict:
 
 def probe_run(model: Path, data: Path, engine: str, workers: int, batch_size: int) -> dict:
     """One ``probe`` step in this (fresh) process."""
-    from chronoprobe.steps import StepContext, get_kind
+    from chronoprobe.step_context import StepContext
+    from chronoprobe.steps import get_kind
 
     ray_start = _start_ray(workers) if engine == "ray" else 0.0
     values = {"view": "pll", "models": [str(model)], "device": "cpu", "batch_size": batch_size}

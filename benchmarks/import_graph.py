@@ -32,6 +32,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "time",
         "steps",
+        "step_context",
+        "set_files",
         "atomic",
         "jsonl",
         "inputs",

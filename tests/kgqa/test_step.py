@@ -107,7 +107,8 @@ def test_kgqa_step_needs_a_cronq_build(tmp_path):
 
     from chronoprobe.kgqa.ops import run_kgqa
     from chronoprobe.kgqa.params import KGQATrainParams
-    from chronoprobe.steps import StepContext, get_kind
+    from chronoprobe.step_context import StepContext
+    from chronoprobe.steps import get_kind
 
     ctx = StepContext("qa", tmp_path, tmp_path, 0, logging.getLogger("t"))
     [problem] = get_kind("kgqa").problems(KGQATrainParams(), ["tkg"])

@@ -25,7 +25,8 @@ from chronoprobe.probes.generate import (
 )
 from chronoprobe.probes.judging import RULES
 from chronoprobe.probes.series_matrix import read_predictions
-from chronoprobe.steps import StepContext, get_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import get_kind
 
 from .conftest import CORPUS
 

@@ -18,7 +18,8 @@ from chronoprobe.models import load_model, local
 from chronoprobe.probes import VIEWS
 from chronoprobe.probes.series_matrix import read_predictions
 from chronoprobe.runs.engine import run_experiment
-from chronoprobe.steps import StepContext, get_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import get_kind
 
 from .conftest import as_dicts
 

@@ -9,7 +9,8 @@ import pytest
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.probes import VIEWS
 from chronoprobe.probes.answering import ProbeRows
-from chronoprobe.steps import StepContext, get_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import get_kind
 
 from .conftest import as_dicts
 from .test_span_ppl import ROWS as ECBD_ROWS

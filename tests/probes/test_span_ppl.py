@@ -358,7 +358,8 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
 
     from chronoprobe.models import local
     from chronoprobe.report.ecbd_section import ecbd_section
-    from chronoprobe.steps import SHARDS_DIR, StepContext, get_kind
+    from chronoprobe.step_context import SHARDS_DIR, StepContext
+    from chronoprobe.steps import get_kind
 
     specs = []
     for architecture in ("llama", "t5"):

@@ -17,7 +17,8 @@ from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.report import write_report
 from chronoprobe.report.blocks import Section, Text
 from chronoprobe.report.sections import SECTIONS, section, section_kind
-from chronoprobe.steps import StepContext, get_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import get_kind
 
 CORPUS = [f"In {y}, Alice Smith was employed by Globex and Acme Corp." for y in range(2000, 2020)]
 LONG = "Globex, Acme Corp, Globex, Acme Corp, Globex, Acme Corp, Globex, Acme Corp and Globex"

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.kg import Entity, Fact, TemporalKG
-from chronoprobe.steps import StepContext, step_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import step_kind
 from chronoprobe.time import TimePoint
 
 

@@ -194,7 +194,7 @@ def test_progress_task_shows_a_bar_while_its_block_runs(tmp_path):
 
     from rich.progress import Progress
 
-    from chronoprobe.steps import StepContext
+    from chronoprobe.step_context import StepContext
 
     display = Progress(console=Console(file=io.StringIO()))
     ctx = StepContext("probe", tmp_path, tmp_path, 0, logging.getLogger("t"), display)

@@ -18,7 +18,8 @@ from chronoprobe.kg import Entity, Fact, TemporalKG
 from chronoprobe.kg.synth import SynthWorld
 from chronoprobe.kg.synth.text import write_snippets
 from chronoprobe.models.tokenizer import train_tokenizer
-from chronoprobe.steps import StepContext, get_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import get_kind
 from chronoprobe.time import Period, TimePoint
 from chronoprobe.train.mlm import MentionFinder, encode, mask_units
 from chronoprobe.train.params import SeriesParams

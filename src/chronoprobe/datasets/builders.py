@@ -14,7 +14,8 @@ from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.registry import Registry
-from chronoprobe.steps import StepContext, Variant
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import Variant
 
 BUILDERS: Registry[Variant] = Registry(
     "builder",

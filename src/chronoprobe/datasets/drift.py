@@ -21,9 +21,6 @@ from chronoprobe.kg.graph import TemporalKG, table_rows
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
 from chronoprobe.time import Period
 
-NAMES_FILE = "answer_names.jsonl"  # every answer's names, beside examples.jsonl
-SPLITS = ("unchanged", "updated", "new", "deleted")
-
 
 @dataclass(frozen=True)
 class DriftRow:

@@ -25,7 +25,8 @@ from chronoprobe.datasets.card import Release
 from chronoprobe.families import family_named
 from chronoprobe.params import Cli, ExistingPath, Params
 from chronoprobe.registry import Registry
-from chronoprobe.steps import StepContext, Variant, files_fingerprint, variant, variant_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import Variant, files_fingerprint, variant, variant_kind
 
 IMPORTERS: Registry[Variant] = Registry("importer")
 

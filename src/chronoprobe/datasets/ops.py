@@ -18,7 +18,8 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.datasets.builders import BUILDERS, finish, read_kg, seed_of
 from chronoprobe.datasets.lamatk import LamaTKSet
 from chronoprobe.params import ExistingPath, Params, PeriodRange, seed_field
-from chronoprobe.steps import Input, StepContext, variant, variant_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import Input, variant, variant_kind
 
 # --- drift ------------------------------------------------------------------------------------
 

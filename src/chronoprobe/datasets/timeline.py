@@ -40,7 +40,8 @@ from chronoprobe.datasets.builders import BUILDERS, finish, read_kg, seed_of
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import bound_points
 from chronoprobe.params import ExistingPath, Params, seed_field
-from chronoprobe.steps import StepContext, variant
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import variant
 from chronoprobe.templates import read_templates_yaml
 from chronoprobe.time import (
     Granularity,

@@ -15,12 +15,10 @@ from typing import Any
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.graph import TemporalKG
+from chronoprobe.set_files import EXAMPLES, KG_RECORD, NAMES_FILE, STATEMENTS
 from chronoprobe.time import Period
 
 Stats = dict[str, Any]
-
-
-KG_RECORD = "kg.json"  # the KG a probe set was built from
 
 
 def _write_stats(out: Path, stats: Any, kg: TemporalKG | None) -> None:
@@ -48,7 +46,7 @@ def write_drift(
     counts, and ``answer_names.jsonl`` (every entity answering a probed relation in the KG,
     with its names, for judging generated answers); ``templates``: a user's templates file
     (CSV or YAML) instead of the built-in ones."""
-    from chronoprobe.datasets.drift import NAMES_FILE, answer_names, build_drift
+    from chronoprobe.datasets.drift import answer_names, build_drift
     from chronoprobe.templates import load_cloze_templates, load_templates_file
 
     chosen = load_templates_file(templates, "drift") if templates is not None else None
@@ -82,7 +80,7 @@ def write_drift_rows(
     from chronoprobe.datasets.drift import drift_statistics
 
     out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "examples.jsonl", rows)
+    write_jsonl(out / EXAMPLES, rows)
     stats = drift_statistics(rows)
     for period in stats:
         if deleted and deleted.get(period["period"]):
@@ -131,7 +129,7 @@ def write_lamatk(
     if not conflicts:
         rows = builder.without_conflicts(rows)
     out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "statements.jsonl", rows)
+    write_jsonl(out / STATEMENTS, rows)
     named = {row[key] for row in [*rows, *(queries or [])] for key in ("subject", "object")}
     write_labels(out / LABELS_FILE, {entity: kg.label(entity) for entity in named})
     stats = {"statements": builder.statistics(rows, skipped)}
@@ -211,7 +209,7 @@ def write_ecbd_rows(
     """``examples.jsonl`` and ``stats.json`` (examples per year group, plus ``extra``) of ECBD
     rows, built or imported."""
     out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "examples.jsonl", rows)
+    write_jsonl(out / EXAMPLES, rows)
     groups = Counter(str(row["year"]) for row in rows)
     stats = {"examples": len(rows), "groups": dict(sorted(groups.items())), **(extra or {})}
     _write_stats(out, stats, kg)

@@ -34,7 +34,9 @@ from pydantic import Field, field_validator
 
 from chronoprobe.params import Params, seed_field
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES
-from chronoprobe.steps import Input, StepContext, step_kind
+from chronoprobe.set_files import EXAMPLES, NAMES_FILE
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import Input, step_kind
 
 TASK_MODULE = "chronoprobe_task"
 
@@ -219,10 +221,9 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
     --model_args pretrained=HuggingFaceTB/SmolLM2-135M --include_path lm-eval-drift/ --tasks
     chronoprobe_drift
     """
-    from chronoprobe.datasets.drift import NAMES_FILE
     from chronoprobe.probes.view import no_rows_file
 
-    rows_file = inputs["data"] / (params.rows or "examples.jsonl")
+    rows_file = inputs["data"] / (params.rows or EXAMPLES)
     if not rows_file.is_file():
         raise ValueError(no_rows_file(rows_file, "the probe rows"))
     name = task_name(params.name or f"chronoprobe_{inputs['data'].resolve().name}")

@@ -17,14 +17,8 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.kg.io.options import LOADERS
 from chronoprobe.params import Cli, ExistingPath, Params, choice_of, seed_field
 from chronoprobe.registry import Registry
-from chronoprobe.steps import (
-    SHARDS_DIR,
-    StepContext,
-    Variant,
-    files_fingerprint,
-    variant,
-    variant_kind,
-)
+from chronoprobe.step_context import SHARDS_DIR, StepContext
+from chronoprobe.steps import Variant, files_fingerprint, variant, variant_kind
 
 KG_SOURCES: Registry[Variant] = Registry("KG source")
 

@@ -16,13 +16,8 @@ import os
 from pathlib import Path
 
 from chronoprobe.kgqa.params import KGQAEvalParams, KGQATrainParams
-from chronoprobe.steps import (
-    SHARDS_DIR,
-    Input,
-    StepContext,
-    checkpoint_continuation,
-    step_kind,
-)
+from chronoprobe.step_context import SHARDS_DIR, StepContext
+from chronoprobe.steps import Input, checkpoint_continuation, step_kind
 
 QUESTIONS = Input(
     "questions",

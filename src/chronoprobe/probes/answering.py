@@ -27,7 +27,7 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.models.capabilities import ReportsUsage
 from chronoprobe.models.spec import ModelSpec
 from chronoprobe.probes.view import SKIPPED, View, check_rows_kind, no_rows_file
-from chronoprobe.steps import SHARDS_DIR, StepContext
+from chronoprobe.step_context import SHARDS_DIR, StepContext
 
 SHARD_ROWS = 8192  # rows a shard holds, at most
 

@@ -23,6 +23,7 @@ from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.uncertainty import proportion
 from chronoprobe.models.requests import Cloze, ScoreRequest
 from chronoprobe.probes.view import ProbeParams, Progress, RowsFormat, View, mean
+from chronoprobe.set_files import STATEMENTS
 
 KEYS = ("id", "fact", "relation", "precision", "kind", "distance", "date")
 PRECISION_ORDER = ("year", "month", "day")
@@ -179,7 +180,5 @@ DATE_CONTEXT = View(
         "robust": m["overall"]["robust"],
         **{f"win {p}": v["win_rate"] for p, v in m["by_precision"].items()},
     },
-    rows=RowsFormat(
-        "statements.jsonl", ("fact", "precision", "kind", "date", "span"), read_statements
-    ),
+    rows=RowsFormat(STATEMENTS, ("fact", "precision", "kind", "date", "span"), read_statements),
 )

@@ -36,7 +36,6 @@ from typing import Literal, NamedTuple
 import msgspec
 from pydantic import Field, field_validator, model_validator
 
-from chronoprobe.datasets.drift import NAMES_FILE
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
 from chronoprobe.params import ExistingPath, seed_field
@@ -53,6 +52,7 @@ from chronoprobe.probes.timeline_judging import (
     timeline_metrics,
 )
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View, mean
+from chronoprobe.set_files import NAMES_FILE
 
 KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels", "timeline")
 PLACEHOLDERS = ("period", "statement", "query")

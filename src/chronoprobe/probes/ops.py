@@ -29,7 +29,8 @@ from chronoprobe.atomic import atomic_write_text
 from chronoprobe.models.spec import ModelSpec, parse_spec
 from chronoprobe.probes.answering import ProbeRows
 from chronoprobe.probes.view import SKIPPED, VIEWS, ServedOptions, View
-from chronoprobe.steps import SHARDS_DIR, Input, ReadOnce, StepContext, variant_kind
+from chronoprobe.step_context import SHARDS_DIR, StepContext
+from chronoprobe.steps import Input, ReadOnce, variant_kind
 
 INPUTS = (
     Input(

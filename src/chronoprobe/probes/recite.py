@@ -23,6 +23,7 @@ from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.capabilities import RanksSymbols
 from chronoprobe.models.requests import Cloze, RankRequest
 from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View
+from chronoprobe.set_files import STATEMENTS
 
 ACC_KS = (1, 5)
 HIT_KS = (5, 10)
@@ -172,5 +173,5 @@ RECITE = View(
     metrics=recite_metrics,
     aggregate=_aggregate,
     figures=lambda m: {"statements": m["statements"], **{k: m[k] for k in METRICS}},
-    rows=RowsFormat("statements.jsonl", ("text", "slot", "target"), _read),
+    rows=RowsFormat(STATEMENTS, ("text", "slot", "target"), _read),
 )

@@ -17,8 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from chronoprobe.datasets.writers import KG_RECORD
 from chronoprobe.probes.series_matrix import period_order
+from chronoprobe.set_files import KG_RECORD
 from chronoprobe.time import Granularity, Period
 
 

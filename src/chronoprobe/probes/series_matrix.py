@@ -29,10 +29,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from chronoprobe.datasets.drift import SPLITS
 from chronoprobe.metrics.uncertainty import EMPTY, RESAMPLES, Estimate
 from chronoprobe.probes.grouping import outside_all
 from chronoprobe.probes.view import View
+from chronoprobe.set_files import DRIFT_SPLITS
 from chronoprobe.time import Period
 
 ALL = "all"  # the split name of a matrix over every row
@@ -240,7 +240,7 @@ def series_tables(
     rows = prepare(predictions) if prepare else list(predictions)
     names = view.metric_names(rows)
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
-    present = [s for s in SPLITS if any(r.get("split") == s for r in rows)]
+    present = [s for s in DRIFT_SPLITS if any(r.get("split") == s for r in rows)]
     splits = [ALL, *(splits if splits is not None else present)]
     left_out = outside_all(include_deleted)
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)

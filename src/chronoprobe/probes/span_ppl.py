@@ -45,6 +45,7 @@ from chronoprobe.metrics.uncertainty import median as median_estimate
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 from chronoprobe.params import seed_field
 from chronoprobe.probes.view import SKIPPED, ProbeParams, RowsFormat, View
+from chronoprobe.set_files import EXAMPLES
 
 CONDITIONS = ("original", "no-ent", "random-def", "definition")
 Condition = Literal["original", "no-ent", "random-def", "definition"]
@@ -469,9 +470,7 @@ SPAN_PPL = View(
     figures=lambda m: {f"ppl {c}": v.get("perplexity") for c, v in m["overall"].items()},
     metrics=span_ppl_metrics,
     aggregate=_aggregate,
-    rows=RowsFormat(
-        "examples.jsonl", ("sentence", "span_start", "span_end", "span"), read_examples
-    ),
+    rows=RowsFormat(EXAMPLES, ("sentence", "span_start", "span_end", "span"), read_examples),
     for_model=_for_model,
     check=_cutoffs_of_probed_models,
 )

@@ -41,7 +41,8 @@ from chronoprobe.datasets.timeline import (
 )
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.params import Params
-from chronoprobe.steps import StepContext, variant
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import variant
 from chronoprobe.time import Period, TimePoint
 
 UNKNOWN = "unknown"  # the oracle's answer where the KG does not determine one

@@ -24,6 +24,7 @@ from chronoprobe.models.spec import LoadOptions, ModelSpec
 from chronoprobe.params import NOT_ECHOED, Cli, DeviceParams, Params, choice_of
 from chronoprobe.probes.rows import read_rows
 from chronoprobe.registry import Registry
+from chronoprobe.set_files import EXAMPLES
 
 Progress = Callable[[int, int], None] | None
 SKIPPED = "skipped"  # the field of a row a view did not answer; its value says why
@@ -198,7 +199,7 @@ class RowsFormat:
     other files' and how to read them (cloze rows by default: a query with one [MASK] and
     its answer labels)."""
 
-    file: str = "examples.jsonl"
+    file: str = EXAMPLES
     fields: tuple[str, ...] = ("query", "answer_labels")
     read: Callable[[Path], Sequence[Any]] = read_rows
 

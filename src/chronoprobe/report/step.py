@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from chronoprobe.steps import StepContext, step_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import step_kind
 
 
 class ReportParams(BaseModel):

@@ -6,7 +6,8 @@ kinds register with :func:`step_kind` and write into :attr:`StepContext.out_dir`
 
 from chronoprobe.runs.config import ConfigError, load_experiment
 from chronoprobe.runs.engine import RunResult, StepResult, run_experiment
-from chronoprobe.steps import StepContext, step_kind
+from chronoprobe.step_context import StepContext
+from chronoprobe.steps import step_kind
 
 __all__ = [
     "ConfigError",

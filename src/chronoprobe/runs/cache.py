@@ -28,7 +28,8 @@ from typing import Any
 from chronoprobe import __version__
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.runs.ownership import copy_hashed, file_record, walk_files
-from chronoprobe.steps import SHARDS_DIR, STEP_RECORD
+from chronoprobe.step_context import SHARDS_DIR
+from chronoprobe.steps import STEP_RECORD
 
 
 def canonical_json(value: Any) -> str:

@@ -36,7 +36,8 @@ from chronoprobe.runs.config import ConfigError, Experiment, load_experiment
 from chronoprobe.runs.environment import environment
 from chronoprobe.runs.ownership import file_record, walk_files
 from chronoprobe.runs.run_directory import RunDirectory, claimed
-from chronoprobe.steps import SHARDS_DIR, STEP_RECORD, ReadOnce, StepContext, StepKind
+from chronoprobe.step_context import SHARDS_DIR, StepContext
+from chronoprobe.steps import STEP_RECORD, ReadOnce, StepKind
 
 
 @dataclass(frozen=True)

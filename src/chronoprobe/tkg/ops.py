@@ -14,13 +14,8 @@ import json
 import os
 from pathlib import Path
 
-from chronoprobe.steps import (
-    SHARDS_DIR,
-    Input,
-    StepContext,
-    checkpoint_continuation,
-    step_kind,
-)
+from chronoprobe.step_context import SHARDS_DIR, StepContext
+from chronoprobe.steps import Input, checkpoint_continuation, step_kind
 from chronoprobe.tkg.params import TKGEvalParams, TKGTrainParams
 
 

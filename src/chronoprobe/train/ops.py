@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.steps import SHARDS_DIR, Input, StepContext, read_step_record, step_kind
+from chronoprobe.step_context import SHARDS_DIR, StepContext
+from chronoprobe.steps import Input, read_step_record, step_kind
 from chronoprobe.train.params import MemorizeParams, PretrainParams, SeriesParams
 
 KG_WITH_TEXT = Input("kg", "A KG directory with text: `kg synth` writes its snippets and articles.")
