@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "steps",
         "step_context",
         "set_files",
+        "version",
         "atomic",
         "jsonl",
         "inputs",

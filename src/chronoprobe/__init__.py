@@ -7,12 +7,13 @@ package loads nothing else.
 
 from typing import Any
 
-__version__ = "0.4.0"
-__all__ = ["probe", "run"]
+from chronoprobe.version import __version__
+
+__all__ = ["__version__", "probe", "run"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in ("probe", "run"):
         from chronoprobe import api
 
         return getattr(api, name)

@@ -51,7 +51,7 @@ def _figure(group: dict, name: str) -> Figure:
         known = sorted(k for k in group if f"{k}_ci95" in group)
         raise KeyError(f"no figure {name!r} here; figures: {', '.join(known) or 'none'}")
     low, high = (group.get(f"{name}_ci95") or (None, None))[:2]
-    return Figure(name, group[name], low, high, group.get("n"))
+    return Figure(name, group[name], low, high, group.get(f"{name}_n", group.get("n")))
 
 
 @dataclass(frozen=True)

@@ -70,9 +70,23 @@ def choice_of(registry: Registry[Any]) -> Any:
 
 
 class Params(BaseModel):
-    """Base of every operation's params: unknown keys are errors, not silently ignored."""
+    """Base of every operation's params: unknown keys are errors, not silently ignored.
+
+    A params class that groups options shared by many commands names its ``panel``: its
+    fields are listed under that heading in each command's --help (see :func:`panel_of`)."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def panel_of(model: type[BaseModel], name: str) -> str | None:
+    """The --help panel of the field ``name``: the ``panel`` of the params class that declares
+    it, else of the nearest class deriving from that one which names a panel (``device``,
+    declared for every step that runs a model, is a model-loading option of a probe), else
+    None (the command's own options)."""
+    classes = model.__mro__
+    owner = next(c for c in classes if name in c.__dict__.get("__annotations__", {}))
+    below = [c for c in classes[: classes.index(owner) + 1] if issubclass(c, owner)]
+    return next((c.__dict__["panel"] for c in reversed(below) if "panel" in c.__dict__), None)
 
 
 def _existing_path(value: Path, info: ValidationInfo) -> Path:

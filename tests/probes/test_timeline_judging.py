@@ -7,6 +7,7 @@ import json
 import pytest
 
 from chronoprobe.datasets.timeline import generate
+from chronoprobe.datasets.timeline_oracle import Oracle, said
 from chronoprobe.kg.samples import load_sample
 from chronoprobe.probes.timeline_judging import (
     dates,
@@ -15,7 +16,6 @@ from chronoprobe.probes.timeline_judging import (
     relation,
     yes_no,
 )
-from chronoprobe.probes.timeline_oracle import Oracle, said
 from chronoprobe.time import TimePoint
 
 

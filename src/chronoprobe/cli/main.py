@@ -7,7 +7,6 @@ import sys
 
 import typer
 
-from chronoprobe import __version__
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.help_text import Command
 from chronoprobe.cli.listing import list_entries
@@ -17,6 +16,7 @@ from chronoprobe.cli.threads import threads_option
 from chronoprobe.core.threads import configure_threads
 from chronoprobe.inputs import MAX_RECORD_ENV
 from chronoprobe.steps import COMMAND_GROUPS
+from chronoprobe.version import __version__
 
 app = typer.Typer(
     name="chronoprobe",

@@ -34,6 +34,7 @@ from chronoprobe.params import (
     Choice,
     cli_of,
     field_default,
+    panel_of,
     splits_commas,
     unwrap,
 )
@@ -107,10 +108,14 @@ def _as_dict(name: str, pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _field_parameter(name: str, field: FieldInfo) -> inspect.Parameter:
+def _field_parameter(name: str, field: FieldInfo, panel: str | None) -> inspect.Parameter:
+    """The option (or argument) of one params field, in the --help panel of the params class
+    that declares it (the command's own options when that class names none)."""
     kind = _option_type(field)
     default, cli = field_default(field), cli_of(field)
     extra: dict[str, Any] = {"help": _help_text(field)}
+    if panel is not None:
+        extra["rich_help_panel"] = panel
     if _is_dict(field):
         default = None
         extra["metavar"] = "KEY=VALUE"
@@ -216,11 +221,18 @@ def _missing_input(kind: StepKind, name: str, path: Path, model: type[BaseModel]
     message = f"{path}: no such file or directory (input {flag})"
     field = model.model_fields.get("models")
     if field is not None and name in ("model", "series"):
+        from chronoprobe.models.spec import parse_spec
+
         short = cli_of(field).short
         spelled = f"{short}/--models" if short else "--models"
+        try:
+            scheme = parse_spec(str(path)).scheme
+        except (ValueError, FileNotFoundError):
+            scheme = None
+        named = f"{path} names a model by its {scheme} spec" if scheme else "to probe a model"
         message += (
-            f"; {flag} is a folder written by a training step. To probe a model by its spec "
-            f"(a Hugging Face id, a .gguf file, package:smollm2), use {spelled} {path}"
+            f"; {flag} is a folder written by a training step, and {named}: use {spelled} "
+            f"{path} (a Hugging Face id, a .gguf file, package:smollm2, openai:MODEL)"
         )
     return message
 
@@ -240,7 +252,12 @@ def make_command(
     step_id = name or " ".join(kind.command or (kind.name,))
     declared = kind.inputs or ()
     inputs = [_input_parameter(kind, i, d.name in unread) for i, d in enumerate(declared)]
-    fields = [_field_parameter(n, f) for n, f in model.model_fields.items() if n not in fixed]
+    panels = {n: panel_of(model, n) for n in model.model_fields if n not in fixed}
+    order = [None, *dict.fromkeys(c.__dict__.get("panel") for c in model.__mro__)]
+    fields = [
+        _field_parameter(n, model.model_fields[n], panel)
+        for n, panel in sorted(panels.items(), key=lambda item: order.index(item[1]))
+    ]
     parameters = inputs + fields + _fixed_parameters(kind.out_optional)
     input_names = {p.name for p in inputs}
     dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]

@@ -2,7 +2,7 @@
 with metrics.json and the set's card.
 
 Declarations and shared helpers only: the builders themselves (``datasets/ops.py``,
-``datasets/timeline.py``, ``probes/timeline_oracle.py``) register here, and ``build`` is the
+``datasets/timeline.py``, ``datasets/timeline_oracle.py``) register here, and ``build`` is the
 step kind over this registry.
 """
 
@@ -26,7 +26,7 @@ BUILDERS: Registry[Variant] = Registry(
         "ecbd": "chronoprobe.datasets.ops:build_ecbd",
         "dates": "chronoprobe.datasets.ops:build_dates",
         "timeline": "chronoprobe.datasets.timeline:build_timeline",
-        "timeline-oracle": "chronoprobe.probes.timeline_oracle:build_timeline_oracle",
+        "timeline-oracle": "chronoprobe.datasets.timeline_oracle:build_timeline_oracle",
     },
 )
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import __version__
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import numbered_lines
+from chronoprobe.version import __version__
 
 CARD = "README.md"
 # the row fields a card counts rows by, where a file's rows have them

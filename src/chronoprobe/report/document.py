@@ -18,7 +18,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import chronoprobe
 from chronoprobe.report.blocks import (
     Block,
     Code,
@@ -37,6 +36,7 @@ from chronoprobe.report.outputs import load_folder
 from chronoprobe.report.rundir import RunInfo, StepInfo
 from chronoprobe.report.sections import SectionKind, read_metrics, section_kind
 from chronoprobe.steps import STEP_RECORD
+from chronoprobe.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ def _span(run: RunInfo) -> list[tuple[str, str]]:
         for key in ("started", "finished")
         if isinstance(step.record.get(key), str)
     )
-    pairs = [("outputs", run.found), ("chronoprobe", chronoprobe.__version__ + " (this report)")]
+    pairs = [("outputs", run.found), ("chronoprobe", __version__ + " (this report)")]
     if times:
         pairs += [("first started", _when(times[0])), ("last finished", _when(times[-1]))]
     return pairs
@@ -297,5 +297,5 @@ def render_report(run_dir: str | Path) -> str:
         appendix=_appendix(run),
         problems=[Text(f"{p[0].upper()}{p[1:]}", style="error") for p in run.problems],
         appendix_title="Run" if not run.found else "Runs in this folder",
-        footer=f"Written by chronoprobe {chronoprobe.__version__} at {now}.",
+        footer=f"Written by chronoprobe {__version__} at {now}.",
     )

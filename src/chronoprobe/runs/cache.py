@@ -25,11 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import __version__
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.runs.ownership import copy_hashed, file_record, walk_files
 from chronoprobe.step_context import SHARDS_DIR
 from chronoprobe.steps import STEP_RECORD
+from chronoprobe.version import __version__
 
 
 def canonical_json(value: Any) -> str:

@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import chronoprobe
+from chronoprobe.version import __version__
 
 
 def package_versions() -> dict[str, str | None]:
@@ -64,7 +64,7 @@ def git_revision() -> str | None:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
-            cwd=Path(chronoprobe.__file__).parent,
+            cwd=Path(__file__).parent,
             capture_output=True,
             text=True,
             timeout=10,
@@ -77,7 +77,7 @@ def git_revision() -> str | None:
 
 def environment(seed: int) -> dict[str, Any]:
     return {
-        "chronoprobe": chronoprobe.__version__,
+        "chronoprobe": __version__,
         "python": sys.version.split()[0],
         "packages": package_versions(),
         "device": device(),

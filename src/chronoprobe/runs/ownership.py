@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from chronoprobe import __version__
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.steps import STEP_RECORD
+from chronoprobe.version import __version__
 
 TMP_DIR = ".chronoprobe-tmp"
 KEPT = "kept-"  # in the temporaries: earlier outputs a failed replacement could not put back

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
 from chronoprobe.datasets.timeline import KINDS, generate, timed_facts
+from chronoprobe.datasets.timeline_oracle import UNKNOWN, Oracle, agrees, dropped, judge_rows
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import Entity, Fact, Relation
 from chronoprobe.kg.samples import load_sample
-from chronoprobe.probes.timeline_oracle import UNKNOWN, Oracle, agrees, dropped, judge_rows
 from chronoprobe.time import TimePoint
 
 P = TimePoint.parse
