@@ -15,6 +15,7 @@ Field ``description``s are the options' help texts; defaults are the options' de
 
 from __future__ import annotations
 
+import inspect
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +85,7 @@ def panel_of(model: type[BaseModel], name: str) -> str | None:
     declared for every step that runs a model, is a model-loading option of a probe), else
     None (the command's own options)."""
     classes = model.__mro__
-    owner = next(c for c in classes if name in c.__dict__.get("__annotations__", {}))
+    owner = next(c for c in classes if name in inspect.get_annotations(c))
     below = [c for c in classes[: classes.index(owner) + 1] if issubclass(c, owner)]
     return next((c.__dict__["panel"] for c in reversed(below) if "panel" in c.__dict__), None)
 
