@@ -271,3 +271,29 @@ def test_a_plugins_value_error_is_one_line_and_shows_its_traceback_when_debuggin
     assert isinstance(result.exception, ValueError)
     raised = traceback.extract_tb(result.exception.__cause__.__traceback__)
     assert raised[-1].name == "build_teams"  # where the plugin raised it
+
+
+def test_the_documented_spec_scheme_probes_a_model_of_its_zoo(tmp_path, monkeypatch, one_row_set):
+    from chronoprobe.models.spec import SPEC_SCHEMES
+
+    module = tmp_path / "zoo_scheme.py"
+    module.write_text(block("python", "## A model spec scheme"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    saved = dict(SPEC_SCHEMES._entries)
+    tiny_roberta(["The capital of France is Paris."], tmp_path / "zoo" / "capitals")
+    monkeypatch.setenv("MODEL_ZOO", str(tmp_path / "zoo"))
+    monkeypatch.setenv("CHRONOPROBE_PLUGINS", "zoo_scheme")
+    try:
+        out = tmp_path / "out"
+        invoke("probe", "pll", one_row_set, "-m", "zoo:capitals", "--device", "cpu", "-o", out)
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics["models"]["zoo:capitals"]["predicted"] == 1
+        missing = runner.invoke(
+            app, ["probe", "pll", str(one_row_set), "-m", "zoo:nope", "-o", str(tmp_path / "x")]
+        )
+        assert missing.exit_code == 2 and "zoo:nope: no model 'nope' in $MODEL_ZOO" in " ".join(
+            missing.output.split()
+        )
+    finally:
+        SPEC_SCHEMES._entries = saved
+        sys.modules.pop("zoo_scheme", None)

@@ -1,4 +1,5 @@
-"""Language-model adapters behind three requests: rank the gap, score a span, generate a span.
+"""Language-model adapters behind four requests: rank the gap, score a span, fill the gap,
+continue a prompt.
 
 ``load_model(spec)`` gives the adapter for a Hugging Face id, a local directory, a .gguf file or
 package-shipped weights (``package:smollm2``); views in ``chronoprobe.probes`` are written against

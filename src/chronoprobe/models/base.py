@@ -1,4 +1,4 @@
-"""What every adapter shares: the three requests, length bucketing, padding, span location.
+"""What every adapter shares: the four requests, length bucketing, padding, span location.
 
 An adapter answers a whole list of requests at once. It sorts them by token length, cuts the
 sorted list into batches padded only to their own longest member, and writes each answer back at
@@ -182,7 +182,8 @@ def logits_at_positions(
 
 
 class LanguageModel(ABC):
-    """A model and its tokenizer behind the three requests; subclasses add one family each."""
+    """A model and its tokenizer behind the four requests (rank, score, generate, complete);
+    subclasses add one family each."""
 
     family: str = ""
     # the transformers auto class that loads this family's weights ("AutoModelForMaskedLM"...)
