@@ -43,3 +43,23 @@ def test_placeholders_in_angle_brackets_are_shown():
     assert any("named <step id>_<file name>" in line for line in help_lines("results"))
     templama = help_lines("import", "templama")
     assert any("query with _X_ and its answers" in line for line in templama)
+
+
+def test_a_probe_lists_its_shared_options_in_panels_after_its_own():
+    """The view's own options first, then model loading, served models and the engine, each
+    under its heading (a panel), with every option in the panel of the class declaring it."""
+    import re
+
+    from chronoprobe.params import panel_of
+    from chronoprobe.probes.generate import GenerateParams
+
+    printed = CliRunner().invoke(app, ["probe", "generate", "--help"], env={"COLUMNS": "120"})
+    assert printed.exit_code == 0
+    panels = re.findall(r"╭─ ([^─]+?) ─", printed.output)
+    assert panels == ["Arguments", "Options", "Model loading", "Served models (openai:)", "Engine"]
+    assert panel_of(GenerateParams, "template") is None  # the view's own
+    assert panel_of(GenerateParams, "device") == "Model loading"  # declared below, grouped there
+    assert panel_of(GenerateParams, "base_url") == "Served models (openai:)"
+    assert panel_of(GenerateParams, "workers") == "Engine"
+    served = printed.output[printed.output.index("Served models") :]
+    assert "--base-url" in served[: served.index("Engine")] and "--template" not in served
