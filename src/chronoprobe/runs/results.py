@@ -12,6 +12,7 @@ own row's ``ci_low``, ``ci_high`` and ``n``. ``seeds`` gives, for each step repe
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,9 @@ import pyarrow as pa
 from chronoprobe.atomic import atomic_path
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.runs.outputs import find_outputs, output_id, step_id
+from chronoprobe.runs.ownership import describe, lstat_kind
 from chronoprobe.runs.run_directory import is_run_directory
+from chronoprobe.steps import STEP_RECORD
 
 DATABASE = "results.duckdb"
 OWN = "made by chronoprobe results"  # the comment on each table and view results makes
@@ -41,6 +44,7 @@ METRICS_SCHEMA = pa.schema(
         ("seed", pa.int64()),  # the seed of a step repeated over seeds (else null)
     ]
 )
+PARQUET_MAGIC = b"PAR1"  # the first and the last four bytes of every Parquet file
 RESERVED = ("metrics", "seeds")  # table names no Parquet view may take
 SEEDS_VIEW = """
 CREATE VIEW seeds AS
@@ -49,6 +53,21 @@ SELECT step, kind, metric, avg(value) AS mean, stddev_samp(value) AS sd, count(v
 FROM metrics WHERE seed IS NOT NULL AND value IS NOT NULL
 GROUP BY step, kind, metric
 """
+
+
+def _run_file(path: Path) -> bool:
+    """Whether the run holds a file at ``path`` for ``results`` to read: False when nothing is
+    there; a link (never followed out of the run), a folder, a pipe (which would be waited
+    on forever) or a device is refused in one line."""
+    kind = lstat_kind(path)
+    if kind is None:
+        return False
+    if kind != "file":
+        raise ValueError(
+            f"{path} is {describe(kind)}; `chronoprobe results` reads only the files steps "
+            "wrote there (never through a link, never a pipe): move it away"
+        )
+    return True
 
 
 def _read_record(path: Path) -> dict:
@@ -64,20 +83,55 @@ def _step_dirs(folder: Path) -> Iterator[tuple[Path, dict]]:
     found = find_outputs(folder)
     steps = []
     for prefix, run in found.runs:
-        if not (run / "steps").is_dir():
+        kind = lstat_kind(run / "steps")
+        if kind not in (None, "dir"):
+            _run_file(run / "steps")  # refused: a link or a file where the steps go
+        if kind != "dir":
             continue
         for step_dir in sorted((run / "steps").iterdir()):
-            path = step_dir / "step.json"
-            if step_dir.is_dir() and not step_dir.name.startswith(".") and path.is_file():
-                record = _read_record(path)
-                renamed = {"id": step_id(prefix, record["id"])}
-                if isinstance(record.get("step"), str):
-                    renamed["step"] = step_id(prefix, record["step"])
-                steps.append((step_dir, {**record, **renamed}))
+            if step_dir.name.startswith("."):
+                continue
+            if lstat_kind(step_dir) == "link":
+                _run_file(step_dir)  # refused: a step folder elsewhere is not the run's
+            if lstat_kind(step_dir) != "dir" or not _run_file(step_dir / STEP_RECORD):
+                continue
+            record = _read_record(step_dir / STEP_RECORD)
+            renamed = {"id": step_id(prefix, record["id"])}
+            if isinstance(record.get("step"), str):
+                renamed["step"] = step_id(prefix, record["step"])
+            steps.append((step_dir, {**record, **renamed}))
     for prefix, step_dir in found.outputs:
-        record = _read_record(step_dir / "step.json")
+        record = _read_record(step_dir / STEP_RECORD)
         steps.append((step_dir, {**record, "id": output_id(found, prefix)}))
     yield from sorted(steps, key=lambda step: step[1]["id"])
+
+
+def _parquet_files(step_dir: Path) -> Iterator[Path]:
+    """The Parquet files a step wrote (links not followed, hidden folders not entered); an
+    entry named ``*.parquet`` that is no Parquet file (a folder, a link, a pipe, another
+    format) is refused, naming it, before DuckDB is handed it."""
+    for root, dirs, files in os.walk(step_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files + dirs):
+            path = Path(root) / name
+            if not name.endswith(".parquet") or name.startswith("."):
+                continue
+            _run_file(path)
+            if not _is_parquet(path):
+                raise ValueError(
+                    f"{path}: not a Parquet file (it lacks the PAR1 marks a Parquet file starts "
+                    "and ends with); move it away, or run the step again to write it"
+                )
+            yield path
+
+
+def _is_parquet(path: Path) -> bool:
+    with open(path, "rb") as stream:
+        head = stream.read(4)
+        if stream.seek(0, os.SEEK_END) < 12:
+            return False
+        stream.seek(-4, os.SEEK_END)
+        return head == PARQUET_MAGIC and stream.read(4) == PARQUET_MAGIC
 
 
 def _sanitize(name: str) -> str:
@@ -89,10 +143,8 @@ def parquet_tables(run_dir: Path) -> dict[str, Path]:
     """View name -> Parquet file: ``<step_id>_<file stem>`` (subfolders joined with ``_``)."""
     tables: dict[str, Path] = {}
     for step_dir, record in _step_dirs(run_dir):
-        for file in sorted(step_dir.rglob("*.parquet")):
+        for file in _parquet_files(step_dir):
             relative = file.relative_to(step_dir).with_suffix("")
-            if any(part.startswith(".") for part in relative.parts):
-                continue
             base = _sanitize(f"{record['id']}_{'_'.join(relative.parts)}")
             name, n = base, 1
             while name in tables or name in RESERVED:
@@ -154,7 +206,7 @@ def metrics_table(run_dir: Path) -> pa.Table:
     rows = []
     for step_dir, record in _step_dirs(run_dir):
         path = step_dir / "metrics.json"
-        if not path.is_file():
+        if not _run_file(path):
             continue
         for metric, value, uncertainty in _figures(read_json_object(path, "metrics.json")):
             number = isinstance(value, int | float)
@@ -181,10 +233,15 @@ def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> list[str]:
     """Create the views over ``folder``'s Parquet files, ``metrics`` and ``seeds`` in ``con``;
     returns their names."""
     metrics = metrics_table(folder)
-    names = [*parquet_tables(folder), "metrics", "seeds"]
-    for name, file in parquet_tables(folder).items():
+    tables = parquet_tables(folder)
+    names = [*tables, "metrics", "seeds"]
+    for name, file in tables.items():
         path = str(file.resolve()).replace("'", "''")
-        con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet('{path}')")
+        try:
+            con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet('{path}')")
+        except duckdb.Error as err:
+            reason = str(err).strip().splitlines()[0]
+            raise ValueError(f"{file}: not a Parquet file DuckDB can read ({reason})") from None
     con.register("metrics_rows", metrics)
     con.execute("CREATE TABLE metrics AS SELECT * FROM metrics_rows")
     con.unregister("metrics_rows")
@@ -209,7 +266,7 @@ def build_results(run_dir: str | Path) -> Path:
             for name in _fill(con, run_dir):
                 kind = "TABLE" if name == "metrics" else "VIEW"
                 con.execute(f"COMMENT ON {kind} {_quote(name)} IS '{OWN}'")
-            if target.exists() or target.is_symlink():
+            if lstat_kind(target) is not None:
                 _carry_over(con, target)
         finally:
             con.close()  # checkpoints: everything is in the one file
@@ -220,7 +277,7 @@ def _carry_over(con: duckdb.DuckDBPyConnection, earlier: Path) -> None:
     """Copy into ``con`` the tables and views of the ``earlier`` database that ``results`` did
     not make (a user's own, added in a DuckDB client): the database is rebuilt at every call,
     and must not lose them. A file that is no DuckDB database is refused, not replaced."""
-    if not earlier.is_file():
+    if lstat_kind(earlier) != "file":  # a link is not followed out of the run
         raise ValueError(
             f"{earlier} is not the database `chronoprobe results` writes: move it away"
         )
