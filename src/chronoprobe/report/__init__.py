@@ -7,6 +7,8 @@ nor any section: :func:`write_report` does, when called.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
 from chronoprobe.atomic import atomic_write_text
@@ -24,7 +26,7 @@ def write_report(
 
     target = Path(out) if out is not None else default_target(Path(run_dir))
     check_report_target(target)
-    atomic_write_text(target, render_report(run_dir), tmp_dir)
+    atomic_write_text(target, sealed(render_report(run_dir)), tmp_dir)
     return target
 
 
@@ -39,13 +41,28 @@ def default_target(folder: Path) -> Path:
     return folder / REPORT_FILE
 
 
-# How an earlier report is recognised (the generator tag; the title, before it was added).
-_REPORT_SIGNS = (b'<meta name="generator" content="chronoprobe">', b"<title>chronoprobe report:")
+# An earlier report is recognised by the generator tag, and told unedited by the digest of
+# its own bytes that chronoprobe writes beside the tag (with zeros in the digest's place).
+_GENERATOR = '<meta name="generator" content="chronoprobe">'
+_DIGEST = re.compile(rb'<meta name="chronoprobe-sha256" content="([0-9a-f]{64})">')
+_UNSEALED = '<meta name="chronoprobe-sha256" content="' + "0" * 64 + '">'
+_SIGNS = (_GENERATOR.encode(), b"<title>chronoprobe report:")  # the title: before the tag
+_HEAD = 4096  # the tags sit in the head, within the first few hundred bytes
+
+
+def sealed(page: str) -> str:
+    """``page`` with the SHA-256 of its own bytes beside its generator tag, so that an edit
+    (a note added, the file saved again by a browser) can be told and the edited file is never
+    written over."""
+    unsealed = page.replace(_GENERATOR, _GENERATOR + "\n" + _UNSEALED, 1)
+    digest = hashlib.sha256(unsealed.encode("utf-8")).hexdigest()
+    return unsealed.replace(_UNSEALED, _UNSEALED.replace("0" * 64, digest), 1)
 
 
 def check_report_target(target: Path) -> None:
-    """A report is written over nothing but an earlier report: a folder, a link or a user's
-    file at ``target`` is refused, naming what is there."""
+    """A report is written over nothing but an earlier report, unedited: a folder, a link, a
+    user's file or a report edited since it was written at ``target`` is refused, naming what
+    is there."""
     from chronoprobe.runs.ownership import describe, lstat_kind
 
     kind = lstat_kind(target)
@@ -58,11 +75,26 @@ def check_report_target(target: Path) -> None:
     if kind != "file":
         raise ValueError(f"{target} is {describe(kind)}; pass a new file name for the report")
     with open(target, "rb") as stream:
-        head = stream.read(4096)
-    if not any(sign in head for sign in _REPORT_SIGNS):
+        head = stream.read(_HEAD)
+        if not any(sign in head for sign in _SIGNS):
+            raise ValueError(
+                f"{target} exists and is not a chronoprobe report; a report writes over nothing "
+                "else: pass a new file name"
+            )
+        found = _DIGEST.search(head)
+        if found is None:
+            raise ValueError(
+                f"{target} is a report of an older chronoprobe, which wrote no digest of it, so "
+                "an edit to it cannot be told: move it away (or delete it) to have it written "
+                "again, or pass another --out"
+            )
+        digest = hashlib.sha256(head.replace(found.group(1), b"0" * 64, 1))
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    if digest.hexdigest() != found.group(1).decode():
         raise ValueError(
-            f"{target} exists and is not a chronoprobe report; a report writes over nothing "
-            "else: pass a new file name"
+            f"{target} was edited since chronoprobe wrote it; a report writes over nothing of "
+            "yours: move it away (or delete it) to have it written again, or pass another --out"
         )
 
 
