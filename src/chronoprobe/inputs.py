@@ -12,17 +12,36 @@ or with a unit: ``64M``, ``1G``).
 Formats that are one JSON document (SPARQL results, an entities response, a released JSON
 array) are read whole from a regular file, whose size is known; from a pipe, a device or a
 compressed file, whose size is not, the document is held to the same limit.
+
+What an input file holds, as a cache key (:func:`file_identity`): a key of a file's size and
+modification time serves a stale result after an edit that keeps both (``cp -p``, ``rsync
+-a``, ``tar x`` and ``touch -r`` all put the old time back), so
+
+- a regular file of at most :data:`CONTENT_LIMIT` (64 MiB) is keyed by the SHA-256 of its
+  bytes: any edit shows, whatever its times say, and the same bytes written again (a copy, a
+  cached step writing its output anew) key the same, so they are no work again;
+- a larger file (model weights, a dump) is keyed by its size, its modification and change
+  times (``mtime``, ``ctime``), its device and its inode, since reading gigabytes at every run
+  would cost more than many steps. An edit moves the change time, which no tool can set back,
+  and a copy or an extraction is a new inode; the price is that a copy of the same bytes
+  counts as a new input.
+
+A file is hashed once per process: its digest is kept under its (size, mtime, ctime, device,
+inode), except for a file changed in the last two seconds, whose times a coarse file-system
+clock may not move again for a further change (git's "racy" files).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 MAX_RECORD_ENV = "CHRONOPROBE_MAX_RECORD_BYTES"
 DEFAULT_MAX_RECORD_BYTES = 16 << 20
@@ -295,8 +314,58 @@ def open_binary(path: str | Path, threads: int = 1) -> Iterator[BinaryIO]:
         yield stream
 
 
-def file_identity(path: str | Path) -> list:
-    """What a file holds, for a cache key: its name, size, modification and change times and
-    inode (an edit that restores the mtime still moves the change time)."""
-    info = os.stat(path)
-    return [str(path), info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+CONTENT_LIMIT = 64 << 20  # bytes: files up to this size are keyed by their content
+_HASH_CHUNK = 1 << 20
+_RECENT_NS = 2 * 10**9
+_digests: dict[tuple[int, ...], str] = {}  # (size, mtime_ns, ctime_ns, dev, ino) -> sha256
+
+
+def file_identity(path: str | Path) -> list[Any]:
+    """The cache key of one input file, links followed: ``["sha256", HEX]`` for a regular file
+    of at most :data:`CONTENT_LIMIT` bytes, ``["stat", size, mtime_ns, ctime_ns, dev, inode]``
+    for a larger one (see the module docstring). Anything but a regular file (a pipe, a
+    device, a folder) is a ValueError: what it holds has no key."""
+    # O_NONBLOCK: a pipe put in the file's place is not waited on; it is refused below
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(handle, "rb", buffering=0) as stream:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file, so it cannot be keyed by what it holds")
+        if info.st_size > CONTENT_LIMIT:
+            return ["stat", *_file_stamp(info)]
+        seen = _file_stamp(info)
+        digest = _digests.get(seen)
+        if digest is None:
+            began = time.time_ns()
+            digest = _sha256_of_stream(stream)
+            if _file_stamp(os.fstat(handle)) == seen and began - info.st_ctime_ns > _RECENT_NS:
+                _digests[seen] = digest
+    return ["sha256", digest]
+
+
+def tree_identity(path: str | Path) -> list[list[Any]]:
+    """``[[name, *file_identity(file)], ...]`` for a file (under its own name) or for every
+    regular file under a folder (their paths inside it, sorted). Links to files are followed;
+    links to folders are not entered, nor is anything but a regular file keyed."""
+    path = Path(path)
+    if not path.is_dir():
+        return [[path.name, *file_identity(path)]]
+    listing = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            file = Path(root) / name
+            if file.is_file():
+                listing.append([file.relative_to(path).as_posix(), *file_identity(file)])
+    return sorted(listing)
+
+
+def _file_stamp(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_dev, info.st_ino)
+
+
+def _sha256_of_stream(stream) -> str:
+    digest = hashlib.sha256()
+    while chunk := stream.read(_HASH_CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()

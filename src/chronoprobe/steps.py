@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, Field, RootModel, create_model
 
-from chronoprobe.inputs import is_pipe
+from chronoprobe.inputs import file_identity, is_pipe
 from chronoprobe.params import cli_of, field_default, splits_commas
 from chronoprobe.registry import Registry
 
@@ -77,7 +77,7 @@ class StepKind:
     model: type[BaseModel] | None  # None for a kind with variants: see ``params``
     run: StepFunction
     cacheable: bool = True  # False for steps that read the whole run (the report)
-    # extra data for the cache key that params alone miss (e.g. input files' sizes and mtimes)
+    # extra data for the cache key that params alone miss (e.g. what the input files hold)
     fingerprint: Callable[[Any], Any] | None = None
     inputs: tuple[Input, ...] | None = None
     check: Callable[[Any, frozenset[str]], list[str]] | None = None
@@ -332,14 +332,14 @@ class ReadOnce:
 
 def files_fingerprint(params: Any) -> list | ReadOnce | None:
     """For steps that read files named in their params (``paths``, a ``mapping``): files
-    change without their names changing, so the cache keys on size and mtime too, of every
-    file under a folder given (a folder's own times do not change when a file in it does)."""
+    change without their names changing, so the cache keys on what each holds too, of every
+    file under a folder given (see :func:`chronoprobe.inputs.file_identity`)."""
     paths = [*getattr(params, "paths", []), *filter(None, [getattr(params, "mapping", None)])]
     files = [f for p in paths for f in (sorted(p.rglob("*")) if p.is_dir() else [p])]
     pipes = [str(f) for f in files if is_pipe(f)]
     if pipes:
         return ReadOnce(f"{', '.join(pipes)} is a pipe, read once")
-    return [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()] or None
+    return [[str(f), *file_identity(f)] for f in files if f.is_file()] or None
 
 
 def checkpoint_continuation(entry: Path, work: Path) -> None:

@@ -105,3 +105,37 @@ def reads_fit(ctx: StepContext, params: SummaryParams, inputs: dict[str, Path]) 
     """Reads a fit's weights: with seeds, each copy must read the fit of its own seed."""
     weights = int((inputs["model"] / "weights.txt").read_text())
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps({"weights_seed": weights}))
+
+
+class CountParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    epochs: int = 1
+
+
+def _carry_count(entry: Path, work: Path) -> None:
+    (work / ".shards").mkdir(parents=True, exist_ok=True)
+    (work / ".shards" / "state.json").write_bytes((entry / "state.json").read_bytes())
+
+
+@step_kind("count_up", CountParams, continues=("epochs", _carry_count))
+def count_up(ctx: StepContext, params: CountParams, inputs: dict[str, Path]) -> None:
+    """A training that goes on from a finished run of fewer epochs: its state says which."""
+    state = ctx.out_dir / ".shards" / "state.json"
+    earlier = json.loads(state.read_text()) if state.exists() else {"epochs": 0, "note": ""}
+    done = {"epochs": params.epochs, "from": earlier["epochs"], "note": earlier.get("note", "")}
+    atomic_write_text(ctx.out_dir / "state.json", json.dumps(done))
+
+
+class ExitParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: int | None = 0
+
+
+@step_kind("exits", ExitParams)
+def exits(ctx: StepContext, params: ExitParams, inputs: dict[str, Path]) -> None:
+    """A plugin step that ends the process instead of returning."""
+    import sys
+
+    sys.exit(params.code)

@@ -38,7 +38,9 @@ steps:
 
 def start(config: Path, run_dir: Path, cache: Path) -> subprocess.Popen:
     # the step blocks in shard BLOCK_AT, so the kill lands mid-step however loaded the machine is
-    env = dict(os.environ, CHRONOPROBE_CACHE=str(cache), PYTHONPATH=str(HERE))
+    # the tree under test stays first on the path, as in this process
+    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, CHRONOPROBE_CACHE=str(cache), PYTHONPATH=path)
     env["CHRONOPROBE_TEST_BLOCK_AT"] = str(BLOCK_AT)
     command = [sys.executable, "-c", "from chronoprobe.cli.main import app; app()"]
     return subprocess.Popen(

@@ -514,7 +514,8 @@ def test_a_step_folder_without_a_record_is_left_to_the_user(write_config, tmp_pa
 def test_a_concurrent_second_run_is_refused_and_the_first_finishes(write_config, tmp_path):
     config = write_config(CONFIG.format(name="exp") + "  - id: sq\n    kind: squares\n")
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
-    env = dict(os.environ, CHRONOPROBE_TEST_BLOCK_AT="0", PYTHONPATH=str(Path(__file__).parent))
+    path = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, CHRONOPROBE_TEST_BLOCK_AT="0", PYTHONPATH=path)
     first = subprocess.Popen(
         [sys.executable, "-m", "chronoprobe", "run", str(config), "--out", str(run_dir)],
         env=env,

@@ -52,6 +52,13 @@ def run(
         "your rights, so a config's plugins are refused without this flag (modules you name "
         "in CHRONOPROBE_PLUGINS need none).",
     ),
+    trust_cache_dir: bool = typer.Option(
+        False,
+        "--trust-cache-dir",
+        help="Use the step cache the config names under `cache_dir:`. Its entries are served "
+        "as your results, so a config's own cache is refused without this flag (the one you "
+        "set in CHRONOPROBE_CACHE needs none).",
+    ),
     seeds: list[str] = typer.Option(
         [],
         "--seeds",
@@ -88,6 +95,7 @@ def run(
             console=console,
             trust_plugins=trust_plugins,
             seeds=parse_seeds(seeds) if seeds else None,
+            trust_cache_dir=trust_cache_dir,
         )
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: run the same command again to resume")

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from chronoprobe import safe_yaml
+from chronoprobe.core.cache_dir import default_cache_dir
 from chronoprobe.params import Seed
 from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin, nearest
 from chronoprobe.runs.seeds import StepRun, seed_problems, step_runs
@@ -100,6 +101,15 @@ class Experiment:
     config: ExperimentConfig
     params: dict[str, BaseModel]  # step id -> validated params of its kind
     kinds: dict[str, StepKind]  # step id -> its registered kind
+
+    @property
+    def cache_root(self) -> Path:
+        """The step cache the run uses: the config's ``cache_dir`` (relative to the config),
+        else the user's (:func:`~chronoprobe.core.cache_dir.default_cache_dir`)."""
+        configured = self.config.cache_dir
+        if configured is None:
+            return default_cache_dir()
+        return configured if configured.is_absolute() else self.path.parent / configured
 
     def step_runs(self) -> list[StepRun]:
         """Every step the run executes, in order, repeated steps once per seed."""
@@ -343,6 +353,25 @@ def _refuse_untrusted_plugins(config: ExperimentConfig, lines: _Lines, trusted: 
         )
 
 
+def _refuse_untrusted_cache(experiment: Experiment, lines: _Lines, trusted: bool) -> None:
+    """A config's own ``cache_dir`` is used only with ``trusted`` (``--trust-cache-dir``), or
+    when it is the user's cache anyway. The cache serves its entries as results this machine
+    computed, and a config is a file people send each other: a cache folder shipped beside it
+    would decide what the run reports, as a plugin decides what it runs."""
+    folder = experiment.cache_root
+    if trusted or experiment.config.cache_dir is None:
+        return
+    if folder.resolve() == default_cache_dir().resolve():
+        return
+    raise ConfigError(
+        [
+            f"{lines.locate(('cache_dir',))}: cache_dir: the config names a step cache of its "
+            f"own ({folder}), whose entries would be served as your results; if you trust that "
+            "folder, run it with --trust-cache-dir (or remove the line to use your own cache)"
+        ]
+    )
+
+
 def _import_plugins(config: ExperimentConfig, lines: _Lines, folder: Path) -> list[str]:
     """Import the config's plugins, found also in ``folder`` (the config's) and the current
     directory; returns a line for each that cannot be imported."""
@@ -421,12 +450,14 @@ def load_experiment(
     *,
     trust_plugins: bool = False,
     seeds: Sequence[int] | None = None,
+    trust_cache_dir: bool = False,
 ) -> Experiment:
     """Read, override, validate; raise :class:`ConfigError` listing every problem found.
 
     The config's ``plugins:`` are imported only with ``trust_plugins`` (or when named in
     ``CHRONOPROBE_PLUGINS``); otherwise a config that has any is refused, before any runs.
-    ``seeds`` (``run --seeds``) replaces the config's own ``seeds``."""
+    ``seeds`` (``run --seeds``) replaces the config's own ``seeds``. A ``cache_dir`` other
+    than the user's cache is refused without ``trust_cache_dir``."""
     path = Path(path)
     data, root = _parse_yaml(path)
     lines = _Lines(path, root)
@@ -449,4 +480,6 @@ def load_experiment(
             step_problems.append(f"{lines.locate(loc)}: {format_loc(loc)}: {reason}")
     if problems or step_problems:
         raise ConfigError(problems + step_problems)
-    return Experiment(path=path, config=config, params=params, kinds=kinds)
+    experiment = Experiment(path=path, config=config, params=params, kinds=kinds)
+    _refuse_untrusted_cache(experiment, lines, trust_cache_dir)
+    return experiment

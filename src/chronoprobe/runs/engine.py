@@ -28,7 +28,6 @@ from rich.table import Table
 from rich.text import Text
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.core.cache_dir import default_cache_dir
 from chronoprobe.core.progress import live_progress
 from chronoprobe.registry import loaded_plugins
 from chronoprobe.runs.cache import DamagedEntry, StepCache, step_key
@@ -164,6 +163,32 @@ class _CacheJob:
     origin: dict
 
 
+class StepExited(ValueError):
+    """A step's code (a plugin's, as a rule) called ``sys.exit``: that ends the step, which
+    failed, not the run, which must not end as if it had succeeded."""
+
+
+def run_step(kind: StepKind, context: StepContext, params: BaseModel, inputs: dict) -> None:
+    """``kind.run`` on ``context``, with a ``sys.exit`` in its code turned into the step's
+    failure (:class:`StepExited`), naming where the code called it."""
+    try:
+        kind.run(context, params, inputs)
+    except SystemExit as exit_:
+        frame = exit_.__traceback__
+        while frame is not None and frame.tb_next is not None:
+            frame = frame.tb_next
+        where = ""
+        if frame is not None:
+            code = frame.tb_frame.f_code
+            where = f" in {frame.tb_frame.f_globals.get('__name__', code.co_filename)}"
+            where += f" ({Path(code.co_filename).name}:{frame.tb_lineno})"
+        raise StepExited(
+            f"step {context.step_id} ({kind.name}): its code{where} called "
+            f"sys.exit({exit_.code!r}), which ended the step: the step failed (a step returns "
+            "when it is done, or raises an error)"
+        ) from None
+
+
 class StepExecutor:
     """Runs one step at a time into a target directory, through the shared cache.
 
@@ -232,7 +257,7 @@ class StepExecutor:
                 cached, computed = self._serve(job, staged)
                 digests = {name: entry["sha256"] for name, entry in computed["files"].items()}
             else:
-                kind.run(self.context(step_id, staged), params, inputs)
+                run_step(kind, self.context(step_id, staged), params, inputs)
                 computed, digests = None, {}
             outputs = walk_files(staged)
             seconds = time.perf_counter() - began
@@ -288,11 +313,13 @@ class StepExecutor:
                 _say(self.log, f"  {job.label} was being computed by another run; waited for it")
             if self.use_cache and self.cache.has(kind.name, key):
                 return True
-            work = self.cache.work_dir(kind.name, key, fresh=not self.use_cache)
+            work, dropped = self.cache.work_dir(kind.name, key, fresh=not self.use_cache)
+            if dropped:
+                _say(self.log, f"  [yellow]{escape(dropped)}[/]")
             if kind.continues is not None and self.use_cache and not (work / SHARDS_DIR).exists():
                 self._continue(kind, job.origin, work, job.label)
             began, started = time.perf_counter(), _now()
-            kind.run(self.context(job.step_id, work), job.params, job.inputs)
+            run_step(kind, self.context(job.step_id, work), job.params, job.inputs)
             record = {"id": job.step_id, "kind": kind.name, "key": key, "started": started}
             record.update(job.origin, seed=self.seed)
             record["seconds"] = round(time.perf_counter() - began, 3)
@@ -301,24 +328,33 @@ class StepExecutor:
 
     def _continue(self, kind: StepKind, origin: dict, work: Path, label: str) -> None:
         """Seed a fresh work directory with the furthest finished run of the same step that
-        differs only in ``kind.continues``' field (fewer epochs), so training goes on from it."""
+        differs only in ``kind.continues``' field (fewer epochs), so training goes on from it.
+        Only an entry this cache made is continued from, with every file as it was written."""
         field, copy = kind.continues  # type: ignore[misc]
         want = {k: v for k, v in origin["params"].items() if k != field}
-        best, best_value = None, None
-        for record_path in (self.cache.root / kind.name).glob(f"*/{STEP_RECORD}"):
+        candidates = []
+        folder = self.cache.root / kind.name
+        names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        for name in (n for n in names if "." not in n and self.cache.has(kind.name, n)):
             try:
-                record = json.loads(record_path.read_text(encoding="utf-8"))
+                record = self.cache.record(kind.name, name)
                 value = record["params"][field]
                 same = {k: v for k, v in record["params"].items() if k != field} == want
                 same = same and record["inputs"] == origin["inputs"] and record["seed"] == self.seed
                 same = same and record.get("plugins") == origin.get("plugins")
-            except (KeyError, TypeError, json.JSONDecodeError):
+                if same and value < origin["params"][field]:
+                    candidates.append((value, name))
+            except (DamagedEntry, KeyError, TypeError):
                 continue
-            if same and value < origin["params"][field] and (best is None or value > best_value):
-                best, best_value = record_path.parent, value
-        if best is not None:
-            copy(best, work)
-            _say(self.log, f"  {label} continues from a finished run of {field} {best_value}")
+        for value, name in sorted(candidates, reverse=True):
+            try:
+                self.cache.verified(kind.name, name)
+            except DamagedEntry as err:
+                _say(self.log, f"  [yellow]{escape(str(err))}[/]; not continued from")
+                continue
+            copy(self.cache.entry(kind.name, name), work)
+            _say(self.log, f"  {label} continues from a finished run of {field} {value}")
+            return
 
 
 def _summary(results: Sequence[StepResult]) -> Table:
@@ -328,13 +364,6 @@ def _summary(results: Sequence[StepResult]) -> Table:
     for r in results:
         table.add_row(r.id, r.kind, "yes" if r.cached else "no", f"{r.seconds:.1f}")
     return table
-
-
-def _cache_root(experiment: Experiment) -> Path:
-    configured = experiment.config.cache_dir
-    if configured is None:
-        return default_cache_dir()
-    return configured if configured.is_absolute() else experiment.path.parent / configured
 
 
 def _paths_inside(experiment: Experiment, run_dir: Path) -> list[str]:
@@ -372,6 +401,7 @@ def run_experiment(
     console: Console | None = None,
     trust_plugins: bool = False,
     seeds: Sequence[int] | None = None,
+    trust_cache_dir: bool = False,
 ) -> RunResult:
     """Run every step of an experiment config into ``out`` (default ``runs/<name>``).
 
@@ -382,16 +412,25 @@ def run_experiment(
     shards. The whole plan is checked before anything is written: an invalid config raises
     :class:`~chronoprobe.runs.config.ConfigError`, a run directory the run could not safely
     write over a ValueError. ``trust_plugins`` lets the config's ``plugins:`` be imported
-    (they run code; see :func:`~chronoprobe.runs.config.load_experiment`).
+    (they run code; see :func:`~chronoprobe.runs.config.load_experiment`), and
+    ``trust_cache_dir`` its ``cache_dir:`` be used (its entries are served as results).
     """
-    experiment = load_experiment(config_path, overrides, trust_plugins=trust_plugins, seeds=seeds)
+    experiment = load_experiment(
+        config_path,
+        overrides,
+        trust_plugins=trust_plugins,
+        seeds=seeds,
+        trust_cache_dir=trust_cache_dir,
+    )
     config = experiment.config
     run_dir = Path(out) if out is not None else Path("runs") / config.name
     console = console or Console(stderr=True)
-    cache_root = _cache_root(experiment)
+    cache_root = experiment.cache_root
     problems = _paths_inside(experiment, run_dir)
     if problems:
         raise ConfigError(problems)
+    cache = StepCache(cache_root)
+    warnings = cache.check_owner()
     keep = [run.id for run in experiment.step_runs()]
     with claimed(run_dir, cache_root) as directory:
         directory.check(keep)
@@ -399,15 +438,16 @@ def run_experiment(
         problems = [problem for check in checks for problem in check(run_dir)]
         if problems:
             raise ValueError("; ".join(problems) + ". Nothing was changed")
-        return _run(experiment, directory, cache_root, use_cache, console)
+        return _run(experiment, directory, cache, use_cache, console, warnings)
 
 
 def _run(
     experiment: Experiment,
     directory: RunDirectory,
-    cache_root: Path,
+    cache: StepCache,
     use_cache: bool,
     console: Console,
+    warnings: Sequence[str],
 ) -> RunResult:
     config, run_dir = experiment.config, directory.path
     keep = [run.id for run in experiment.step_runs()]
@@ -426,7 +466,8 @@ def _run(
         if foreign:
             names = escape(", ".join(foreign))
             _say(log, f"[yellow]left alone[/] in steps/ (not made by this run): {names}")
-        cache = StepCache(cache_root)
+        for warning in warnings:
+            _say(log, f"[yellow]warning:[/] {escape(warning)}")
         keys: dict[str, str] = {}
         for step in experiment.step_runs():
             executor = StepExecutor(cache, use_cache, log, progress, run_dir, step.seed)

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.steps import STEP_RECORD
+from chronoprobe.inputs import CONTENT_LIMIT, file_identity
+from chronoprobe.steps import STEP_RECORD, read_step_record
 from chronoprobe.version import __version__
 
 TMP_DIR = ".chronoprobe-tmp"
@@ -238,10 +239,12 @@ def file_record(path: Path, sha256: str | None = None) -> dict[str, Any]:
 
 def changed_files(folder: Path, files: dict[str, Any], missing_ok: bool = False) -> list[str]:
     """The recorded files of ``folder`` that differ from their record, or are missing (unless
-    ``missing_ok``: a deleted output holds nothing to lose). Size and modification time equal
-    to the record's count as unchanged, unless the file's inode changed after the step record
-    was written (an edit whose old modification time was put back, ``touch -r``, ``cp -p``);
-    otherwise the content is hashed (a file only touched is not changed)."""
+    ``missing_ok``: a deleted output holds nothing to lose). A file of at most
+    :data:`~chronoprobe.inputs.CONTENT_LIMIT` is compared by its content (hashed
+    once per process), whatever its times say. A larger one counts as unchanged when its size
+    and modification time are the record's and its inode did not change after the step record
+    was written (an edit whose old time was put back, ``touch -r``, ``cp -p``, moves the
+    change time); otherwise it is hashed too (a file only touched is not changed)."""
     record_time = _ctime(folder / STEP_RECORD)
     changed = []
     for name, record in sorted(files.items()):
@@ -254,16 +257,49 @@ def changed_files(folder: Path, files: dict[str, Any], missing_ok: bool = False)
                 changed.append(name)
                 continue
             info = path.stat()
-            trusted = info.st_mtime_ns == record.get("mtime_ns") and (
-                record_time is not None and info.st_ctime_ns <= record_time + _SETTLE_NS
-            )
-            if info.st_size != record.get("bytes") or (
-                not trusted and sha256_of(path) != record.get("sha256")
-            ):
+            if info.st_size != record.get("bytes"):
                 changed.append(name)
-        except (AttributeError, OSError):
+            elif info.st_size <= CONTENT_LIMIT:
+                if file_identity(path)[1] != record.get("sha256"):
+                    changed.append(name)
+            else:
+                trusted = info.st_mtime_ns == record.get("mtime_ns") and (
+                    record_time is not None and info.st_ctime_ns <= record_time + _SETTLE_NS
+                )
+                if not trusted and sha256_of(path) != record.get("sha256"):
+                    changed.append(name)
+        except (AttributeError, OSError, ValueError):
             changed.append(name)
     return changed
+
+
+def keep_unchanged(folder: Path, staged: Path, tmp: Path) -> bool:
+    """When ``folder`` holds, unchanged, exactly the outputs staged in ``staged`` (the same
+    names with the same digests in both step records), put only the staged step record in
+    place (written through ``tmp``, a folder of chronoprobe's own beside it), and return True:
+    the outputs keep their bytes, times and inodes, so whatever is keyed on them (a command
+    given one as its input) finds them as they were. Otherwise nothing is done and the
+    caller replaces the folder."""
+    earlier, now = read_step_record(folder), read_step_record(staged)
+    if lstat_kind(folder) != "dir" or earlier is None or now is None:
+        return False
+    names = now["outputs"]
+    old, new = earlier.get("files", {}), now.get("files", {})
+    if sorted(earlier["outputs"]) != sorted(names):
+        return False
+    for name in names:
+        a, b = old.get(name), new.get(name)
+        if not (isinstance(a, dict) and isinstance(b, dict)):
+            return False
+        if a.get("sha256") != b.get("sha256") or a.get("bytes") != b.get("bytes"):
+            return False
+    if changed_files(folder, {name: old[name] for name in names}):
+        return False
+    files = {name: file_record(folder / name, new[name]["sha256"]) for name in names}
+    atomic_write_text(
+        folder / STEP_RECORD, json.dumps({**now, "files": files}, indent=2) + "\n", tmp
+    )
+    return True
 
 
 _SETTLE_NS = 5 * 10**9  # outputs are moved into place within moments of their record
@@ -274,6 +310,14 @@ def _ctime(path: Path) -> int | None:
         return path.stat().st_ctime_ns
     except OSError:
         return None
+
+
+def install_outputs(staged: Path, target: Path, tmp: Path) -> None:
+    """Make ``staged`` (a step's outputs and record) the folder ``target`` (checked by the
+    caller): only the record is written when the outputs are those already there
+    (:func:`keep_unchanged`), else the folder is replaced (:func:`replace_folder`)."""
+    if not keep_unchanged(target, staged, tmp):
+        replace_folder(staged, target, tmp)
 
 
 def replace_folder(staged: Path, target: Path, tmp: Path) -> None:

@@ -40,13 +40,13 @@ from chronoprobe.runs.ownership import (
     clear_tmp,
     describe,
     foreign_entries,
+    install_outputs,
     listing,
     locked_folder,
     lstat_kind,
     own_tmp,
     read_marker,
     remove_folder,
-    replace_folder,
     staging_folder,
     tmp_problem,
     write_marker,
@@ -249,12 +249,13 @@ class RunDirectory:
 
     def install(self, staged: Path, step_id: str) -> Path:
         """Make ``staged`` the folder of step ``step_id``, replacing the earlier one only if
-        it still holds nothing but chronoprobe's own unchanged outputs."""
+        it still holds nothing but chronoprobe's own unchanged outputs; outputs the same as
+        the earlier ones are left as they are, and only the step record is written."""
         target = self.steps / step_id
         problem = step_dir_problem(target)
         if problem:
             raise ValueError(f"{problem}; the step's new outputs were not written")
-        replace_folder(staged, target, own_tmp(self.path))
+        install_outputs(staged, target, own_tmp(self.path))
         return target
 
     def finish(self, keep: Iterable[str]) -> list[str]:

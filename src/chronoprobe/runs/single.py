@@ -4,7 +4,7 @@ The step runs exactly as inside ``chronoprobe run`` (same function, same cache e
 files), with its inputs given as directories instead of earlier steps. An input that is itself
 an output of chronoprobe (it has a ``step.json`` whose files are unchanged) is keyed by that
 step's key, so chained commands hit the cache like chained steps; any other input is keyed by
-its files' names, sizes and modification times.
+its files' names and what they hold (:func:`chronoprobe.inputs.tree_identity`).
 
 ``--out`` is replaced by the step's outputs, so it must be new, empty, or an earlier output of
 the same command: one holding the marker ``.chronoprobe-output`` (which names the command and
@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from chronoprobe.core.cache_dir import default_cache_dir
+from chronoprobe.inputs import tree_identity
 from chronoprobe.runs.cache import StepCache, canonical_json
 from chronoprobe.runs.engine import StepExecutor, StepResult, console_logger, step_progress
 from chronoprobe.runs.ownership import (
@@ -35,6 +36,7 @@ from chronoprobe.runs.ownership import (
     describe,
     foreign_entries,
     fresh_dir,
+    keep_unchanged,
     listing,
     locked_folder,
     lstat_kind,
@@ -62,16 +64,7 @@ def input_key(path: Path) -> str:
         unchanged = not changed_files(path, files)
         if unchanged and not foreign_entries(path, [*files, STEP_RECORD], skip=_OWN):
             return record["key"]
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    listing_ = [
-        [
-            p.relative_to(path).as_posix() if p != path else p.name,
-            p.stat().st_size,
-            p.stat().st_mtime_ns,
-        ]
-        for p in files
-    ]
-    return hashlib.sha256(canonical_json(listing_).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(tree_identity(path)).encode()).hexdigest()
 
 
 def check_output_dir(out: Path, cache_root: Path, command: str) -> list[str]:
@@ -144,7 +137,9 @@ class OutputFolder:
         return staging_folder(self.path)
 
     def install(self, staged: Path, step_id: str) -> Path:
-        """Replace what the folder holds by ``staged``'s files, moving entries by renames.
+        """Replace what the folder holds by ``staged``'s files, moving entries by renames
+        (outputs the same as the earlier ones are left as they are, see
+        :func:`~chronoprobe.runs.ownership.keep_unchanged`).
 
         The marker lists both old and new files while they are swapped (step.json goes first
         and comes back last), so a folder left by a kill mid-way is still known as this
@@ -152,6 +147,9 @@ class OutputFolder:
         old_files = check_output_dir(self.path, self.cache_root, self.command)
         new_files = walk_files(staged)
         record = {"command": self.command}
+        if keep_unchanged(self.path, staged, own_tmp(self.path)):
+            write_marker(self.path / OUTPUT_MARKER, {**record, "files": new_files})
+            return self.path
         write_marker(
             self.path / OUTPUT_MARKER, {**record, "files": sorted({*old_files, *new_files})}
         )
@@ -218,10 +216,14 @@ def run_operation(
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file or directory (input {name!r})")
     keys = {name: input_key((keyed or {}).get(name, path)) for name, path in inputs.items()}
+    cache = StepCache(cache_root)
+    warnings = cache.check_owner()
     progress = step_progress(console)
     claim = claimed_output(out, cache_root, step_id)
     with claim as folder, console_logger(console) as log, progress:
-        executor = StepExecutor(StepCache(cache_root), use_cache, log, progress, out.parent, seed)
+        for warning in warnings:
+            log.warning(f"warning: {warning}")
+        executor = StepExecutor(cache, use_cache, log, progress, out.parent, seed)
         return executor.execute(
             step_id, kind, params, inputs, keys, folder, {k: str(v) for k, v in inputs.items()}
         )
