@@ -18,7 +18,7 @@ the entry. An entry without a MAC that verifies (forged, copied from another cac
 before entries were signed, its MAC lost, the key replaced) is never served: it is computed
 again, and the log says so in one line. An unfinished work directory is signed the same way
 (bound to its inode), so the shards of an attempt this cache did not make are never resumed.
-A cache folder that other users can write is refused (see :meth:`StepCache.check_owner`).
+A cache folder that other users can write is refused (see :meth:`StepCache.check`).
 """
 
 from __future__ import annotations
@@ -164,14 +164,15 @@ class StepCache:
         self.root = root
         self._secret: bytes | None = None
 
-    def check_owner(self) -> list[str]:
-        """Make the cache folder if it is missing (open to its owner only), and refuse one
-        another user can write: owned by another user, writable by every user (a shared
-        ``/tmp`` folder), or inside a folder every user can write without the sticky bit
-        that keeps one user from renaming another's folders. Returns a warning for a folder
-        that the members of its group can write. (An entry is served only when its MAC
-        verifies under a key only the owner can read, so such users could at most make the
-        cache compute again; the refusal keeps them from racing it at all.)"""
+    def check(self) -> list[str]:
+        """Before a run writes anything: make the cache folder if it is missing (open to its
+        owner only) and its key (see :meth:`secret`), and refuse a folder another user can
+        write: owned by another user, writable by every user (a shared ``/tmp`` folder), or
+        inside a folder every user can write without the sticky bit that keeps one user from
+        renaming another's folders. Returns a warning for a folder that the members of its
+        group can write. (An entry is served only when its MAC verifies under a key only the
+        owner can read, so such users could at most make the cache compute again; the
+        refusal keeps them from racing it at all.)"""
         if lstat_kind(self.root) is None:
             self.root.mkdir(parents=True, mode=0o700)
         elif not self.root.is_dir():
@@ -196,6 +197,7 @@ class StepCache:
                     f"{line}: set CHRONOPROBE_CACHE to a folder of your own (or run "
                     f"`chmod go-w {folder}` if it is yours)"
                 )
+        self.secret()
         return warnings
 
     def secret(self) -> bytes:

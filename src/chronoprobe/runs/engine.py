@@ -430,7 +430,7 @@ def run_experiment(
     if problems:
         raise ConfigError(problems)
     cache = StepCache(cache_root)
-    warnings = cache.check_owner()
+    warnings = cache.check()
     keep = [run.id for run in experiment.step_runs()]
     with claimed(run_dir, cache_root) as directory:
         directory.check(keep)

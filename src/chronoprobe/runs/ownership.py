@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
-from chronoprobe.inputs import CONTENT_LIMIT, file_identity
+from chronoprobe.inputs import file_identity
 from chronoprobe.steps import STEP_RECORD, read_step_record
 from chronoprobe.version import __version__
 
@@ -259,15 +259,17 @@ def changed_files(folder: Path, files: dict[str, Any], missing_ok: bool = False)
             info = path.stat()
             if info.st_size != record.get("bytes"):
                 changed.append(name)
-            elif info.st_size <= CONTENT_LIMIT:
-                if file_identity(path)[1] != record.get("sha256"):
+                continue
+            identity = file_identity(path)  # by content, or (a large file) by stat
+            if identity[0] == "sha256":
+                if identity[1] != record.get("sha256"):
                     changed.append(name)
-            else:
-                trusted = info.st_mtime_ns == record.get("mtime_ns") and (
-                    record_time is not None and info.st_ctime_ns <= record_time + _SETTLE_NS
-                )
-                if not trusted and sha256_of(path) != record.get("sha256"):
-                    changed.append(name)
+                continue
+            trusted = info.st_mtime_ns == record.get("mtime_ns") and (
+                record_time is not None and info.st_ctime_ns <= record_time + _SETTLE_NS
+            )
+            if not trusted and sha256_of(path) != record.get("sha256"):
+                changed.append(name)
         except (AttributeError, OSError, ValueError):
             changed.append(name)
     return changed

@@ -217,7 +217,7 @@ def run_operation(
             raise FileNotFoundError(f"{path}: no such file or directory (input {name!r})")
     keys = {name: input_key((keyed or {}).get(name, path)) for name, path in inputs.items()}
     cache = StepCache(cache_root)
-    warnings = cache.check_owner()
+    warnings = cache.check()
     progress = step_progress(console)
     claim = claimed_output(out, cache_root, step_id)
     with claim as folder, console_logger(console) as log, progress:
