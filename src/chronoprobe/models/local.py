@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import pickle
 import shutil
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.inputs import file_identity
 from chronoprobe.models.spec import (
     PACKAGES,
     LoadOptions,
@@ -122,8 +124,8 @@ def converted_gguf(source: ModelSource) -> ModelSource:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = Path(source.location) / str(source.gguf_file)
-    stat = gguf.stat()
-    key = hashlib.sha256(f"{gguf.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
+    identity = [str(gguf.resolve()), *file_identity(gguf)]
+    key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()
     target = models_dir() / f"{gguf.stem}-{key[:12]}"
     if (target / "config.json").is_file():
         return ModelSource(str(target))
