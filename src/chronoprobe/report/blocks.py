@@ -128,6 +128,17 @@ def with_uncertainty(group: Mapping[str, Any], key: str, digits: int = 3) -> str
     return format_value(value)
 
 
+def covered(group: Mapping[str, Any], key: str) -> str:
+    """ " over N of M rows (P%)" where ``group``'s coverage record names its figure ``key``
+    (see :mod:`chronoprobe.probes.coverage`), else ""."""
+    from chronoprobe.probes.coverage import over_rows
+
+    coverage = group.get("coverage")
+    if not isinstance(coverage, Mapping) or key not in (coverage.get("figures") or ()):
+        return ""
+    return f" {over_rows(coverage)}"
+
+
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     """Nested dicts (metrics, params) to dotted keys; lists of scalars stay one value."""
     if not isinstance(data, Mapping):
