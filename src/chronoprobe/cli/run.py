@@ -180,8 +180,8 @@ def _result_table(columns: list[str], rows: list[tuple], figures: bool) -> Resul
             cells[at["per_seed"]] = {
                 seed: round(v, PER_SEED_DIGITS) for seed, v in cells[at["per_seed"]].items()
             }
-        if cells[at["left_out"]]:
-            reasons = json.loads(cells[at["left_out"]])
+        reasons = json.loads(cells[at["left_out"]] or "{}")
+        if reasons:
             said = "; ".join(f"{k:,} {reason}" for reason, k in reasons.items())
             notes.append(f"{cells[at['step']]} {cells[at['metric']]}: left out: {said}")
         merged.append([cells[i] for name, i in at.items() if name in EYE_COLUMNS])

@@ -242,9 +242,9 @@ def median(
     values: Sequence[float],
     clusters: Sequence[Hashable] | None = None,
     *,
+    unit: str = "row",
     resamples: int = RESAMPLES,
     seed: int = SEED,
-    unit: str = "row",
 ) -> Estimate:
     """The median of ``values`` with its bootstrap interval, resampling rows, or whole
     ``clusters`` (one label per value: a row's several labels, an entity's spans)."""

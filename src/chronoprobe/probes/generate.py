@@ -128,8 +128,8 @@ class GenerateParams(ProbeParams):
     template: str = Field(
         "In {period}, {statement}",
         description="The prompt: {period}, {statement} (the statement up to the gap) and "
-        "{query} (the statement with the gap as ___), e.g. 'In {period}, {query} The blank "
-        "is:'. A row it cannot ask (its gap first) is asked as --gap-first says.",
+        "{query} (the statement with the gap as ___). A row it cannot ask (its gap first) is "
+        "asked as --gap-first says; to ask questions, use --form question.",
     )
     form: Literal["template", "question"] = Field(
         "template",
@@ -142,13 +142,6 @@ class GenerateParams(ProbeParams):
         description="Rows whose gap comes first ('[MASK] is the head coach of X.'), which a "
         "{statement} template cannot ask: question (ask the relation's question instead; "
         "counted per form in metrics.json) or skip (leave them out, counted in skipped).",
-    )
-    question_prompt: Literal["auto", "chat", "plain"] = Field(
-        "auto",
-        description="How a question is put: chat (one user turn of the model's chat "
-        "template), plain ('Question: ...' then 'Answer:', a prompt ending where the answer "
-        "starts, for base models) or auto (chat where the model's tokenizer has a chat "
-        "template, and for openai: models; else plain).",
     )
     shots: int = Field(
         0,
@@ -169,7 +162,16 @@ class GenerateParams(ProbeParams):
         "question, which chat models answer in a sentence).",
     )
     chat: bool = Field(
-        False, description="Wrap each prompt in the model's chat template (instruct models)."
+        False,
+        description="Wrap each --template prompt in the model's chat template (instruct "
+        "models; questions are put as --question-prompt says).",
+    )
+    question_prompt: Literal["auto", "chat", "plain"] = Field(
+        "auto",
+        description="How a question is put: chat (one user turn of the model's chat "
+        "template), plain ('Question: ...' then 'Answer:', a prompt ending where the answer "
+        "starts, for base models) or auto (chat where the model's tokenizer has a chat "
+        "template, and for openai: models; else plain).",
     )
     protocol: Literal["chroknowledge"] | None = Field(
         None,

@@ -82,16 +82,13 @@ def _figure(metrics: dict[str, Any], path: str) -> str:
     """The figure at dotted ``path`` of a metrics.json, with its 95% interval when it has one
     and the rows it counts of those it could have where its group's coverage names it
     ("0.050 [0.014, 0.165] over 40 of 60 rows (66.7%)")."""
-    from chronoprobe.report.blocks import covered
-
     *parents, key = path.split(".")
     group: Any = metrics
     for part in parents:
         group = group.get(part) if isinstance(group, dict) else None
     if not isinstance(group, dict):
         return format_value(flatten(metrics).get(path))
-    text = with_uncertainty(group, key) if f"{key}_ci95" in group else format_value(group[key])
-    return text + covered(group, key)
+    return with_uncertainty(group, key) if f"{key}_ci95" in group else format_value(group[key])
 
 
 def _summary(run: RunInfo, shown: set[str]) -> Table:

@@ -17,15 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.report.blocks import (
-    Block,
-    Section,
-    Stats,
-    Table,
-    Text,
-    covered,
-    with_uncertainty,
-)
+from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
 from chronoprobe.report.plots import FEW_ROWS, embed, error_rows, grouped_bars, heatmap, line_plot
 from chronoprobe.report.sections import answered_nothing, read_metrics, section
 from chronoprobe.report.view_section import coverage_text, view_section
@@ -243,8 +235,7 @@ def probe_section(step_dir: Path, record: dict) -> Section:
         "view": tables["view"],
         "rows": metrics.get("rows"),
         "models": metrics.get("model_count"),
-        f"{metric} ({over}{rows_named('all', excludes)})": with_uncertainty(metrics, metric)
-        + covered(metrics, metric),
+        f"{metric} ({over}{rows_named('all', excludes)})": with_uncertainty(metrics, metric),
     }
     blocks: list[Block] = [Stats(tiles)]
     skipped = _skipped_note(metrics)

@@ -12,16 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.probes.coverage import coverage_line
-from chronoprobe.report.blocks import (
-    Block,
-    Percent,
-    Section,
-    Stats,
-    Table,
-    Text,
-    covered,
-    with_uncertainty,
-)
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text, with_uncertainty
 from chronoprobe.report.plots import embed, error_rows, grouped_bars
 from chronoprobe.report.sections import answered_nothing, no_metrics, read_metrics, section
 
@@ -142,7 +133,7 @@ def ecbd_section(step_dir: Path, record: dict) -> Section:
     tiles: dict[str, Any] = {"examples": metrics.get("rows", 0), "models": len(models)}
     for key in HEADLINE:
         if metrics.get(key) is not None:
-            tiles[key.removeprefix("ppl_") + " ppl"] = _figure(metrics, key) + covered(metrics, key)
+            tiles[key.removeprefix("ppl_") + " ppl"] = _figure(metrics, key)
     blocks: list[Block] = [Stats(tiles)]
     if len(models) > 1:
         blocks.append(Text("Tiles: mean over the models; each model's figures follow."))

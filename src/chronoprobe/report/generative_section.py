@@ -16,7 +16,6 @@ from chronoprobe.report.blocks import (
     Stats,
     Table,
     Text,
-    covered,
     with_uncertainty,
 )
 from chronoprobe.report.plots import embed, error_rows, line_plot
@@ -149,13 +148,13 @@ def _form_table(metrics: dict) -> Table | None:
     if len(by_form) < 2:
         return None
     words = form_words(metrics.get("coverage") or {})
-    named = {f"{f} ({words.get(f, f)})": g for f, g in by_form.items()}
+    named = {words.get(f, f): g for f, g in by_form.items()}
     return _group_table(
         named,
         "asked",
         "Per form: rows asked by the template, and rows asked as their relation's question "
-        "(their gap comes first, so the template cannot ask them). The figures above are over "
-        "both.",
+        "(those whose gap comes first, which the template cannot ask, or every row with form "
+        "question). The figures above are over both.",
     )
 
 
@@ -172,8 +171,10 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
         ),
         Stats(
             {
-                f"accuracy ({rule})": with_uncertainty(overall, "accuracy")
-                + covered(metrics, "accuracy"),
+                # the model's own headline, with the rows it counts; else the overall figure
+                f"accuracy ({rule})": with_uncertainty(
+                    metrics if "accuracy" in metrics else overall, "accuracy"
+                ),
                 "other period": Percent.of(overall.get("other_period")),
                 "empty answers": Percent.of(overall.get("empty")),
                 **{c: Percent.of(overall[c]) for c in CATEGORIES},
