@@ -161,8 +161,8 @@ def test_counts_print_as_integers_and_shares_rounded_wherever_they_stand():
     )
     assert table.render("markdown").splitlines()[2:] == [
         "| relations | 11 | [0.193, 2] |",
-        "| multi_answer_share | 0.193 | {\"a\": 0.500} |",
-        "| model_count | 1 | [\"x\"] |",
+        '| multi_answer_share | 0.193 | {"a": 0.500} |',
+        '| model_count | 1 | ["x"] |',
     ]
     assert str(Figure(0.5)) == "0.500" and str(Figure(1.0, 0.8, 1.0)) == "1.000 [0.800, 1.000]"
     # a figure whose interval was left out says why in short

@@ -258,3 +258,30 @@ def test_the_probe_step_warns_of_empty_answers_and_prints_their_share(tmp_path, 
     empty = table.rows[0][table.columns.index("empty")]
     assert str(empty) == "1.000 [0.610, 1.000]"
     assert any(note.startswith("asked: accuracy over 6 of 7 rows (85.7%)") for note in table.notes)
+
+
+def test_a_tokenizers_chat_template_tells_an_instruct_model_from_a_base_one():
+    from chronoprobe.models.causal import CausalLM
+    from chronoprobe.models.served import ServedLM
+    from chronoprobe.models.tiny import random_model
+    from chronoprobe.models.tokenizer import train_tokenizer
+    from chronoprobe.probes.generate import with_question_prompt
+
+    from .conftest import CORPUS
+
+    tokenizer = train_tokenizer(CORPUS, "llama")
+    model = CausalLM(random_model("llama", tokenizer, seed=1), tokenizer, name="tiny")
+    assert not model.speaks_chat
+    assert with_question_prompt(GenerateParams(), model).question_prompt == "plain"
+    tokenizer.chat_template = "{% for m in messages %}<u>{{ m['content'] }}{% endfor %}<a>"
+    assert model.speaks_chat
+    assert with_question_prompt(GenerateParams(), model).question_prompt == "chat"
+    # said explicitly, the option wins; a served model is asked through chat completions
+    forced = GenerateParams(question_prompt="plain")
+    assert with_question_prompt(forced, model).question_prompt == "plain"
+    assert ServedLM.speaks_chat
+    # the chat turn is the question, framed by the template
+    from chronoprobe.models.requests import Cloze, PromptRequest
+
+    asked = model.prompt_row(PromptRequest(Cloze("Who led France in 2015? ", ""), chat=True))
+    assert tokenizer.decode(asked.ids).replace(" ", "").startswith("<u>WholedFrance")
