@@ -6,7 +6,6 @@ asked each way and the figures per form; empty answers are counted and warned of
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 
@@ -23,7 +22,6 @@ from chronoprobe.probes.generate import (
     subject_of,
     when_words,
 )
-from chronoprobe.steps import StepContext, get_kind
 from chronoprobe.templates import load_cloze_templates, load_question_templates
 
 # the nine relations of TempLAMA's templates.csv (Dhingra et al., 2022)
@@ -228,33 +226,20 @@ def test_a_model_whose_answers_are_empty_is_warned_of_and_its_share_shown(rows):
     assert generate_metrics(answers, params)["warnings"] == []
 
 
-def test_the_probe_step_warns_of_empty_answers_and_prints_their_share(tmp_path, monkeypatch):
+def test_the_probe_step_warns_of_empty_answers_and_prints_their_share(tmp_path, capsys):
     """Through the probe step: the warning is logged and kept in metrics.json, and the printed
     table gives the empty share with its interval beside the accuracy."""
-    from chronoprobe.probes import ops
+    import chronoprobe
+    from chronoprobe.probes.ops import show
 
     write_jsonl(tmp_path / "ask" / "examples.jsonl", ROWS)
-    monkeypatch.setattr(ops, "_weights_fingerprint", lambda params: None)
-    model = Asked(speaks_chat=False, answer="")
-    monkeypatch.setattr("chronoprobe.models.load_model", lambda spec, **options: model)
     out = tmp_path / "out"
-    out.mkdir()
-    logged: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record):
-            logged.append(record.getMessage())
-
-    log = logging.getLogger("test-empty")
-    log.addHandler(Keep())
-    kind = get_kind("probe")
-    values = {"view": "generate", "models": ["asked"], "device": "cpu", "reuse_answers": False}
-    kind.run(StepContext("probe", out, tmp_path, 0, log), kind.params.model_validate(values),
-             {"data": tmp_path / "ask"})  # fmt: skip
-    entry = json.loads((out / "metrics.json").read_text())["models"]["asked"]
-    assert any("first answers (100%) are empty" in w for w in entry["warnings"])
-    assert any("first answers (100%) are empty" in line for line in logged)
-    table = ops.show(out)
+    model = Asked(speaks_chat=False, answer="")
+    result = chronoprobe.probe("generate", tmp_path / "ask", model=model, out=out)
+    assert any("first answers (100%) are empty" in w for w in result.model()["warnings"])
+    logged = " ".join(capsys.readouterr().err.split())
+    assert "asked: 6 of 6 first answers (100%) are empty" in logged
+    table = show(out)
     empty = table.rows[0][table.columns.index("empty")]
     assert str(empty) == "1.000 [0.610, 1.000]"
     assert any(note.startswith("asked: accuracy over 6 of 7 rows (85.7%)") for note in table.notes)
