@@ -22,6 +22,7 @@ import numpy as np
 MONTH_NAMES = (
     "January February March April May June July August September October November December"
 ).split()
+QUARTER_NAMES = ("first", "second", "third", "fourth")
 # Sentinels for open bounds on the day axis: an unknown start is "always", a missing end "still".
 OPEN_START = np.iinfo(np.int64).min
 OPEN_END = np.iinfo(np.int64).max
@@ -314,6 +315,16 @@ class Period:
 
     def __str__(self) -> str:
         return self.label()
+
+    def words(self) -> str:
+        """As a sentence says it, after "in" (or "on", for a day): "2019", "the third quarter of
+        2019", "July 2019", "24 July 2019"; a BCE year as "52 BC"."""
+        if self.granularity == Granularity.QUARTER:
+            return f"the {QUARTER_NAMES[self.index - 1]} quarter of {TimePoint(self.year).words()}"
+        if self.granularity == Granularity.YEAR:
+            return TimePoint(self.year).words()
+        day = self.day if self.granularity == Granularity.DAY else None
+        return TimePoint(self.year, self.index, day).words()
 
     def months(self) -> tuple[int, int]:
         """The first and last month this period covers."""

@@ -35,6 +35,21 @@ def test_fields_and_inputs_are_spelled_as_options_and_arguments():
     )
 
 
+def test_a_field_with_the_value_a_config_gives_it_is_spelled_as_its_option():
+    """A step's messages name an option with its value as a config writes it: on the command
+    line they read as the option typed, a switch as its flag."""
+    probe = get_kind("probe")
+    model = probe.variants.get("multi-token").params
+    message = (
+        "or, with `gap_first: skip`, leaves them out; `include_deleted: true` counts them; "
+        "`reuse_answers: false` asks again; `nosuch: x` and `view: pll` stay"
+    )
+    assert spoken(message, probe, model) == (
+        "or, with --gap-first skip, leaves them out; --include-deleted counts them; "
+        "--no-reuse-answers asks again; `nosuch: x` and `view: pll` stay"
+    )
+
+
 def test_a_missing_rows_file_names_data_and_the_rows_option(tmp_path, one_row_set):
     message = said(
         "probe", "pll", str(one_row_set), "-m", "package:smollm2", "--rows", "no.jsonl",

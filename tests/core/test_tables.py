@@ -147,6 +147,33 @@ def test_a_column_of_whole_numbers_kept_as_floats_reads_as_counts():
     assert counts.render("markdown").splitlines()[2:] == ["| a | 3 |", "| b | 12 |"]
 
 
+def test_counts_print_as_integers_and_shares_rounded_wherever_they_stand():
+    """The figures of `results --sql` share one column: a count there reads as a count
+    ("11", not "11.000"), a share rounded ("0.193", not 0.19333333333333333), in lists too;
+    a figure with no interval that is whole is a count too (model_count 1, not 1.000)."""
+    table = ResultTable(
+        ["metric", "value", "list"],
+        [
+            ["relations", 11.0, [0.19333333333333333, 2.0]],
+            ["multi_answer_share", 0.19333333333333333, {"a": 0.5}],
+            ["model_count", Figure(1.0), ["x"]],
+        ],
+    )
+    assert table.render("markdown").splitlines()[2:] == [
+        "| relations | 11 | [0.193, 2] |",
+        '| multi_answer_share | 0.193 | {"a": 0.500} |',
+        '| model_count | 1 | ["x"] |',
+    ]
+    assert str(Figure(0.5)) == "0.500" and str(Figure(1.0, 0.8, 1.0)) == "1.000 [0.800, 1.000]"
+    # a figure whose interval was left out says why in short
+    group = {"ppl": 12.5, "ppl_ci95": None, "ppl_no_interval": "n too small: 1 entity; ..."}
+    assert str(Figure.of(group, "ppl")) == "12.500 (n too small)"
+    assert figures_of(group) == {"ppl": Figure(12.5, note="n too small")}
+    assert ResultTable(["m", "ppl"], [["x", Figure.of(group, "ppl")]]).records() == [
+        {"m": "x", "ppl": 12.5, "ppl_no_interval": "n too small"}
+    ]
+
+
 def test_figures_of_a_metrics_group_fold_in_their_intervals():
     group = {"n": 40, "P@1": 0.25, "P@1_ci95": [0.14, 0.4], "MRR": 0.31, "MRR_n": 38, "rows": 40}
     assert figures_of(group) == {

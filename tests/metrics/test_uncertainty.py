@@ -125,9 +125,38 @@ def test_estimate_of_a_ratio_statistic():
     assert u.estimate(None, lambda c: c[:, 0], 0, 0) == u.Estimate(None, None, None, 0)
 
 
-def test_one_value_has_a_point_interval():
+def test_a_bootstrap_over_one_unit_gives_no_interval_and_says_n_is_too_small():
+    # one value, or one entity's several sentences: every resample is the same unit again,
+    # so the interval would be the point [x, x]
     e = u.mean([0.25])
-    assert (e.value, e.low, e.high, e.n) == (0.25, 0.25, 0.25, 1)
+    assert (e.value, e.low, e.high, e.n) == (0.25, None, None, 1)
+    assert e.no_interval.startswith("n too small: 1 row;")
+    one_entity = u.mean([1.0, 2.0, 4.0], ["e1", "e1", "e1"], unit="entity")
+    assert one_entity.value == pytest.approx(7 / 3) and one_entity.low is None
+    assert one_entity.no_interval.startswith("n too small: 1 entity;")
+    assert u.median([3.0, 5.0], ["e1", "e1"], unit="entity").no_interval.startswith(
+        "n too small: 1 entity"
+    )
+    assert u.estimate(2.0, lambda c: c[:, 0], 1, 4, unit="entity").no_interval.startswith(
+        "n too small: 1 entity"
+    )
+    # in metrics.json: the figure, a null interval and the reason beside it
+    assert e.fields("mrr", 1) == {"mrr": 0.25, "mrr_ci95": None, "mrr_no_interval": e.no_interval}
+    assert u.with_interval(e.fields("mrr"), "mrr") == "0.250 (n too small)"
+    # two units have a spread; Wilson's interval is sound at one row, so a share keeps it
+    assert u.mean([0.25, 0.75]).low is not None
+    share = u.proportion([True])
+    assert share.low == pytest.approx(0.2065, abs=1e-4) and share.high == 1.0
+    assert share.no_interval is None
+    # resamples 0: the figure alone was asked for, which is no defect of the rows
+    assert u.mean([0.25], resamples=0).no_interval is None
+
+
+def test_units_that_all_agree_give_no_spread_rather_than_a_point_interval():
+    e = u.mean([1.0, 1.0, 1.0, 1.0])
+    assert (e.value, e.low, e.high) == (1.0, None, None)
+    assert e.no_interval.startswith("no spread:")
+    assert u.with_interval(e.fields("mrr"), "mrr") == "1.000 (no spread)"
 
 
 def test_mean_over_seeds_merges_metrics_files():
@@ -191,7 +220,7 @@ def test_median_interval_is_the_naive_bootstrap(clustered):
 
 def test_median_by_hand():
     assert u.median([]) == u.EMPTY
-    assert u.median([3.0]) == u.Estimate(3.0, 3.0, 3.0, 1)
+    assert u.median([3.0]) == u.Estimate(3.0, None, None, 1, u.too_few(1))
     two = u.median([1.0, 2.0, 10.0, 4.0])
     assert two.value == 3.0 and 1.0 <= two.low <= 3.0 <= two.high <= 10.0
     with pytest.raises(ValueError, match="2 cluster labels for 3 values"):

@@ -62,8 +62,12 @@ def test_pairs_compare_the_right_date_with_each_wrong_one():
         "10": {"pairs": 1, "win_rate": 1.0},
     }
     assert figures(metrics["by_side"]["after"]) == {"pairs": 2, "win_rate": 0.5}
-    # intervals resample whole (fact, precision) groups: one pair can only give itself
-    assert metrics["by_distance"]["10"]["win_rate_ci95"] == [1.0, 1.0]
+    # intervals resample whole (fact, precision) groups: one pair can only give itself, so
+    # its interval is left out, saying why
+    assert metrics["by_distance"]["10"]["win_rate_ci95"] is None
+    assert metrics["by_distance"]["10"]["win_rate_no_interval"].startswith(
+        "n too small: 1 fact and precision;"
+    )
     assert metrics["by_distance"]["1"]["win_rate_n"] == 4
     low, high = metrics["overall"]["win_rate_ci95"]
     assert 0.0 <= low < 3 / 5 < high <= 1.0

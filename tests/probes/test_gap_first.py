@@ -124,18 +124,28 @@ def test_models_that_read_the_whole_statement_are_asked_the_statement(tiny, arch
 def test_the_report_counts_rows_asked_as_questions_beside_the_skipped_ones():
     from chronoprobe.report.drift_section import _skipped_note
 
+    too_long = "every gold label is longer than M = 5 tokens"
+    coverage = {
+        "figures": ["f1"],
+        "rows": 1000,
+        "counted": 919,
+        "left_out": {f"skipped: {too_long}": 81},
+        "forms": {"cloze": 627, "question": 292},
+    }
+    by_form = {"cloze": {"n": 627, "f1": 0.2, "f1_ci95": [0.17, 0.23]},
+               "question": {"n": 292, "f1": 0.1, "f1_ci95": [0.07, 0.14]}}  # fmt: skip
     metrics = {
         "models": {
-            "smollm2": {
-                "skipped": {"every gold label is longer than M = 5 tokens": 81},
-                "asked_as_question": 292,
-            },
-            "roberta": {"skipped": {}, "asked_as_question": 0},
+            "smollm2": {"skipped": {too_long: 81}, "coverage": coverage, "by_form": by_form},
+            "roberta": {"skipped": {}},  # a step written before coverage records
         }
     }
     assert _skipped_note(metrics).text == (
-        "Rows skipped by the view: smollm2: 81 (every gold label is longer than M = 5 tokens). "
-        "Rows whose gap comes first, asked of a causal model as a fill-in-the-blank question "
-        "(by_form in metrics.json gives their figures apart): smollm2: 292."
+        f"smollm2: f1 over 919 of 1,000 rows (91.9%); left out: 81 skipped: {too_long}; "
+        "asked 627 as cloze statements, 292 as questions. smollm2: per form, as cloze "
+        "statements: f1 0.200 [0.170, 0.230] (n 627); as questions: f1 0.100 [0.070, 0.140] "
+        "(n 292)."
     )
+    old = {"models": {"smollm2": {"skipped": {too_long: 81}}}}
+    assert _skipped_note(old).text == f"smollm2: rows skipped by the view: 81 ({too_long})."
     assert _skipped_note({"models": {"roberta": {"skipped": {}}}}) is None

@@ -178,10 +178,13 @@ def test_the_view_sorts_hand_made_generations_into_categories(rows_file):
         ("In 2020, Bob Jones was employed by", False): ["Acme Corp", "Acme"],
         ("In 2020, Bob Jones was employed by", True): ["Acme", "NYT", "Initech"],
     }
-    params = GenerateParams(shots=1, exemplar_sets=2, samples=3, match="alias")
+    params = GenerateParams(shots=1, exemplar_sets=2, samples=3, match="alias", gap_first="skip")
     model = ScriptedModel(script)
     got = {p["id"]: p for p in predict_generate(model, rows, params, None)}
     assert got["e19"]["skipped"].startswith("the gap comes first")
+    assert got["e19"]["skipped"].endswith(
+        "(`gap_first: question` asks it as its relation's question)"
+    )
     assert [j["exact"] for j in got["a19"]["greedy_judged"]] == [True, False]
     assert [j["names"] for j in got["a19"]["greedy_judged"]] == [True, True]  # Globex Inc
     assert got["a19"]["category"] == "Partial"  # 'Globex Inc' is no alias of Globex
@@ -215,14 +218,23 @@ def test_the_probe_step_generates_with_a_tiny_causal_model(rows_file, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     mine = metrics["models"][str(spec)]
     predictions = read_predictions(out / "predictions.parquet")
-    assert len(predictions) == 9 and mine["skipped"] == {
-        "the gap comes first: {statement} would leave nothing of the question to ask": 1
-    }
+    # the gap-first e19 is asked as a question (a base model: "Question: ...", "Answer:")
+    assert len(predictions) == 10 and mine["skipped"] == {}
+    asked = {p["id"]: p["form"] for p in predictions}
+    assert asked["e19"] == "question" and set(asked.values()) == {"template", "question"}
+    question = next(p for p in predictions if p["id"] == "e19")["prompt"]
+    assert question.endswith(
+        "Question: Fill in the blank: In 2019, ___ was employed by Umbrella.\nAnswer:"
+    )
+    assert mine["coverage"]["forms"] == {"template": 8, "question": 1}  # c20 (deleted) left out
+    assert mine["forms"]["question"] == {"rows": 1, "share": pytest.approx(1 / 9)}
+    assert mine["options"]["question_prompt"] == "plain"  # its tokenizer has no chat template
     assert {p["category"] for p in predictions} <= {"Correct", "Partial", "Incorrect"}
     assert all(len(p["greedy"]) == 2 and len(p["samples"]) == 2 for p in predictions)
     assert set(mine["by_period"]) == {"2019", "2020"}
     assert set(mine["by_split"]) == {"unchanged", "updated", "deleted"}
-    assert mine["timelines"]["facts"] == 5  # A/P108, A/P54, B, C, D (deleted c20 left out)
+    # A/P108, A/P54, B, C, D, E (asked as a question); the deleted c20 left out
+    assert mine["timelines"]["facts"] == 6
     assert sum(mine["overall"][c] for c in ("Correct", "Partial", "Incorrect")) == pytest.approx(1)
 
 

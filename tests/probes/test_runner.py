@@ -225,12 +225,27 @@ def test_probe_command_counts_skipped_rows_and_warns_of_gap_first_rows(tiny, exa
         if architecture == "roberta":
             assert skipped == {"q3": too_long, "q6": too_long}
             assert metrics["skipped"] == {too_long: 2} and metrics["warnings"] == []
-            assert f"skipped 2 of 7 rows: {too_long}" in output
+            # the figure says what it covers: 4 of the 7 rows, and why the other 3 are not
+            assert f"f1 over 4 of 7 rows (57.1%); left out: 2 skipped: {too_long}; 1 deleted" in (
+                output
+            )
+            assert metrics["coverage"]["left_out"] == {
+                f"skipped: {too_long}": 2,
+                "deleted split: answers that ended before the row's period "
+                "(`include_deleted: true` counts them)": 1,
+            }
             continue
         assert metrics["warnings"] and "warning: 1 of 7 rows put the gap first" in output
+        # the option as the command line spells it
+        assert "or, with --gap-first skip, leaves them out" in output
         if asked:
             assert skipped == {"q6": too_long} and metrics["by_form"]["question"]["n"] == 1
-            assert "asked 1 of 7 rows as questions (gap first)" in output
+            assert metrics["coverage"]["forms"] == {"cloze": 4, "question": 1}
+            assert "f1 over 5 of 7 rows (71.4%)" in output
+            assert "asked 4 as cloze statements, 1 as questions" in output
+            assert "per form, as cloze statements: f1 " in output
         else:
             assert skipped["q3"].startswith("the gap comes first: a causal model")
+            assert skipped["q3"].endswith("(left out by `gap_first: skip`)")  # a config's words
+            assert "(left out by --gap-first skip)" in output
             assert set(metrics["by_form"]) == {"cloze"}

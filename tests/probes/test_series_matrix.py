@@ -68,10 +68,18 @@ def test_each_cell_carries_its_own_interval_and_an_empty_cell_none(single_token_
     assert p1.intervals[0][1] == list(wilson_interval(0, 1))  # 2019 model, 2020: rank 4
     mrr = series_matrix(single_token_rows, SINGLE, "MRR")
     for values, intervals in zip(mrr.values, mrr.intervals, strict=True):
-        for value, (low, high) in zip(values, intervals, strict=True):
-            assert low <= value <= high
-    # 2021 on 2021: both ranks are 1, so every resample gives 1
-    assert mrr.intervals[2][2] == [1.0, 1.0]
+        for value, interval in zip(values, intervals, strict=True):
+            assert interval is None or interval[0] <= value <= interval[1]
+    # 2021 on 2021: both ranks are 1, so every resample gives 1: no spread, no interval; so
+    # too the 2020 model's 2019 (ranks 2, 2) and 2020 (1, 1) cells
+    assert mrr.intervals[2][2] is None
+    assert [
+        (i, j) for i, row in enumerate(mrr.intervals) for j, c in enumerate(row) if c is None
+    ] == [
+        (1, 0),
+        (1, 1),
+        (2, 2),
+    ]
     assert series_matrix(single_token_rows, SINGLE, "MRR", resamples=0).intervals[2][2] is None
     tables = series_tables(single_token_rows, SINGLE)["metrics"]["P@1"]["updated"]
     assert tables["intervals"] == p1.intervals

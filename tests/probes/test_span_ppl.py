@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 
 import chronoprobe
 from chronoprobe.cli.main import app
+from chronoprobe.core.tables import format_number
 from chronoprobe.jsonl import write_jsonl
+from chronoprobe.metrics.uncertainty import with_interval
 from chronoprobe.models.requests import Cloze, ScoreRequest
 from chronoprobe.models.seq2seq import Seq2SeqLM
 from chronoprobe.models.tiny import random_model
@@ -151,9 +153,18 @@ def test_a_file_of_one_entity_scores_the_other_conditions_and_skips_random_def(t
 
     notes = [b.text for b in model_blocks("m", metrics) if isinstance(b, Text)]
     assert notes == [
+        "m: ppl_original, ppl_no-ent and ppl_definition over 2 of 2 rows (100.0%).",
         "random-def was not scored: random-def needs the definitions of at least two entities "
-        "in the file."
+        "in the file.",
     ]
+    # one entity: a bootstrap over entities has one to draw, so no interval, and it says why
+    original = metrics["overall"]["original"]
+    assert original["perplexity"] > 1 and original["perplexity_ci95"] is None
+    assert original["perplexity_no_interval"].startswith("n too small: 1 entity;")
+    assert metrics["by_year"]["2019"]["original"]["perplexity_ci95"] is None
+    assert top["ppl_original_no_interval"] == original["perplexity_no_interval"]
+    printed = " ".join(result.output.split())
+    assert f"{format_number(original['perplexity'])} (n too small)" in printed
     three = ("original", "no-ent", "definition")
     direct = chronoprobe.probe("span-ppl", path, model=model, conditions=three).model()
     assert "skipped_conditions" not in direct and direct["skipped"] == {}
@@ -423,12 +434,15 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     assert section.title == "ECBD span perplexity: ecbd"
     tiles = section.blocks[0].items
     assert tiles["examples"] == len(ROWS) and tiles["models"] == 2
-    assert tiles["original ppl"] == round(metrics["ppl_original"], 2)
+    # the mean over the two models has no interval of its own, and says so
+    assert tiles["original ppl"] == f"{metrics['ppl_original']:.2f} (a mean over 2 models' figures)"
     recall_tables = [
         b for b in section.blocks if (getattr(b, "caption", "") or "")[:9] == "Recall@10"
     ]
     assert len(recall_tables) == 1  # the T5 model's only
-    assert recall_tables[0].rows[0][2] == round(t5["overall"]["original"]["recall@10"], 2)
+    recall = t5["overall"]["original"]
+    assert recall_tables[0].rows[0][2] == with_interval(recall, "recall@10")
+    assert recall_tables[0].rows[0][2].startswith(f"{recall['recall@10']:.3f} [")
     [problem] = kind.problems(params, ["data", "kg"])
     assert problem == "inputs.kg: probe takes no input 'kg' (it takes: data, model, series)"
 

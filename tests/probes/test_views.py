@@ -229,13 +229,15 @@ def test_selection_sum_takes_the_best_summed_filling_and_metrics_give_both_rules
         assert got["f1"] == both[rule]["f1"] and got["exact_match"] == both[rule]["exact_match"]
         metrics = view.metrics([got], params)
         figures = {
-            r: {k: v for k, v in m.items() if not k.endswith("_ci95")}
+            r: {k: v for k, v in m.items() if not k.endswith(("_ci95", "_no_interval"))}
             for r, m in metrics["selections"].items()
         }
         assert metrics["selection"] == rule and figures == both
         assert metrics["f1"] == both[rule]["f1"]  # the headline follows the chosen rule
-        # one row: EM's Wilson interval of 0 or 1 out of 1; F1's bootstrap is the row itself
+        # one row: EM's Wilson interval of 0 or 1 out of 1; F1's bootstrap would be the row
+        # itself, [x, x]: it has none, and says n is too small
         assert metrics["selections"]["sum"]["exact_match_ci95"] == pytest.approx([0.0, 0.79345])
-        assert metrics["selections"]["sum"]["f1_ci95"] == [pytest.approx(2 / 3)] * 2
+        assert metrics["selections"]["sum"]["f1_ci95"] is None
+        assert metrics["selections"]["sum"]["f1_no_interval"].startswith("n too small: 1 row;")
     with pytest.raises(ValueError, match="selection"):
         view.params(selection="max")

@@ -55,6 +55,7 @@ def test_the_generate_section_shows_every_rule_side_by_side():
     assert list(stats.items) == [
         "accuracy (names)",
         "other period",
+        "empty answers",
         "Correct",
         "Partial",
         "Incorrect",

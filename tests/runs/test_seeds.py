@@ -97,7 +97,11 @@ def test_trained_steps_and_their_readers_run_once_per_seed(write_config, tmp_pat
             "accuracy",
             pytest.approx(0.6),
             None,
+            None,
             10,
+            None,
+            None,
+            None,
             pytest.approx(0.1),
             {0: 0.5, 1: 0.6, 2: 0.7},
         )
@@ -112,8 +116,12 @@ def test_trained_steps_and_their_readers_run_once_per_seed(write_config, tmp_pat
             "kind": "fit",
             "metric": "accuracy",
             "value": pytest.approx(0.6),
-            "ci95": None,
+            "ci_low": None,
+            "ci_high": None,
             "n": 10,
+            "rows": None,
+            "left_out": None,
+            "no_interval": None,
             "sd": pytest.approx(0.1),
             "per_seed": {"0": 0.5, "1": 0.6, "2": 0.7},
         }
@@ -130,7 +138,9 @@ def test_a_config_without_seeds_is_unchanged(write_config, tmp_path):
     assert con.execute("select count(*) from seeds").fetchone() == (0,)
     # Wilson's interval of 5 of 10, whole (0.236593..., not rounded to 0.2366)
     wilson = [pytest.approx(0.2365931, abs=1e-7), pytest.approx(0.7634069, abs=1e-7)]
-    assert figure_rows(con, "accuracy") == [("fit", "fit", "accuracy", 0.5, wilson, 10, None, None)]
+    assert figure_rows(con, "accuracy") == [
+        ("fit", "fit", "accuracy", 0.5, *wilson, 10, None, None, None, None, None)
+    ]
     con.close()
     # the copy of the config's own seed is the very step a run without seeds computes
     seeded = run_experiment(config, tmp_path / "seeded", console=QUIET, seeds=[0, 1])
@@ -149,8 +159,9 @@ def test_one_seed_gives_its_runs_interval_and_programs_get_whole_values(write_co
     assert shown.exit_code == 0, shown.output
     (row,) = json.loads(shown.stdout)
     assert (row["step"], row["value"], row["n"], row["sd"]) == ("fit", 0.7, 10, None)
-    assert row["ci95"] == [pytest.approx(0.396778, abs=1e-6), pytest.approx(0.892208, abs=1e-6)]
-    assert row["ci95"][0] != round(row["ci95"][0], 4)
+    interval = [row["ci_low"], row["ci_high"]]  # two columns, as SQL gives them
+    assert interval == [pytest.approx(0.396778, abs=1e-6), pytest.approx(0.892208, abs=1e-6)]
+    assert row["ci_low"] != round(row["ci_low"], 4)
     table = runner.invoke(app, ["results", str(out), "--metric", "accuracy"])
     assert "0.700 [0.397, 0.892]" in table.output
 

@@ -28,7 +28,7 @@ from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
 from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
-from chronoprobe.cli.wording import spoken
+from chronoprobe.cli.wording import speaking, spoken, spoken_notes
 from chronoprobe.params import (
     NOT_ECHOED,
     Choice,
@@ -294,7 +294,7 @@ def make_command(
         problems = kind.problems(params, paths)
         if problems:
             raise ValueError(spoken("; ".join(problems), kind, model))
-        with _output(out) as target:
+        with _output(out) as target, speaking(kind, model, step_id):
             try:
                 run_operation(
                     kind,
@@ -321,7 +321,7 @@ def make_command(
                     f"[green]wrote[/] {escape(str(out))}", highlight=False, soft_wrap=True
                 )
             if kind.show is not None:
-                shown = kind.show(target)
+                shown = spoken_notes(kind.show(target), kind, model)
                 if shown is not None:
                     Console(stderr=as_json).print(shown)
             if as_json and (target / "metrics.json").is_file():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -156,25 +157,39 @@ PER_SEED_DIGITS = 4
 
 def _result_table(columns: list[str], rows: list[tuple], figures: bool) -> ResultTable:
     """A query's result as a table; with ``figures`` (the rows of --metric, for the eye),
-    each value and its interval as one cell, and each seed's value rounded."""
+    each value and its interval (or why it has none) as one cell, n as "n of rows (share)"
+    where the figure's coverage gives its rows, why the others were left out in notes under
+    the table, and each seed's value rounded."""
     from chronoprobe.core.tables import Figure, ResultTable
+    from chronoprobe.metrics.uncertainty import short_reason
 
     if not figures:
         return ResultTable(columns, [list(row) for row in rows])
-    value, interval = columns.index("value"), columns.index("ci95")
-    per_seed = columns.index("per_seed")
-    merged = []
+    at = {name: columns.index(name) for name in columns}
+    merged, notes = [], []
     for row in rows:
         cells = list(row)
-        low, high = cells[interval] or (None, None)
-        if cells[value] is not None:
-            cells[value] = Figure(cells[value], low, high)
-        if cells[per_seed] is not None:
-            cells[per_seed] = {
-                seed: round(v, PER_SEED_DIGITS) for seed, v in cells[per_seed].items()
+        low, high, why = (cells[at[k]] for k in ("ci_low", "ci_high", "no_interval"))
+        if cells[at["value"]] is not None:
+            note = short_reason(why) if why else None
+            cells[at["value"]] = Figure(cells[at["value"]], low, high, note)
+        n, of = cells[at["n"]], cells[at["rows"]]
+        if n is not None and of:
+            cells[at["n"]] = f"{n:,} of {of:,} ({n / of:.1%})"
+        if cells[at["per_seed"]] is not None:
+            cells[at["per_seed"]] = {
+                seed: round(v, PER_SEED_DIGITS) for seed, v in cells[at["per_seed"]].items()
             }
-        merged.append(cells[:interval] + cells[interval + 1 :])
-    return ResultTable(columns[:interval] + columns[interval + 1 :], merged)
+        reasons = json.loads(cells[at["left_out"]] or "{}")
+        if reasons:
+            said = "; ".join(f"{k:,} {reason}" for reason, k in reasons.items())
+            notes.append(f"{cells[at['step']]} {cells[at['metric']]}: left out: {said}")
+        merged.append([cells[i] for name, i in at.items() if name in EYE_COLUMNS])
+    return ResultTable([c for c in columns if c in EYE_COLUMNS], merged, notes=notes)
+
+
+# the columns of --metric for the eye: the interval, its reason and the coverage are folded in
+EYE_COLUMNS = ("step", "kind", "metric", "value", "n", "sd", "per_seed")
 
 
 @reflowed
@@ -211,7 +226,8 @@ def results(
     builds RUNDIR/results.duckdb; for any other folder, the same database in memory. It has
     one view per Parquet file, named <step id>_<file name> (probes/smollm2's predictions:
     probes_smollm2_predictions), a `metrics` table (step_id, kind, metric, value, text, n, ci_low,
-    ci_high, step, seed) from every step's metrics.json, and a `seeds` view (step, kind,
+    ci_high, no_interval, rows, left_out, step, seed) from every step's metrics.json, and a
+    `seeds` view (step, kind,
     metric, mean, sd, runs, min, max) over the steps repeated over seeds. Open it with any
     DuckDB client for more. One figure of every step, with its interval or its spread over
     seeds: chronoprobe results runs/cronq-comparison --metric simple.hits@1.

@@ -12,7 +12,9 @@ printed, the first layout that fits the console without folding anything:
 
 The first column names the row (a model, a step) and is never broken. A figure with a 95%
 interval is one cell, written ``0.412 [0.380, 0.440]`` in every layout and text format; CSV and
-JSON give its value and its two ends as plain numbers instead, for a program to read.
+JSON give its value and its two ends as plain numbers instead, for a program to read. A figure
+whose interval was left out says why in short, ``0.412 (n too small)``. Counts are written as
+whole numbers wherever they stand, shares and means rounded, inside lists too.
 """
 
 from __future__ import annotations
@@ -54,37 +56,50 @@ def format_number(value: float, digits: int = 3) -> str:
 
 @dataclass(frozen=True)
 class Figure:
-    """A number and, where it has one, its 95% interval: one table cell."""
+    """A number and, where it has one, its 95% interval: one table cell. ``note`` says in
+    short why a figure has no interval where one was left out ("n too small")."""
 
     value: float
     low: float | None = None
     high: float | None = None
+    note: str | None = None
 
     def __str__(self) -> str:
-        text = format_number(self.value)
         if self.low is None or self.high is None:
-            return text
+            if self.note:
+                return f"{format_number(self.value)} ({self.note})"
+            return cell_text(self.value)  # a count reads as one
+        text = format_number(self.value)
         return f"{text} [{format_number(self.low)}, {format_number(self.high)}]"
 
     @classmethod
     def of(cls, group: Mapping[str, Any], name: str) -> Figure | None:
         """``group[name]`` with the interval ``group[name + "_ci95"]`` beside it, as
-        metrics.json holds them; None where the figure is missing or not a number."""
+        metrics.json holds them (or why it has none, ``name + "_no_interval"``); None where
+        the figure is missing or not a number."""
+        from chronoprobe.metrics.uncertainty import NO_INTERVAL, short_reason
+
         value = group.get(name)
         if isinstance(value, bool) or not isinstance(value, int | float):
             return None
         interval = group.get(f"{name}_ci95")
         if isinstance(interval, list | tuple) and len(interval) == 2 and None not in interval:
             return cls(float(value), float(interval[0]), float(interval[1]))
-        return cls(float(value))
+        why = group.get(f"{name}{NO_INTERVAL}")
+        return cls(float(value), note=short_reason(why) if isinstance(why, str) else None)
+
+
+# keys that belong to the figure they are named after: its interval, its count, why it has no
+# interval
+FIGURE_PARTS = ("_ci95", "_n", "_no_interval")
 
 
 def figures_of(group: Mapping[str, Any]) -> dict[str, Any]:
     """A metrics.json group's figures as cells: each number with its interval folded in;
-    the ``_ci95`` and ``_n`` keys that belong to a figure beside them are dropped."""
+    the keys that belong to a figure beside them (:data:`FIGURE_PARTS`) are dropped."""
     out: dict[str, Any] = {}
     for key, value in group.items():
-        base = key.removesuffix("_ci95").removesuffix("_n")
+        base = next((key.removesuffix(p) for p in FIGURE_PARTS if key.endswith(p)), key)
         if base != key and base in group:
             continue
         if isinstance(value, float):
@@ -95,7 +110,8 @@ def figures_of(group: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cell_text(value: Any) -> str:
-    """A cell as every text layout writes it."""
+    """A cell as every text layout writes it: a whole float as the count it is ("11", not
+    "11.000"), other floats rounded, lists and mappings with their numbers rounded alike."""
     if value is None:
         return MISSING
     if isinstance(value, bool):
@@ -103,8 +119,22 @@ def cell_text(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return format_number(value)
+        return f"{int(value):,}" if value.is_integer() else format_number(value)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_nested(k)}: {_nested(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_nested(v) for v in value) + "]"
     return str(value)
+
+
+def _nested(value: Any) -> str:
+    """A value inside a list or mapping cell: text quoted as JSON writes it, numbers as
+    :func:`cell_text` writes them, without thousands separators (they read as list commas)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return format_number(float(value)) if not float(value).is_integer() else str(int(value))
+    return cell_text(value)
 
 
 def _numeric(value: Any) -> bool:
@@ -237,7 +267,7 @@ class ResultTable:
 
     def records(self) -> list[dict[str, Any]]:
         """Rows as dicts of plain values: a figure as its value, and its interval under
-        ``<column>_ci95`` as [low, high]."""
+        ``<column>_ci95`` as [low, high] (or why it has none, ``<column>_no_interval``)."""
         out = []
         for row in self.rows:
             record: dict[str, Any] = {}
@@ -246,6 +276,8 @@ class ResultTable:
                     record[column] = value.value
                     if value.low is not None:
                         record[f"{column}_ci95"] = [value.low, value.high]
+                    elif value.note:
+                        record[f"{column}_no_interval"] = value.note
                 else:
                     record[column] = value
             out.append(record)

@@ -15,6 +15,12 @@ population, so every rate or mean comes with its ``n`` and an interval:
   first; a fact's pairs of dates). A share over clustered rows is bootstrapped over the
   clusters too.
 
+A bootstrap over fewer than two units (one entity's sentences: every resample is that entity
+again), or one whose resamples' 2.5th and 97.5th percentiles coincide, would give the point
+``[x, x]``, which reads as certainty where there is none to tell. Such a figure keeps its value,
+its interval is null and ``<figure>_no_interval`` says why ("n too small: 1 entity; ...").
+Wilson's interval is sound at any n (one row gives a wide one), so shares never lose it.
+
 The bootstrap is seeded, so the same rows give the same interval on every run, and vectorised
 over a block of resamples at once: a statistic of :func:`bootstrap_interval` is a function of a
 count matrix (how often each unit was drawn in each resample), and a mean, the common case, is
@@ -35,6 +41,9 @@ import numpy as np
 Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
 RESAMPLES = 1000
 SEED = 0
+# a bootstrap over fewer units than this, or whose resamples all give one value, has no spread
+# to tell: its interval would be the point [x, x]. It is left out (null), with the reason
+MIN_UNITS = 2
 _BLOCK_CELLS = 1 << 22  # counts held at once: resamples per block x units
 
 Statistic = Callable[[np.ndarray], np.ndarray]  # (resamples, units) counts -> (resamples,)
@@ -42,20 +51,43 @@ Statistic = Callable[[np.ndarray], np.ndarray]  # (resamples, units) counts -> (
 
 @dataclass(frozen=True)
 class Estimate:
-    """A figure, its 95% interval (None where it has none: no rows) and the rows it counts."""
+    """A figure, its 95% interval (None where it has none: no rows, or too few units for a
+    bootstrap to tell a spread, said in ``no_interval``) and the rows it counts."""
 
     value: float | None
     low: float | None
     high: float | None
     n: int
+    no_interval: str | None = None  # why a figure has no interval, where it has a value
 
     def fields(self, name: str, group_n: int | None = None) -> dict:
-        """``name``, ``name_ci95`` and, unless the group's ``n`` already says it, ``name_n``."""
+        """``name``, ``name_ci95``, ``name_no_interval`` where the interval was left out, and,
+        unless the group's ``n`` already says it, ``name_n``."""
         interval = None if self.low is None else [self.low, self.high]
         out = {name: self.value, f"{name}_ci95": interval}
+        if self.no_interval is not None:
+            out[f"{name}{NO_INTERVAL}"] = self.no_interval
         if self.n != group_n:
             out[f"{name}_n"] = self.n
         return out
+
+
+NO_INTERVAL = "_no_interval"  # the suffix of the key saying why a figure has no interval
+
+
+def too_few(units: int, unit: str = "row") -> str:
+    """Why a bootstrap over ``units`` units gives no interval."""
+    plural = unit if units == 1 else f"{unit}s"
+    return (
+        f"n too small: {units} {plural}; a bootstrap interval needs at least {MIN_UNITS} "
+        f"(one {unit} resampled is always itself)"
+    )
+
+
+NO_SPREAD = (
+    "no spread: the resamples' 2.5th and 97.5th percentiles are one value (its units (nearly) "
+    "all agree), so the bootstrap cannot tell how far the figure could move"
+)
 
 
 def summary(n: int, estimates: dict[str, Estimate], **counts: int) -> dict:
@@ -104,37 +136,52 @@ def resample_counts(units: int, resamples: int = RESAMPLES, seed: int = SEED) ->
     return blocks
 
 
-def _percentiles(values: np.ndarray) -> tuple[float, float] | None:
+def _percentiles(values: np.ndarray) -> tuple[tuple[float, float] | None, str | None]:
+    """The 2.5th and 97.5th percentiles of the resamples' figures (NaN left out), or None with
+    the reason where they are one point."""
     values = values[~np.isnan(values)]
     if not len(values):
-        return None
+        return None, None
     low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
+    if low == high:
+        return None, NO_SPREAD
+    return (float(low), float(high)), None
+
+
+def _bootstrap(
+    statistic: Statistic, units: int, resamples: int, seed: int, unit: str
+) -> tuple[tuple[float, float] | None, str | None]:
+    if units <= 0 or resamples <= 0:
+        return None, None
+    if units < MIN_UNITS:
+        return None, too_few(units, unit)
+    return _percentiles(
+        np.concatenate([statistic(c) for c in resample_counts(units, resamples, seed)])
+    )
 
 
 def bootstrap_interval(
     statistic: Statistic, units: int, *, resamples: int = RESAMPLES, seed: int = SEED
 ) -> tuple[float, float] | None:
     """The percentile bootstrap's 95% interval of ``statistic`` over ``units`` units (None
-    with no units, or with ``resamples`` 0: where only the figure is wanted). ``statistic``
-    takes a (resamples, units) count matrix and returns the figure of each resample;
-    resamples where it is undefined (NaN) are left out."""
-    if units <= 0 or resamples <= 0:
-        return None
-    return _percentiles(
-        np.concatenate([statistic(c) for c in resample_counts(units, resamples, seed)])
-    )
+    with no units, or with ``resamples`` 0: where only the figure is wanted; None too with
+    fewer than :data:`MIN_UNITS` units, or where the resamples give one point: no spread to
+    tell). ``statistic`` takes a (resamples, units) count matrix and returns the figure of
+    each resample; resamples where it is undefined (NaN) are left out."""
+    return _bootstrap(statistic, units, resamples, seed, "unit")[0]
 
 
 def _ratio_interval(
-    numerator: np.ndarray, denominator: np.ndarray | None, resamples: int, seed: int
-) -> tuple[float, float] | None:
+    numerator: np.ndarray, denominator: np.ndarray | None, resamples: int, seed: int, unit: str
+) -> tuple[tuple[float, float] | None, str | None]:
     """The bootstrap interval of sum(numerator) / sum(denominator) over resampled units (of
     the mean of ``numerator`` without a denominator): the same resamples as
     :func:`bootstrap_interval`'s, summed by indexing rather than through a count matrix, which
-    is two to three times faster: the path of every mean."""
+    is two to three times faster: the path of every mean. With it, why there is none."""
     if len(numerator) == 0 or resamples <= 0:
-        return None
+        return None, None
+    if len(numerator) < MIN_UNITS:
+        return None, too_few(len(numerator), unit)
     blocks = [
         numerator[drawn].mean(axis=1)
         if denominator is None
@@ -174,9 +221,11 @@ def mean(
     *,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    unit: str = "row",
 ) -> Estimate:
     """The mean of ``values`` with its bootstrap interval, resampling rows, or whole
-    ``clusters`` (one label per value) when rows of a cluster are not independent."""
+    ``clusters`` (one label per value) when rows of a cluster are not independent; ``unit``
+    names what is resampled, for the reason a figure over too few has no interval."""
     n = len(values)
     if n == 0:
         return EMPTY
@@ -184,15 +233,16 @@ def mean(
         sums, sizes = np.asarray(values, dtype=np.float64), None
     else:
         sums, sizes = cluster_sums(values, clusters)
-    interval = _ratio_interval(sums, sizes, resamples, seed)
+    interval, why = _ratio_interval(sums, sizes, resamples, seed, unit)
     value = float(np.mean(np.asarray(values, dtype=np.float64)))
-    return Estimate(value, *_ends(interval), n)
+    return Estimate(value, *_ends(interval), n, why)
 
 
 def median(
     values: Sequence[float],
     clusters: Sequence[Hashable] | None = None,
     *,
+    unit: str = "row",
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> Estimate:
@@ -224,7 +274,9 @@ def median(
         rows = max(1, _BLOCK_CELLS // n)
         return np.concatenate([middle(counts[i : i + rows]) for i in range(0, len(counts), rows)])
 
-    return estimate(float(np.median(x)), statistic, units, n, resamples=resamples, seed=seed)
+    return estimate(
+        float(np.median(x)), statistic, units, n, resamples=resamples, seed=seed, unit=unit
+    )
 
 
 def proportion(
@@ -233,12 +285,15 @@ def proportion(
     *,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    unit: str = "group",
 ) -> Estimate:
-    """The share of true ``outcomes``: Wilson's interval for independent outcomes, the
-    bootstrap over ``clusters`` when outcomes come in dependent groups (``resamples`` applies
-    to that bootstrap only: Wilson's interval costs nothing)."""
+    """The share of true ``outcomes``: Wilson's interval for independent outcomes (sound at
+    any n, so never left out), the bootstrap over ``clusters`` (each a ``unit``) when outcomes
+    come in dependent groups (``resamples`` applies to that bootstrap only: Wilson's interval
+    costs nothing)."""
     if clusters is not None:
-        return mean([float(o) for o in outcomes], clusters, resamples=resamples, seed=seed)
+        floats = [float(o) for o in outcomes]
+        return mean(floats, clusters, resamples=resamples, seed=seed, unit=unit)
     n = len(outcomes)
     if n == 0:
         return EMPTY
@@ -255,13 +310,15 @@ def estimate(
     *,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    unit: str = "row",
 ) -> Estimate:
     """Any figure with its bootstrap interval: ``statistic`` recomputes it from unit counts
-    (see :func:`bootstrap_interval`); ``n`` is the rows it counts."""
+    (see :func:`bootstrap_interval`; ``unit`` names what is resampled); ``n`` is the rows it
+    counts."""
     if value is None or units == 0:
         return Estimate(value, None, None, n)
-    interval = bootstrap_interval(statistic, units, resamples=resamples, seed=seed)
-    return Estimate(value, *_ends(interval), n)
+    interval, why = _bootstrap(statistic, units, resamples, seed, unit)
+    return Estimate(value, *_ends(interval), n, why)
 
 
 def _ends(interval: tuple[float, float] | None) -> tuple:
@@ -270,14 +327,21 @@ def _ends(interval: tuple[float, float] | None) -> tuple:
 
 def with_interval(group: dict, name: str, digits: int = 3) -> str:
     """``group[name]`` as a table shows it: the figure and its 95% interval,
-    "0.433 [0.401, 0.465]" (the figure alone where it has none; "-" where it is missing)."""
+    "0.433 [0.401, 0.465]" (the figure alone where it has none, "0.433 (n too small)" where it
+    was left out for too few units; "-" where it is missing)."""
     value = group.get(name)
     if value is None or isinstance(value, bool) or not isinstance(value, int | float):
         return "-"
     interval = group.get(f"{name}_ci95")
     if not interval or None in interval:
-        return f"{value:.{digits}f}"
+        why = group.get(f"{name}{NO_INTERVAL}")
+        return f"{value:.{digits}f}" + (f" ({short_reason(why)})" if why else "")
     return f"{value:.{digits}f} [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+
+
+def short_reason(why: str) -> str:
+    """The head of a ``no_interval`` reason, for a table cell: "n too small", "no spread"."""
+    return why.split(":")[0]
 
 
 def _is_number(value: Any) -> bool:
@@ -296,7 +360,8 @@ def mean_over_seeds(runs: Sequence[dict]) -> dict:
             return first
         out: dict = {}
         for key, item in first.items():
-            if key.endswith("_ci95") and key.removesuffix("_ci95") in first:
+            interval_keys = ("_ci95", NO_INTERVAL)  # a run's own interval: the sd replaces it
+            if any(key.endswith(k) and key.removesuffix(k) in first for k in interval_keys):
                 continue
             column = [v.get(key) for v in values]
             if f"{key}_ci95" in first and all(_is_number(v) for v in column):

@@ -191,6 +191,9 @@ class LanguageModel(ABC):
     # rank and generate see only the text before the gap (causal LMs): a gap-first sentence
     # ("[MASK] is the head of ...") leaves them nothing of the question to read
     reads_left_only: bool = False
+    # an instruct or chat model, whose prompts can be framed as chat turns (``PromptRequest.chat``;
+    # causal models with a chat template, see CausalLM)
+    speaks_chat: bool = False
 
     def __init__(
         self,

@@ -74,6 +74,11 @@ class CausalLM(DecoderLM):
         right = self.tokenizer(cloze.right, add_special_tokens=False)["input_ids"]
         return self.rank_row(cloze), right
 
+    @property
+    def speaks_chat(self) -> bool:  # type: ignore[override]
+        """An instruct or chat model: its tokenizer carries a chat template."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
     def prompt_row(self, request: PromptRequest) -> DecoderRow:
         """The prompt's ids; with ``chat``, framed as one user turn by the chat template."""
         if not (request.chat and getattr(self.tokenizer, "chat_template", None)):

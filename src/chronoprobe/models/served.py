@@ -230,6 +230,7 @@ class ServedLM:
 
     family = "causal"  # a served model continues text left to right, as a causal one does
     reads_left_only = True
+    speaks_chat = True  # asked with chat, through /chat/completions: the server frames turns
     fills_spans = False
     # ``complete`` and ``score`` hand each answer to ``keep`` as it arrives
     answers_as_they_come = True

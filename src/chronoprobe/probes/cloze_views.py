@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from chronoprobe.core.tables import FIGURE_PARTS
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
 from chronoprobe.metrics.uncertainty import (
     RESAMPLES,
@@ -49,15 +50,19 @@ from chronoprobe.models.requests import (
     RankRequest,
     ScoreRequest,
 )
+from chronoprobe.probes.coverage import answered_part, one_model_figures, splits_left_out
 from chronoprobe.probes.rows import ProbeRow
 from chronoprobe.probes.series_matrix import with_temporal_ranks
-from chronoprobe.probes.view import SKIPPED, DriftMatrix, ProbeParams, Progress, View, mean
+from chronoprobe.probes.view import SKIPPED, DriftMatrix, ProbeParams, Progress, View
 from chronoprobe.templates import followed_by
 
 P_AT = (1, 10, 50, 100)
 GAP_FIRST = (
     "the gap comes first: a causal model ranks and generates from the left context only, "
-    "so its answer would not depend on the question (gap_first: skip)"
+    "so its answer would not depend on the question (left out by `gap_first: skip`)"
+)
+NO_TEMPORAL_RANK = (
+    "no temporal rank: no other period of the query has another label to rank against"
 )
 BLANK = "___"
 QUESTION = "Fill in the blank: {statement}\nAnswer: "  # the answer follows, then a newline
@@ -145,7 +150,7 @@ def in_gap(cloze: Cloze, label: str) -> Cloze:
 # what a view does with a causal model's gap-first rows, as its warning says
 ASKS_AS_QUESTION = (
     "asks them as questions ('Fill in the blank: ___ ...' then 'Answer:'; asked_as_question in "
-    "metrics.json), or with gap_first skip leaves them out"
+    "metrics.json), or, with `gap_first: skip`, leaves them out"
 )
 SCORES_WITH_RIGHT = (
     "scores the label together with the right context after it, log p(label + right | start), "
@@ -442,7 +447,14 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
         kept = [p for p in rows if p.get("split") not in outside_all(params.include_deleted)]
         grouped = metrics_by_group(own, rows, include_deleted=params.include_deleted)
         out = {**metric_estimate(own, headline, kept).fields(headline), **grouped}
-        if "form" in dict(own.columns()):  # the views that ask gap-first rows as questions
+        asks = "form" in dict(own.columns())  # the views that ask gap-first rows as questions
+        out["coverage"] = answered_part(
+            [headline],
+            rows,
+            _left_out(splits_left_out(outside_all(params.include_deleted)), headline),
+            (lambda p: p.get("form")) if asks else None,
+        )
+        if asks:
             summarize = own.summarize
             forms = {f: [p for p in kept if p.get("form") == f] for f in ("cloze", "question")}
             out["asked_as_question"] = sum(p.get("form") == "question" for p in rows)
@@ -455,15 +467,30 @@ def _metrics(view: str) -> Callable[[Sequence[dict], ClozeParams], dict]:
     return metrics
 
 
+def _left_out(deleted: Callable[[dict], str | None], headline: str):
+    """Why a row is left out of the headline: a deleted row, or (temporal accuracy) a row
+    with no temporal rank."""
+
+    def why(p: dict) -> str | None:
+        if deleted(p):
+            return deleted(p)
+        if headline.startswith("temporal_") and p.get("temporal_rank") is None:
+            return NO_TEMPORAL_RANK
+        return None
+
+    return why
+
+
 def _aggregate(view: str) -> Callable[[dict[str, dict], ClozeParams], dict]:
     def aggregate(per_model: dict[str, dict], params: ClozeParams) -> dict:
+        """The headline over the models: of one model, its own with its interval, n and
+        coverage; over several, their mean (see :func:`one_model_figures`)."""
         from chronoprobe.probes.grouping import outside_all
 
         headline = VIEW_OBJECTS[view].drift.metrics[0]
-        values = [m[headline] for m in per_model.values() if m.get(headline) is not None]
         return {
             "metric": headline,
-            headline: mean(values),  # mean over models
+            **one_model_figures(per_model, [headline]),
             "overall_excludes": outside_all(params.include_deleted),
         }
 
@@ -472,9 +499,12 @@ def _aggregate(view: str) -> Callable[[dict[str, dict], ClozeParams], dict]:
 
 def _figures(view: str) -> Callable[[dict], dict]:
     def figures(metrics: dict) -> dict:
+        """The headline with its interval, then every overall figure with its own."""
         headline = VIEW_OBJECTS[view].drift.metrics[0]
+        parts = [headline, *(f"{headline}{part}" for part in FIGURE_PARTS)]
+        own = {k: metrics[k] for k in parts if k in metrics}
         overall = {k: v for k, v in metrics["overall"].items() if k != "n"}
-        return {headline: metrics.get(headline), **overall}
+        return {**own, **overall}
 
     return figures
 

@@ -19,10 +19,12 @@ from pathlib import Path
 
 import msgspec
 
+from chronoprobe.core.tables import FIGURE_PARTS
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.uncertainty import proportion
 from chronoprobe.models.requests import Cloze, ScoreRequest
-from chronoprobe.probes.view import ProbeParams, Progress, RowsFormat, View, mean
+from chronoprobe.probes.coverage import one_model_figures
+from chronoprobe.probes.view import ProbeParams, Progress, RowsFormat, View
 from chronoprobe.set_files import STATEMENTS
 
 KEYS = ("id", "fact", "relation", "precision", "kind", "distance", "date")
@@ -91,7 +93,7 @@ def _win(pair_rows: Sequence[dict]) -> dict:
     """Pairs and win rate; the interval resamples (fact, precision) groups, whose pairs share
     the right date's score and are not independent of each other."""
     groups = [(p["fact"], p["precision"]) for p in pair_rows]
-    won = proportion([p["won"] for p in pair_rows], clusters=groups)
+    won = proportion([p["won"] for p in pair_rows], clusters=groups, unit="fact and precision")
     return {"pairs": len(pair_rows), **won.fields("win_rate")}
 
 
@@ -118,8 +120,10 @@ def date_context_metrics(predictions: Sequence[dict], params: DateContextParams)
         return {k: _win(g) for k, g in sorted(groups.items(), key=lambda kv: _order(kv[0]))}
 
     overall = summarize_date_context(predictions)
+    # the headline: the win rate and the robust share, each with its interval and n
+    keys = [f"{name}{part}" for name in ("win_rate", "robust") for part in ("", *FIGURE_PARTS)]
     return {
-        "win_rate": overall["win_rate"],
+        **{k: overall[k] for k in keys if k in overall},
         "overall": overall,
         "by_precision": {
             p: summarize_date_context([x for x in predictions if x["precision"] == p])
@@ -149,8 +153,20 @@ def _order(key: str) -> tuple:
 
 
 def _aggregate(per_model: dict[str, dict], params: DateContextParams) -> dict:
-    values = [m["win_rate"] for m in per_model.values() if m.get("win_rate") is not None]
-    return {"metric": "win_rate", "win_rate": mean(values)}
+    """The win rate over the models: of one model, its own with its interval, n and
+    coverage; over several, their mean (see :func:`one_model_figures`)."""
+    return {"metric": "win_rate", **one_model_figures(per_model, ["win_rate"])}
+
+
+def _figures(metrics: dict) -> dict:
+    """What the command line shows of one model: the win rate, the robust share and the win
+    rate per precision, each with its interval (or why it has none)."""
+    out = {k: metrics[k] for k in metrics if k.startswith(("win_rate", "robust"))}
+    for precision, group in metrics["by_precision"].items():
+        for key, value in group.items():
+            if key.startswith("win_rate") and not key.endswith("_n"):
+                out[key.replace("win_rate", f"win {precision}", 1)] = value
+    return out
 
 
 def _columns() -> list[tuple]:
@@ -175,10 +191,6 @@ DATE_CONTEXT = View(
     columns=_columns,
     metrics=date_context_metrics,
     aggregate=_aggregate,
-    figures=lambda m: {
-        "win_rate": m["win_rate"],
-        "robust": m["overall"]["robust"],
-        **{f"win {p}": v["win_rate"] for p, v in m["by_precision"].items()},
-    },
+    figures=_figures,
     rows=RowsFormat(STATEMENTS, ("fact", "precision", "kind", "date", "span"), read_statements),
 )

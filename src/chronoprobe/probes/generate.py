@@ -3,8 +3,14 @@
 Each probe row (a drift or TempLAMA row: a statement with one ``[MASK]``, its period and
 answers) becomes a prompt through a template, "In {period}, {statement}" by default, where
 ``{statement}`` is the statement up to the gap ("In 2019, Alice Smith works for") and ``{query}``
-the whole statement with the gap as ``___``. With ``shots`` > 0 the prompt starts with that many
-exemplars, other facts of the same relation and period rendered by the same template with
+the whole statement with the gap as ``___``. A row the template cannot ask, its gap first
+("[MASK] is the head coach of X."), is asked by its relation's question instead
+(``templates/questions.yaml``: "Who was the head coach of X in 2019?"), as is every row with
+``form: question``: an instruct or chat model (its tokenizer has a chat template; a served
+model) gets the question as one chat turn, a base model "Question: ...\nAnswer:", a prompt that
+ends where the answer starts. Each prediction says how it was asked (``form``); metrics give
+the share asked each way and every figure per form. With ``shots`` > 0 the prompt starts
+with that many exemplars, other facts of the same relation and period asked the same way with
 their answers, one per line; each of ``exemplar_sets`` draws its own exemplars (seeded by the
 row and the set), never the asked subject and never a row sharing an answer with the asked one
 (its answer would be in the prompt). Every set gets one greedy answer; ``samples`` more answers
@@ -18,9 +24,10 @@ a deleted row has no current answer and is never correct. The ``match`` rule giv
 knowledge category of ChroKnowledge (Park et al., 2024, arXiv:2410.09870): Correct, Partial or
 Incorrect (:mod:`chronoprobe.probes.categories`). Metrics: the share of rows whose first greedy
 answer is correct, by the ``match`` rule (``accuracy``) and by each rule (``accuracy_<rule>``),
-the share naming another period's answer of the subject instead (``other_period``), and the
-category shares, overall, per period, per split and per relation; and each fact's class over
-the periods.
+the share naming another period's answer of the subject instead (``other_period``), the share
+of empty answers (``empty``: a model that stops at once; more than 5% is warned of), and the
+category shares, overall, per period, per split, per relation and per form; and each fact's
+class over the periods.
 """
 
 from __future__ import annotations
@@ -28,8 +35,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -40,6 +49,7 @@ from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
 from chronoprobe.params import ExistingPath, seed_field
 from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
+from chronoprobe.probes.coverage import answered_part, one_model_figures, splits_left_out
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
 from chronoprobe.probes.known_answers import KnownAnswers, answer_keys
 from chronoprobe.probes.responses import Responses, ResponsesSpec
@@ -51,14 +61,26 @@ from chronoprobe.probes.timeline_judging import (
     timeline_key,
     timeline_metrics,
 )
-from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View, mean
+from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View
 from chronoprobe.set_files import NAMES_FILE
+from chronoprobe.templates import MASK, ClozeTemplate, load_cloze_templates, load_question_templates
+from chronoprobe.time import Granularity, Period
 
 KEYS = ("id", "period", "split", "relation", "subject", "query", "answer_labels", "timeline")
 PLACEHOLDERS = ("period", "statement", "query")
-GAP_FIRST = "the gap comes first: {statement} would leave nothing of the question to ask"
+GAP_FIRST = (
+    "the gap comes first: {statement} would leave nothing of the question to ask "
+    "(`gap_first: question` asks it as its relation's question)"
+)
 NO_PERIOD = "the row has no period for the template's {period}"
 DELETED = "deleted"
+TEMPLATE, QUESTION = "template", "question"  # how a row is asked: its ``form``
+# a prompt's longest answer unless max_tokens says: a continuation names its answer at once, a
+# chat model answers a question in a sentence ("The head coach of X in 2019 was ...")
+MAX_TOKENS = {TEMPLATE: 12, QUESTION: 32}
+PLAIN_QUESTION = "Question: {question}\nAnswer:"  # a base model's question: the answer follows
+FILL_IN = "Fill in the blank: {statement}"  # the question of a row no question template asks
+EMPTY_WARNING = 0.05  # more empty answers than this share is warned of
 # ChroKnowledge's protocol (Park et al., 2024): 5 greedy answers, each after its own draw of 4
 # exemplars, and 5 answers sampled at temperature 0.7 with top-p 1, at most 50 new tokens
 PROTOCOLS: dict[str, dict[str, float | int]] = {
@@ -82,6 +104,9 @@ GENERATION = (
     "max_tokens",
     "chat",
     "protocol",
+    "form",
+    "gap_first",
+    "question_prompt",
 )
 
 
@@ -103,8 +128,20 @@ class GenerateParams(ProbeParams):
     template: str = Field(
         "In {period}, {statement}",
         description="The prompt: {period}, {statement} (the statement up to the gap) and "
-        "{query} (the statement with the gap as ___), e.g. 'Q: In {period}, {query} What fills "
-        "the blank? A:'.",
+        "{query} (the statement with the gap as ___). A row it cannot ask (its gap first) is "
+        "asked as --gap-first says; to ask questions, use --form question.",
+    )
+    form: Literal["template", "question"] = Field(
+        "template",
+        description="How rows are asked: template (through --template) or question (every row "
+        "by its relation's question, e.g. 'Who was the head coach of X in 2019?', see "
+        "--question-prompt).",
+    )
+    gap_first: Literal["question", "skip"] = Field(
+        "question",
+        description="Rows whose gap comes first ('[MASK] is the head coach of X.'), which a "
+        "{statement} template cannot ask: question (ask the relation's question instead; "
+        "counted per form in metrics.json) or skip (leave them out, counted in skipped).",
     )
     shots: int = Field(
         0,
@@ -118,9 +155,23 @@ class GenerateParams(ProbeParams):
     samples: int = Field(0, ge=0, description="Sampled answers per row besides the greedy ones.")
     temperature: float = Field(0.7, gt=0, description="Sampling temperature.")
     top_p: float = Field(0.95, gt=0, le=1, description="Nucleus sampling's probability mass.")
-    max_tokens: int = Field(12, ge=1, description="Longest answer, in tokens.")
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Longest answer, in tokens (default: 12 for a --template prompt, 32 for a "
+        "question, which chat models answer in a sentence).",
+    )
     chat: bool = Field(
-        False, description="Wrap each prompt in the model's chat template (instruct models)."
+        False,
+        description="Wrap each --template prompt in the model's chat template (instruct "
+        "models; questions are put as --question-prompt says).",
+    )
+    question_prompt: Literal["auto", "chat", "plain"] = Field(
+        "auto",
+        description="How a question is put: chat (one user turn of the model's chat "
+        "template), plain ('Question: ...' then 'Answer:', a prompt ending where the answer "
+        "starts, for base models) or auto (chat where the model's tokenizer has a chat "
+        "template, and for openai: models; else plain).",
     )
     protocol: Literal["chroknowledge"] | None = Field(
         None,
@@ -173,6 +224,11 @@ class GenerateParams(ProbeParams):
                 raise ValueError("responses are judged here: engine must be local")
         elif self.name is not None:
             raise ValueError("name applies to --responses only (a model is named by its spec)")
+        if self.form == QUESTION and self.gap_first != fields["gap_first"].default:
+            raise ValueError(
+                "gap_first applies to rows asked by the template; with form question every "
+                "row is asked as a question"
+            )
         for key, value in PROTOCOLS.get(self.protocol or "", {}).items():
             if getattr(self, key) not in (value, fields[key].default):
                 raise ValueError(
@@ -245,12 +301,110 @@ def render(template: str, row: AskedRow) -> str | None:
 
 
 def skip_reason(template: str, row: AskedRow) -> str | None:
+    """Why ``template`` cannot ask ``row`` (None: it can)."""
     template = _template_for(template, row)
     if "{period}" in template and not row.period:
         return NO_PERIOD
     if "{statement}" in template and not row.cloze.left.strip():
         return GAP_FIRST
     return None
+
+
+def row_form(params: GenerateParams, row: AskedRow) -> str:
+    """How ``row`` is asked, :data:`TEMPLATE` or :data:`QUESTION`, or why it is not (a skip
+    reason). A timeline question is a question already: the template asks it as it is."""
+    if params.form == QUESTION and row.timeline is None:
+        return QUESTION
+    why = skip_reason(params.template, row)
+    if why is None:
+        return TEMPLATE
+    if why == GAP_FIRST and params.gap_first == QUESTION and row.timeline is None:
+        return QUESTION
+    return why
+
+
+@cache
+def _questions() -> dict:
+    return load_question_templates()
+
+
+@cache
+def _subject_patterns() -> dict[str, re.Pattern]:
+    """Relation -> a pattern of its shipped cloze statement (``drift.yaml``, which TempLAMA's
+    templates word alike) that reads the subject out of a row's query."""
+    return {
+        relation: _statement_pattern(template)
+        for relation, template in load_cloze_templates("drift").items()
+        if template.mask == "object"
+    }
+
+
+def _statement_pattern(template: ClozeTemplate) -> re.Pattern:
+    text = template.template.removesuffix(".")
+    parts = re.split(r"(<subject>|<object>)", text)
+    slots = {"<subject>": "(?P<subject>.+)", "<object>": re.escape(MASK)}
+    return re.compile("^" + "".join(slots.get(p, re.escape(p)) for p in parts) + r"\.?$")
+
+
+def subject_of(row: AskedRow) -> str | None:
+    """The subject as ``row``'s statement names it ("Philadelphia Eagles" of "[MASK] is the
+    head coach of Philadelphia Eagles."), or None where the statement is not its relation's
+    shipped template. A full stop after the subject is the statement's, unless the subject's
+    last word holds a stop of its own ("F.C.": the label's stop ends the sentence), or is
+    doubled ("Blackpool F.C..", as TempLAMA writes it)."""
+    pattern = _subject_patterns().get(row.relation or "")
+    match = pattern.match(row.query.strip()) if pattern else None
+    if not match:
+        return None
+    subject = match["subject"].strip()
+    last = subject.rsplit(" ", 1)[-1]
+    if subject.endswith("..") or (subject.endswith(".") and "." not in last[:-1]):
+        subject = subject[:-1]
+    return subject or None
+
+
+def when_words(period: str | None) -> str | None:
+    """A period as a question says it: "in 2019", "in July 2021", "on 24 July 2019"."""
+    if not period:
+        return None
+    try:
+        parsed = Period.parse(period)
+    except ValueError:
+        return f"in {period}"
+    return ("on " if parsed.granularity == Granularity.DAY else "in ") + parsed.words()
+
+
+def question_of(row: AskedRow) -> str:
+    """The row's question: its relation's (``templates/questions.yaml``) about the subject its
+    statement names, else the statement itself with a blank to fill ("Fill in the blank: In
+    2019, ___ is the head coach of X.")."""
+    template = _questions().get(row.relation or "")
+    subject = subject_of(row) if template else None
+    when = when_words(row.period)
+    if template and subject:
+        return template.ask(subject, when)
+    statement = " ".join(row.cloze.filled("___").split())
+    dated = f"{when[0].upper()}{when[1:]}, {statement}" if when else statement
+    return FILL_IN.format(statement=dated)
+
+
+def question_prompt(row: AskedRow, params: GenerateParams, index: int, seed: int) -> str:
+    """The row's question with exemplar set ``index`` before it (other rows' questions, each
+    with its answer), put as ``params.question_prompt`` says (chat: the questions and answers
+    one per line, the turn ending with the question; plain: "Question: ..." and "Answer: ..."
+    lines, ending with "Answer:")."""
+    shots = row.pool.draw(row, index, params.shots, seed, None)
+    if params.question_prompt == "chat":
+        lines = [f"{question_of(shot)} {shot.labels[0]}" for shot in shots]
+        return "\n".join([*lines, question_of(row)])
+    lines = [f"{PLAIN_QUESTION.format(question=question_of(s))} {s.labels[0]}" for s in shots]
+    return "\n".join([*lines, PLAIN_QUESTION.format(question=question_of(row))])
+
+
+def speaks_chat(model) -> bool:
+    """Is ``model`` an instruct or chat model: its tokenizer has a chat template, or it is
+    served (asked through the server's chat completions)?"""
+    return bool(getattr(model, "speaks_chat", False))
 
 
 @dataclass(frozen=True)
@@ -262,13 +416,14 @@ class ExemplarPool:
     """
 
     groups: dict[tuple[str | None, str | None], list[AskedRow]]
-    _available: dict[tuple[str, str], list[AskedRow]] = field(
+    _available: dict[tuple[str, str | None], list[AskedRow]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
-    def available(self, row: AskedRow, template: str) -> list[AskedRow]:
+    def available(self, row: AskedRow, template: str | None) -> list[AskedRow]:
         """The rows ``row`` may draw exemplars from: same relation and period, another
-        subject, no answer in common, and one ``template`` can render."""
+        subject, no answer in common, and one ``template`` can render (None: the question
+        form, which asks every row)."""
         cached = self._available.get((row.id, template))
         if cached is None:
             said = row.answers_said
@@ -278,13 +433,13 @@ class ExemplarPool:
                 if r.subject != row.subject
                 and r.id != row.id
                 and not (r.answers_said & said)
-                and render(template, r) is not None
+                and (template is None or render(template, r) is not None)
             ]
             self._available[(row.id, template)] = cached
         return cached
 
     def draw(
-        self, row: AskedRow, index: int, shots: int, seed: int, template: str
+        self, row: AskedRow, index: int, shots: int, seed: int, template: str | None
     ) -> list[AskedRow]:
         """``shots`` of the :meth:`available` rows, fixed by the seed, the row and the exemplar
         set ``index`` (fewer when there are fewer)."""
@@ -346,7 +501,8 @@ def read_asked_rows(path: str | Path) -> list[AskedRow]:
 
 
 def prompt_for(row: AskedRow, params: GenerateParams, index: int, seed: int) -> str:
-    """The row's prompt with exemplar set ``index`` before it (one exemplar per line)."""
+    """The row's template prompt with exemplar set ``index`` before it (one exemplar per
+    line)."""
     shots = row.pool.draw(row, index, params.shots, seed, params.template)
     lines = [f"{render(params.template, shot)} {shot.labels[0]}" for shot in shots]
     return "\n".join([*lines, render(params.template, row) or ""])
@@ -364,6 +520,26 @@ class Answered(NamedTuple):
     greedy: list[tuple[str, str]]
     sampled: list[tuple[str, str]]
     exemplars: int  # the fewest exemplars any of the row's prompts holds
+    form: str | None = None  # how it was asked (None: answered elsewhere)
+
+
+def with_question_prompt(params: GenerateParams, model) -> GenerateParams:
+    """``params`` with ``question_prompt`` auto made chat or plain for ``model``."""
+    if params.question_prompt != "auto":
+        return params
+    style = "chat" if speaks_chat(model) else "plain"
+    return params.model_copy(update={"question_prompt": style})
+
+
+def _prompts(row: AskedRow, form: str, params: GenerateParams, sets: int, seed: int):
+    """The row's prompt per exemplar set, whether they are chat turns, and their longest
+    answer."""
+    if form == QUESTION:
+        prompts = [question_prompt(row, params, e, seed) for e in range(sets)]
+        chat = params.question_prompt == "chat"
+    else:
+        prompts, chat = [prompt_for(row, params, e, seed) for e in range(sets)], params.chat
+    return prompts, chat, params.max_tokens or MAX_TOKENS[form]
 
 
 def _ask_model(
@@ -371,46 +547,47 @@ def _ask_model(
 ) -> list[Answered | str]:
     """Greedy answers per exemplar set and sampled answers, every request in one pool; a
     row that cannot be asked gets the reason instead."""
+    params = with_question_prompt(params, model)
     seed = params.seed or 0
     sets = params.exemplar_sets if params.shots else 1
-    reasons = [skip_reason(params.template, r) for r in rows]
-    kept = [i for i, why in enumerate(reasons) if why is None]
-    prompts = {i: [prompt_for(rows[i], params, e, seed) for e in range(sets)] for i in kept}
+    forms = [row_form(params, r) for r in rows]
+    kept = [i for i, form in enumerate(forms) if form in (TEMPLATE, QUESTION)]
+    asked = {i: _prompts(rows[i], forms[i], params, sets, seed) for i in kept}
     requests = []
     for i in kept:
+        prompts, chat, longest = asked[i]
         for e in range(sets):
-            requests.append(
-                PromptRequest(Cloze(prompts[i][e] + " ", ""), params.max_tokens, chat=params.chat)
-            )
+            requests.append(PromptRequest(Cloze(prompts[e] + " ", ""), longest, chat=chat))
         for j in range(params.samples):
             requests.append(
                 PromptRequest(
-                    Cloze(prompts[i][j % sets] + " ", ""),
-                    params.max_tokens,
+                    Cloze(prompts[j % sets] + " ", ""),
+                    longest,
                     temperature=params.temperature,
                     top_p=params.top_p,
                     seed=_sample_seed(seed, rows[i].id, j),
-                    chat=params.chat,
+                    chat=chat,
                 )
             )
     answers = iter(model.complete(requests, progress=progress))
     out: list[Answered | str] = []
-    for i, (row, why) in enumerate(zip(rows, reasons, strict=True)):
-        if why is not None:
-            out.append(why)
+    for i, (row, form) in enumerate(zip(rows, forms, strict=True)):
+        if form not in (TEMPLATE, QUESTION):
+            out.append(form)
             continue
         greedy = [next(answers) for _ in range(sets)]
         sampled = [next(answers) for _ in range(params.samples)]
         if any(a is None for a in (*greedy, *sampled)):  # a prompt too long for the model
             out.append(model.unfit_reason)
             continue
-        shots = min(params.shots, len(row.pool.available(row, params.template)))
+        pool = row.pool.available(row, params.template if form == TEMPLATE else None)
         out.append(
             Answered(
-                prompts[i][0],
+                asked[i][0][0],
                 [(a.text, a.raw) for a in greedy],
                 [(a.text, a.raw) for a in sampled],
-                shots,
+                min(params.shots, len(pool)),
+                form,
             )
         )
     return out
@@ -479,6 +656,7 @@ def _judged(row: AskedRow, answered: Answered, rule: str) -> dict:
     return {
         **row.key(),
         **timeline,
+        "form": answered.form,
         "prompt": answered.prompt,
         "prediction": first,
         "correct": greedy[0][rule],
@@ -512,11 +690,13 @@ def predict_generate(
 def _summarize(rule: str):
     def summarize(predictions: Sequence[dict]) -> dict[str, float | None]:
         """Accuracy by ``rule`` and by every rule, the share naming another period's answer,
-        and the category shares; each with its Wilson 95% interval (``<share>_ci95``)."""
+        the share of empty answers and the category shares; each with its Wilson 95%
+        interval (``<share>_ci95``)."""
         shares = {
             "accuracy": proportion([p["judged"][rule] for p in predictions]),
             **{f"accuracy_{r}": proportion([p["judged"][r] for p in predictions]) for r in RULES},
             "other_period": proportion([p["other_period"] for p in predictions]),
+            "empty": proportion([not (p["prediction"] or "").strip() for p in predictions]),
             **{c: proportion([p["category"] == c for p in predictions]) for c in CATEGORIES},
         }
         return summary(len(predictions), shares)
@@ -527,10 +707,30 @@ def _summarize(rule: str):
 summarize_generate = _summarize(DEFAULT_RULE)
 
 
+def _form_of(prediction: dict) -> str | None:
+    return prediction.get("form")  # None: an answer produced elsewhere (--responses)
+
+
+def empty_warning(empty: dict) -> list[str]:
+    """What a user should know of a model whose answers are empty too often (more than
+    :data:`EMPTY_WARNING` of them): the accuracy then says little of what it knows."""
+    share, n = empty.get("empty"), empty.get("n") or 0
+    if share is None or share <= EMPTY_WARNING:
+        return []
+    return [
+        f"{round(share * n):,} of {n:,} first answers ({share:.0%}) are empty: the model "
+        "stopped at once (a newline or an end token first), and an empty answer is judged "
+        "wrong; read the prompts (`prompt` in predictions.parquet): a prompt ending in 'A:' "
+        "often draws a newline first"
+    ]
+
+
 def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dict:
-    """Accuracy by every rule and category shares overall, per period, split and relation (per
-    relation, as overall, without the deleted rows unless ``include_deleted``);
-    fact timelines; with shots, how many rows got fewer exemplars than asked."""
+    """Accuracy by every rule and category shares overall, per period, split, relation and
+    form (per relation and form, as overall, without the deleted rows unless
+    ``include_deleted``); fact timelines; how the rows were asked; the share of empty answers
+    (warned of above :data:`EMPTY_WARNING`); with shots, how many rows got fewer exemplars than
+    asked."""
     from chronoprobe.probes.grouping import grouped, metrics_by_group, outside_all
 
     summarize = _summarize(params.match)
@@ -538,12 +738,25 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
     groups = metrics_by_group(view, predictions, include_deleted=params.include_deleted)
     left_out = outside_all(params.include_deleted)
     kept = [p for p in predictions if p.get("split") not in left_out]
+    overall = groups["overall"]
+    coverage = answered_part(["accuracy"], predictions, splits_left_out(left_out), _form_of)
+    by_form = {form: summarize(g) for (form,), g in grouped(kept, "form").items()}
+    if any(_form_of(p) == QUESTION for p in kept):
+        coverage["question_prompt"] = params.question_prompt
     out = {
-        "accuracy": groups["overall"]["accuracy"],
-        "accuracy_ci95": groups["overall"]["accuracy_ci95"],
-        "accuracy_n": groups["overall"]["n"],
+        "accuracy": overall["accuracy"],
+        "accuracy_ci95": overall["accuracy_ci95"],
+        "accuracy_n": overall["n"],
+        "empty": overall["empty"],
+        "empty_ci95": overall["empty_ci95"],
         "match": params.match,
         "rules": list(RULES),
+        "coverage": coverage,
+        # the share asked each way, of the rows the figures count
+        "forms": {
+            form: {"rows": n, "share": n / len(kept)} for form, n in coverage["forms"].items()
+        },
+        "warnings": empty_warning(overall),
     }
     if params.shots:
         counts = [p["exemplars"] for p in predictions]
@@ -555,6 +768,7 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
     return {
         **out,
         **groups,
+        "by_form": by_form,
         # as overall and per period: deleted rows (the previous period's answers) left out
         "by_relation": {k[0]: summarize(g) for k, g in grouped(kept, "relation").items()},
         "timelines": fact_timelines(predictions, include_deleted=params.include_deleted),
@@ -563,22 +777,22 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
 
 
 def _aggregate(per_model: dict[str, dict], params: GenerateParams) -> dict:
-    """The accuracy over the models: their mean; of one model, its own figure, with its n and
-    interval (a mean over several models has no interval of its own)."""
-    values = [m["accuracy"] for m in per_model.values() if m.get("accuracy") is not None]
-    if len(per_model) == 1:
-        (only,) = per_model.values()
-        keys = ("accuracy", "accuracy_ci95", "accuracy_n")
-        return {"metric": "accuracy", **{k: only.get(k) for k in keys}}
-    return {"metric": "accuracy", "accuracy": mean(values)}
+    """The accuracy over the models: of one model, its own figure, with its n, interval and
+    coverage; over several, their mean (see :func:`one_model_figures`)."""
+    return {"metric": "accuracy", **one_model_figures(per_model, ["accuracy"])}
 
 
 def _figures(metrics: dict) -> dict:
+    """What the command line shows of one model: accuracy by every rule, the share of empty
+    answers and the categories, each with its interval."""
     overall = metrics["overall"]
-    return {
-        **{rule: overall.get(f"accuracy_{rule}") for rule in RULES},
-        **{c: overall.get(c) for c in CATEGORIES},
-    }
+    names = {**{rule: f"accuracy_{rule}" for rule in RULES}, "empty": "empty"}
+    names.update({c: c for c in CATEGORIES})
+    out: dict = {}
+    for shown, key in names.items():
+        out[shown] = overall.get(key)
+        out[f"{shown}_ci95"] = overall.get(f"{key}_ci95")
+    return out
 
 
 def _columns() -> list[tuple]:
@@ -591,6 +805,7 @@ def _columns() -> list[tuple]:
     keys = [(k, types.get(k, pa.string())) for k in KEYS]
     return [
         *keys,
+        ("form", pa.string()),
         ("prompt", pa.string()),
         ("prediction", pa.string()),
         ("correct", pa.bool_()),
@@ -609,10 +824,11 @@ def _columns() -> list[tuple]:
 
 def exemplar_shortage(rows: Sequence[AskedRow], params: GenerateParams) -> tuple[int, int]:
     """How many askable rows have fewer than ``shots`` exemplars to draw, and the fewest."""
+    forms = [(r, row_form(params, r)) for r in rows]
     counts = [
-        len(r.pool.available(r, params.template))
-        for r in rows
-        if skip_reason(params.template, r) is None
+        len(r.pool.available(r, params.template if form == TEMPLATE else None))
+        for r, form in forms
+        if form in (TEMPLATE, QUESTION)
     ]
     short = [c for c in counts if c < params.shots]
     return len(short), min(short, default=params.shots)
@@ -643,6 +859,14 @@ def _warnings(model, rows: Sequence[AskedRow], params: GenerateParams) -> list[s
     ]
 
 
+def _for_model(params: GenerateParams, model, say) -> GenerateParams:
+    """The options one model is asked with: how its questions are put (auto made chat or
+    plain by its tokenizer's chat template), said where any row is asked as a question."""
+    if isinstance(model, Responses):
+        return params
+    return with_question_prompt(params, model)
+
+
 def _answered_by(params: GenerateParams) -> list[tuple[str, ResponsesSpec]]:
     """With ``responses``, the answers read from the file stand in for a model."""
     if params.responses is None:
@@ -670,4 +894,5 @@ GENERATE = View(
     "end; judged by each rule: " + ", ".join(RULES),
     warnings=_warnings,
     answered_by=_answered_by,
+    for_model=_for_model,
 )

@@ -193,6 +193,7 @@ def _predictions(view: View, rows: ProbeRows, models: list, ctx: StepContext) ->
 def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> None:
     """Probe models with a view; write predictions, skipped rows, metrics (and the matrix)."""
     from chronoprobe.probes.answering import answer_here
+    from chronoprobe.probes.coverage import completed
     from chronoprobe.probes.grouping import count_skipped
     from chronoprobe.probes.series_matrix import read_predictions, series_tables
 
@@ -226,18 +227,26 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
         record = records[index]
         mine = type(params).model_validate(record["params"])
         own = [p for p in predictions if p["model"] == name]
-        reasons = count_skipped([s for s in skipped if s["model"] == name])
+        not_answered = [s for s in skipped if s["model"] == name]
+        reasons = count_skipped(not_answered)
         ctx.log.info(f"{name}: {len(own):,} predictions, {sum(reasons.values()):,} rows skipped")
-        per_model[name] = {
+        figures = view.model_metrics(own, mine)
+        found = figures.pop("warnings", [])  # what the answers told (empty ones, say)
+        for message in found:
+            ctx.log.warning(f"{name}: {message}")
+        entry = {
             "spec": str(spec),
             "family": record["family"],
             "predicted": len(own),
             "skipped": reasons,
-            "warnings": record["warnings"],
+            "warnings": [*record["warnings"], *found],
             **({"served": record["served"]} if "served" in record else {}),
             "options": record["params"],
-            **view.model_metrics(own, mine),
+            **figures,
         }
+        # what the figures cover of the rows given, and why the rest were left out
+        coverage = completed(entry, len(rows.rows), own, not_answered)
+        per_model[name] = {**entry, "coverage": coverage}
     metrics = {
         "view": view.name,
         "rows": len(rows.rows),
@@ -259,41 +268,26 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
 
 def show(out: Path):
     """What ``chronoprobe probe`` prints: each model's figures (with their 95% intervals where
-    metrics.json has them), skipped rows and warnings, in a table that fits the terminal."""
+    metrics.json has them) and the rows they count, what they cover and why the rest were left
+    out, the figures per form, and warnings, in a table that fits the terminal."""
     from chronoprobe.core.tables import ResultTable, figures_of
+    from chronoprobe.probes.coverage import coverage_notes
 
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     view = VIEWS.get(metrics["view"])
     figures = {name: figures_of(view.shown(m)) for name, m in metrics["models"].items()}
     columns = list(next(iter(figures.values()), {}))
     rows = [
-        [
-            name,
-            *(figures[name].get(c) for c in columns),
-            m["predicted"],
-            sum(m["skipped"].values()),
-        ]
+        [name, *(figures[name].get(c) for c in columns), m["coverage"]["counted"]]
         for name, m in metrics["models"].items()
     ]
     n = metrics["rows"]
-    notes = [
-        f"{name}: skipped {k:,} of {n:,} rows: {reason}"
-        for name, m in metrics["models"].items()
-        for reason, k in m["skipped"].items()
-    ]
-    notes += [
-        f"{name}: asked {m['asked_as_question']:,} of {n:,} rows as questions (gap first)"
-        for name, m in metrics["models"].items()
-        if m.get("asked_as_question")
-    ]
+    notes = [note for name, m in metrics["models"].items() for note in coverage_notes(name, m)]
     notes += [
         f"{name}: warning: {w}" for name, m in metrics["models"].items() for w in m["warnings"]
     ]
     return ResultTable(
-        ["model", *columns, "predicted", "skipped"],
-        rows,
-        title=f"{view.name}: {n:,} rows",
-        notes=notes,
+        ["model", *columns, "n"], rows, title=f"{view.name}: {n:,} rows given", notes=notes
     )
 
 

@@ -22,7 +22,8 @@ from chronoprobe.metrics.ranking import acc_at_k, hit_at_k
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.capabilities import RanksSymbols
 from chronoprobe.models.requests import Cloze, RankRequest
-from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View
+from chronoprobe.probes.coverage import one_model_figures
+from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View, figure_name
 from chronoprobe.set_files import STATEMENTS
 
 ACC_KS = (1, 5)
@@ -133,12 +134,16 @@ def recite_metrics(predictions: Sequence[dict], params: ReciteParams | None = No
 
 
 def _aggregate(per_model: dict[str, dict], params: ReciteParams) -> dict:
-    """Each metric averaged over the models."""
-    out: dict = {}
-    for metric in METRICS:
-        values = [m[metric] for m in per_model.values() if m.get(metric) is not None]
-        out[metric] = sum(values) / len(values) if values else None
-    return out
+    """Each metric over the models: of one model, its own with its interval and n; over
+    several, their mean (see :func:`~chronoprobe.probes.coverage.one_model_figures`)."""
+    return one_model_figures(per_model, METRICS)
+
+
+def _figures(metrics: dict) -> dict:
+    """What the command line shows of one model: the statements, and each metric with its
+    interval."""
+    shown = {k: v for k, v in metrics.items() if figure_name(k, metrics) in METRICS}
+    return {"statements": metrics["statements"], **shown}
 
 
 def _columns() -> list[tuple]:
@@ -172,6 +177,6 @@ RECITE = View(
     columns=_columns,
     metrics=recite_metrics,
     aggregate=_aggregate,
-    figures=lambda m: {"statements": m["statements"], **{k: m[k] for k in METRICS}},
+    figures=_figures,
     rows=RowsFormat(STATEMENTS, ("text", "slot", "target"), _read),
 )

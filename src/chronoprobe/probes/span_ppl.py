@@ -44,6 +44,7 @@ from chronoprobe.metrics.uncertainty import (
 from chronoprobe.metrics.uncertainty import median as median_estimate
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
 from chronoprobe.params import seed_field
+from chronoprobe.probes.coverage import answered_part, one_model_figures
 from chronoprobe.probes.view import SKIPPED, ProbeParams, RowsFormat, View
 from chronoprobe.set_files import EXAMPLES
 
@@ -300,7 +301,9 @@ def summarize_span_ppl(predictions: Sequence[dict]) -> dict[str, float | None]:
     )
     means = _entity_means(predictions)
     estimates = {
-        "perplexity": estimate(ppl, lambda c: _perplexity(c, means), len(means), len(predictions))
+        "perplexity": estimate(
+            ppl, lambda c: _perplexity(c, means), len(means), len(predictions), unit="entity"
+        )
     }
     hits = [p["recall_at_10"] for p in predictions if p.get("recall_at_10") is not None]
     if hits:
@@ -359,7 +362,7 @@ def sensitivity(predictions: Sequence[dict]) -> dict[str, float | int | None]:
     after = _entity_means([v["no-ent"] for v in both])
 
     def paired(value: float | None, statistic) -> Estimate:
-        return estimate(value, statistic, len(before), len(both))
+        return estimate(value, statistic, len(before), len(both), unit="entity")
 
     estimates = {
         "original": paired(original, lambda c: _perplexity(c, before)),
@@ -374,7 +377,7 @@ def sensitivity(predictions: Sequence[dict]) -> dict[str, float | int | None]:
         ),
     }
     entities = [v["original"]["entity"] for v in both]  # resampled as the figures above
-    increase = median_estimate([r - 1 for r in ratios], entities)
+    increase = median_estimate([r - 1 for r in ratios], entities, unit="entity")
     out = summary(len(both), {**estimates, "median_increase": increase})
     out.update(proportion([r > 1 for r in ratios]).fields("share_increased", len(both)))
     return out
@@ -402,6 +405,9 @@ def span_ppl_metrics(predictions: Sequence[dict], params: SpanPplParams) -> dict
             lambda p: (g := year_group(p["year"], cutoff)) and f"{g}/{p['span_type']}",
         ),
     }
+    for condition, group in metrics["overall"].items():  # the headline: each condition's
+        metrics.update(_headline(condition, group))
+    metrics["coverage"] = answered_part([f"ppl_{c}" for c in metrics["overall"]], predictions)
     if {"original", "no-ent"} <= set(params.conditions):
         subsets: dict[str, list[dict]] = defaultdict(list)
         for p in predictions:
@@ -421,6 +427,16 @@ def _cutoffs_of_probed_models(params: SpanPplParams, inputs: frozenset[str]) -> 
     return []
 
 
+def _headline(condition: str, group: dict) -> dict:
+    """A condition's overall perplexity as the headline ``ppl_<condition>``: its value,
+    interval (or why it has none) and the examples it counts."""
+    name = f"ppl_{condition}"
+    out = {name: group.get("perplexity"), f"{name}_ci95": group.get("perplexity_ci95")}
+    if "perplexity_no_interval" in group:
+        out[f"{name}_no_interval"] = group["perplexity_no_interval"]
+    return {**out, f"{name}_n": group["n"]}
+
+
 def _for_model(params: SpanPplParams, model, say) -> SpanPplParams:
     """The options one model is probed with: its own cutoff year, and Recall@10 only where
     the model can fill spans by beam search."""
@@ -432,12 +448,19 @@ def _for_model(params: SpanPplParams, model, say) -> SpanPplParams:
 
 
 def _aggregate(per_model: dict[str, dict], params: SpanPplParams) -> dict:
-    """Each condition's overall perplexity, averaged over the models."""
+    """Each condition's overall perplexity over the models: of one model, its own, with its
+    interval, n and coverage; over several, their mean (see :func:`one_model_figures`)."""
+    return one_model_figures(per_model, [f"ppl_{c}" for c in params.conditions])
+
+
+def _figures(metrics: dict) -> dict:
+    """What the command line shows of one model: each condition's perplexity, with its
+    interval."""
     out: dict = {}
-    for condition in params.conditions:
-        values = [m["overall"].get(condition, {}).get("perplexity") for m in per_model.values()]
-        values = [v for v in values if v is not None]
-        out[f"ppl_{condition}"] = sum(values) / len(values) if values else None
+    for condition, group in metrics["overall"].items():
+        for key, value in group.items():
+            if key.startswith("perplexity"):
+                out[key.replace("perplexity", f"ppl {condition}")] = value
     return out
 
 
@@ -467,7 +490,7 @@ SPAN_PPL = View(
     summarize=summarize_span_ppl,
     keys=KEYS,
     columns=_columns,
-    figures=lambda m: {f"ppl {c}": v.get("perplexity") for c, v in m["overall"].items()},
+    figures=_figures,
     metrics=span_ppl_metrics,
     aggregate=_aggregate,
     rows=RowsFormat(EXAMPLES, ("sentence", "span_start", "span_end", "span"), read_examples),

@@ -117,15 +117,27 @@ def format_value(value: Any) -> str:
 
 def with_uncertainty(group: Mapping[str, Any], key: str, digits: int = 3) -> str:
     """A figure of a metrics.json dict as a table cell: "0.433 ± 0.012" (mean ± sd over seeds),
-    "0.433 [0.401, 0.465]" (its 95% interval), else the figure alone."""
+    "0.433 [0.401, 0.465]" (its 95% interval), else the figure alone; followed by the rows it
+    counts where the dict's coverage record names it (" over 40 of 60 rows (66.7%)")."""
     from chronoprobe.metrics.uncertainty import with_interval
 
     value, sd = group.get(key), group.get(f"{key}_sd")
     if isinstance(value, int | float) and isinstance(sd, int | float):
-        return f"{value:.{digits}f} ± {sd:.{digits}f}"
+        return f"{value:.{digits}f} ± {sd:.{digits}f}" + covered(group, key)
     if f"{key}_ci95" in group:
-        return with_interval(dict(group), key, digits)
+        return with_interval(dict(group), key, digits) + covered(group, key)
     return format_value(value)
+
+
+def covered(group: Mapping[str, Any], key: str) -> str:
+    """ " over N of M rows (P%)" where ``group``'s coverage record names its figure ``key``
+    (see :mod:`chronoprobe.probes.coverage`), else ""."""
+    from chronoprobe.probes.coverage import over_rows
+
+    coverage = group.get("coverage")
+    if not isinstance(coverage, Mapping) or key not in (coverage.get("figures") or ()):
+        return ""
+    return f" {over_rows(coverage)}"
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:

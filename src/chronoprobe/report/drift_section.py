@@ -20,7 +20,7 @@ from typing import Any
 from chronoprobe.report.blocks import Block, Section, Stats, Table, Text, with_uncertainty
 from chronoprobe.report.plots import FEW_ROWS, embed, error_rows, grouped_bars, heatmap, line_plot
 from chronoprobe.report.sections import answered_nothing, read_metrics, section
-from chronoprobe.report.view_section import view_section
+from chronoprobe.report.view_section import coverage_text, view_section
 
 # what each metric means, for captions and axis labels
 LABELS = {
@@ -200,30 +200,11 @@ def _window_table(by_split: dict[str, dict], metric: str) -> Block | None:
 
 
 def _skipped_note(metrics: dict) -> Block | None:
-    """Rows a view did not answer, per model and reason, and the rows a causal model was
-    asked as questions (their gap comes first)."""
-    models = metrics.get("models", {})
-    parts = [
-        f"{name}: {count:,} ({reason})"
-        for name, model in models.items()
-        for reason, count in model.get("skipped", {}).items()
-    ]
-    asked = [
-        f"{name}: {m['asked_as_question']:,}"
-        for name, m in models.items()
-        if m.get("asked_as_question")
-    ]
-    notes = []
-    if parts:
-        notes.append("Rows skipped by the view: " + "; ".join(parts) + ".")
-    if asked:
-        notes.append(
-            "Rows whose gap comes first, asked of a causal model as a fill-in-the-blank "
-            "question (by_form in metrics.json gives their figures apart): "
-            + "; ".join(asked)
-            + "."
-        )
-    return Text(" ".join(notes), style="note") if notes else None
+    """What each model's figures cover: the rows a view did not answer and those it leaves
+    out, per reason, and the rows a causal model was asked as questions (their gap comes
+    first), with the figures per form."""
+    notes = coverage_text(metrics.get("models", {}))
+    return Text(" ".join(f"{n}." for n in notes), style="note") if notes else None
 
 
 HEADLINE = ("view", "rows", "model_count", "P@1", "f1", "temporal_acc")
@@ -248,11 +229,13 @@ def probe_section(step_dir: Path, record: dict) -> Section:
     metric = tables["default_metric"]
     by_split = tables["metrics"][metric]
     excludes = metrics.get("overall_excludes", [])
+    one = metrics.get("model_count") == 1
+    over = "" if one else "mean over models; "
     tiles = {
         "view": tables["view"],
         "rows": metrics.get("rows"),
         "models": metrics.get("model_count"),
-        f"{metric} (mean over models; {rows_named('all', excludes)})": metrics.get(metric),
+        f"{metric} ({over}{rows_named('all', excludes)})": with_uncertainty(metrics, metric),
     }
     blocks: list[Block] = [Stats(tiles)]
     skipped = _skipped_note(metrics)

@@ -11,7 +11,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text
+from chronoprobe.probes.coverage import coverage_line
+from chronoprobe.report.blocks import Block, Percent, Section, Stats, Table, Text, with_uncertainty
 from chronoprobe.report.plots import embed, error_rows, grouped_bars
 from chronoprobe.report.sections import answered_nothing, no_metrics, read_metrics, section
 
@@ -28,10 +29,6 @@ def _ppl(summaries: dict[str, Any], condition: str, metric: str = "perplexity") 
     return math.nan if value is None else float(value)
 
 
-def _cell(value: float) -> Any:
-    return "\u2013" if math.isnan(value) else round(value, 2)
-
-
 def subset_table(
     by_subset: dict[str, dict],
     conditions: list[str],
@@ -43,11 +40,18 @@ def subset_table(
         [
             subset,
             max(s.get("n", 0) for s in summaries.values()),
-            *(_cell(_ppl(summaries, c, metric)) for c in conditions),
+            *(_figure(summaries.get(c) or {}, metric) for c in conditions),
         ]
         for subset, summaries in by_subset.items()
     ]
-    return Table([label, "examples", *conditions], rows, caption=caption)
+    note = " In brackets: 95% intervals (a bootstrap over entities)."
+    return Table([label, "examples", *conditions], rows, caption=(caption or "") + note)
+
+
+def _figure(group: dict[str, Any], metric: str) -> str:
+    """A figure with its interval ("12.34 [10.20, 14.50]"), or why it has none ("12.34 (n too
+    small)": one entity); a share in three digits, a perplexity in two."""
+    return with_uncertainty(group, metric, 3 if metric == RECALL else 2)
 
 
 def group_bars(metrics: dict[str, Any], model: str) -> Block:
@@ -79,9 +83,9 @@ def sensitivity_table(sensitivity: dict[str, dict]) -> Table:
         [
             subset,
             s["n"],
-            _cell(s["original"]),
-            _cell(s["no-ent"]),
-            _cell(s["gap"]) if s["gap"] is not None else "\u2013",
+            _figure(s, "original"),
+            _figure(s, "no-ent"),
+            _figure(s, "gap"),
             Percent.of(s["median_increase"]),
             Percent.of(s["share_increased"]),
         ]
@@ -99,6 +103,8 @@ def sensitivity_table(sensitivity: dict[str, dict]) -> Table:
 def model_blocks(model: str, metrics: dict[str, Any]) -> list[Block]:
     conditions = metrics["conditions"]
     blocks: list[Block] = [group_bars(metrics, model)]
+    if metrics.get("coverage"):  # a condition not scored is said below
+        blocks.append(Text(f"{model}: {coverage_line(metrics['coverage'])}.", style="note"))
     for condition, why in (metrics.get("skipped_conditions") or {}).items():
         blocks.append(Text(f"{condition} was not scored: {why}.", style="note"))
     if metrics.get("by_group"):
@@ -127,7 +133,7 @@ def ecbd_section(step_dir: Path, record: dict) -> Section:
     tiles: dict[str, Any] = {"examples": metrics.get("rows", 0), "models": len(models)}
     for key in HEADLINE:
         if metrics.get(key) is not None:
-            tiles[key.removeprefix("ppl_") + " ppl"] = round(metrics[key], 2)
+            tiles[key.removeprefix("ppl_") + " ppl"] = _figure(metrics, key)
     blocks: list[Block] = [Stats(tiles)]
     if len(models) > 1:
         blocks.append(Text("Tiles: mean over the models; each model's figures follow."))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
+from chronoprobe.probes.coverage import coverage_line, form_words, relation_left_out
 from chronoprobe.probes.judging import RULES
 from chronoprobe.report.blocks import (
     DASH,
@@ -96,38 +97,97 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
     )
 
 
-def _group_table(groups: dict[str, dict], name: str, caption: str) -> Table:
-    """Accuracy by every rule, the share naming another period's answer, and the categories."""
+def _group_table(
+    groups: dict[str, dict], name: str, caption: str, left_out: dict[str, str] | None = None
+) -> Table:
+    """Accuracy by every rule, the share naming another period's answer, the empty answers and
+    the categories; with ``left_out``, a column of each group's rows left out and why (a group
+    with none answered is listed too, its figures dashes)."""
+    extra = ["left out"] if left_out is not None else []
     return Table(
-        [name, "rows", *RULES, "other period", *CATEGORIES],
+        [name, "rows", *RULES, "other period", "empty", *CATEGORIES, *extra],
         [
-            [k, g["n"], *(Percent.of(g.get(f"accuracy_{r}")) for r in RULES)]
-            + [Percent.of(g.get("other_period"))]
+            [k, g.get("n", 0), *(Percent.of(g.get(f"accuracy_{r}")) for r in RULES)]
+            + [Percent.of(g.get("other_period")), Percent.of(g.get("empty"))]
             + [Percent.of(g.get(c)) for c in CATEGORIES]
+            + ([left_out.get(k) or DASH] if left_out is not None else [])
             for k, g in groups.items()
         ],
         caption=caption,
     )
 
 
+def _relation_table(metrics: dict) -> Table | None:
+    """Per relation, every relation of the rows given: those the figures count, and those
+    left out (a relation whose rows were all skipped has its row too, with the reason)."""
+    figures = metrics.get("by_relation") or {}
+    counts = (metrics.get("coverage") or {}).get("by_relation") or {}
+    relations = sorted({*figures, *counts})
+    if not relations:
+        return None
+    labels = relation_labels()
+
+    def named(r: str) -> str:
+        return f"{r} {labels[r]}" if r in labels else r
+
+    groups = {named(r): figures.get(r, {"n": 0}) for r in relations}
+    left_out = {named(r): relation_left_out(counts.get(r, {})) for r in relations}
+    return _group_table(
+        groups,
+        "relation",
+        "Per relation, every relation of the rows given; rows: those the figures count (deleted "
+        "rows and skipped rows are left out, as overall, and said in the last column).",
+        left_out,
+    )
+
+
+def _form_table(metrics: dict) -> Table | None:
+    """The figures per form (the template, the relation's question), where rows were asked
+    both ways: a figure over both is a mix of two prompts."""
+    by_form = {f: g for f, g in (metrics.get("by_form") or {}).items() if g.get("n")}
+    if len(by_form) < 2:
+        return None
+    words = form_words(metrics.get("coverage") or {})
+    named = {words.get(f, f): g for f, g in by_form.items()}
+    return _group_table(
+        named,
+        "asked",
+        "Per form: rows asked by the template, and rows asked as their relation's question "
+        "(those whose gap comes first, which the template cannot ask, or every row with form "
+        "question). The figures above are over both.",
+    )
+
+
 def generate_blocks(model: str, metrics: dict) -> list[Block]:
     overall, rule = metrics["overall"], metrics.get("match")
+    coverage = metrics.get("coverage") or {}
     blocks: list[Block] = [
         Text(
             f"{model}: the first greedy answer of each row judged by every rule (exact, alias, "
             "names, token_f1, fuzzy; see the generate view's documentation); the categories "
             f"and the headline accuracy follow the '{rule}' rule. Other period: the answer names "
-            "an answer the subject has in another period instead."
+            "an answer the subject has in another period instead. Empty: the model stopped at "
+            "once, and an empty answer is judged wrong."
         ),
         Stats(
             {
-                f"accuracy ({rule})": with_uncertainty(overall, "accuracy"),
+                # the model's own headline, with the rows it counts; else the overall figure
+                f"accuracy ({rule})": with_uncertainty(
+                    metrics if "accuracy" in metrics else overall, "accuracy"
+                ),
                 "other period": Percent.of(overall.get("other_period")),
+                "empty answers": Percent.of(overall.get("empty")),
                 **{c: Percent.of(overall[c]) for c in CATEGORIES},
             }
         ),
-        _group_table({"all": overall}, "group", "Every rule side by side, overall."),
     ]
+    if coverage:
+        blocks.append(Text(f"Coverage: {coverage_line(coverage)}.", style="note"))
+    blocks += [Text(f"Warning: {w}", style="error") for w in metrics.get("warnings") or ()]
+    blocks.append(_group_table({"all": overall}, "group", "Every rule side by side, overall."))
+    forms = _form_table(metrics)
+    if forms is not None:
+        blocks.append(forms)
     exemplars = metrics.get("exemplars") or {}
     if exemplars.get("rows_short"):
         blocks.append(
@@ -142,12 +202,9 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
     if metrics.get("by_split"):
         caption = "Per split against the previous period."
         blocks.append(_group_table(metrics["by_split"], "split", caption))
-    if metrics.get("by_relation"):
-        labels = relation_labels()
-        named = {
-            f"{r} {labels[r]}" if r in labels else r: g for r, g in metrics["by_relation"].items()
-        }
-        blocks.append(_group_table(named, "relation", "Per relation."))
+    relations = _relation_table(metrics)
+    if relations is not None:
+        blocks.append(relations)
     timelines = metrics.get("timelines") or {}
     if timelines.get("facts"):
         order = (*TIMELINES, MIXED)

@@ -40,6 +40,23 @@ def figures_table(models: dict[str, dict[str, Any]]) -> Table:
     )
 
 
+def coverage_text(models: dict[str, dict[str, Any]]) -> list[str]:
+    """What each model's figures cover (its coverage record, see
+    :mod:`chronoprobe.probes.coverage`), and its figures per form; a model of a step written
+    before coverage records gives its skipped rows instead."""
+    from chronoprobe.probes.coverage import coverage_notes
+
+    notes = []
+    for name, m in models.items():
+        if m.get("coverage"):
+            notes += coverage_notes(name, m)
+            continue
+        skipped = [f"{n:,} ({why})" for why, n in (m.get("skipped") or {}).items()]
+        if skipped:
+            notes.append(f"{name}: rows skipped by the view: {'; '.join(skipped)}")
+    return notes
+
+
 @section("probe", headline=("view", "rows", "model_count"))
 def view_section(step_dir: Path, record: dict) -> Section:
     """Any view's figures per model, with their intervals, and why rows were skipped."""
@@ -61,13 +78,7 @@ def view_section(step_dir: Path, record: dict) -> Section:
             blocks.append(note)
     if answered:
         blocks.append(figures_table(answered))
-    skipped = [
-        f"{name}: {count:,} ({reason})"
-        for name, m in answered.items()
-        for reason, count in (m.get("skipped") or {}).items()
-    ]
-    if skipped:
-        blocks.append(Text("Rows skipped by the view: " + "; ".join(skipped) + ".", style="note"))
+    blocks += [Text(note, style="note") for note in coverage_text(answered)]
     warnings = [f"{name}: {w}" for name, m in answered.items() for w in m.get("warnings") or ()]
     if warnings:
         blocks.append(Text("Warnings: " + "; ".join(warnings), style="note"))

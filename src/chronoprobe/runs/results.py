@@ -5,8 +5,11 @@ in a moment whenever it is opened, so it can never disagree with the run directo
 
 ``metrics`` holds every step's metrics.json, one row per figure; a figure's 95% interval and
 ``n`` (the ``<metric>_ci95`` and ``<metric>_n`` keys beside it, or its group's ``n``) sit in its
-own row's ``ci_low``, ``ci_high`` and ``n``. ``seeds`` gives, for each step repeated over seeds
-(see :mod:`chronoprobe.runs.seeds`), each figure's mean and standard deviation over them.
+own row's ``ci_low``, ``ci_high`` and ``n``, why it has no interval in ``no_interval``, and, for
+a figure a coverage record names (a probe's headline), the rows it could have counted in
+``rows`` and why the others were left out in ``left_out`` (JSON: reason -> rows). ``seeds``
+gives, for each step repeated over seeds (see :mod:`chronoprobe.runs.seeds`), each figure's
+mean and standard deviation over them.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ METRICS_SCHEMA = pa.schema(
         ("n", pa.int64()),  # what the figure counts (rows, questions, queries), when it says
         ("ci_low", pa.float64()),  # its 95% interval, when it has one
         ("ci_high", pa.float64()),
+        ("no_interval", pa.string()),  # why it has none, where it was left out
+        ("rows", pa.int64()),  # the rows it could have counted (n of rows), when it says
+        ("left_out", pa.string()),  # why the others were left out: JSON, reason -> rows
         ("step", pa.string()),  # the config's step: step_id, or the step a seed's copy repeats
         ("seed", pa.int64()),  # the seed of a step repeated over seeds (else null)
     ]
@@ -166,16 +172,30 @@ def _flatten(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
 
 
 def _uncertainty(group: dict, key: str) -> dict:
-    """The n and 95% interval that ``group`` gives its figure ``key`` (nulls where none)."""
+    """The n, 95% interval (or why it has none) and coverage that ``group`` gives its figure
+    ``key`` (nulls where none)."""
     interval = group.get(f"{key}_ci95")
     n = group.get(f"{key}_n", group.get("n") if f"{key}_ci95" in group else None)
     low, high = interval if isinstance(interval, list) and len(interval) == 2 else (None, None)
-    return {"n": n if isinstance(n, int) else None, "ci_low": low, "ci_high": high}
+    why = group.get(f"{key}_no_interval")
+    coverage = group.get("coverage")
+    covered = isinstance(coverage, dict) and key in (coverage.get("figures") or ())
+    rows = coverage.get("rows") if covered else None
+    left_out = coverage.get("left_out") if covered else None
+    return {
+        "n": n if isinstance(n, int) else None,
+        "ci_low": low,
+        "ci_high": high,
+        "no_interval": why if isinstance(why, str) else None,
+        "rows": rows if isinstance(rows, int) else None,
+        "left_out": json.dumps(left_out) if isinstance(left_out, dict) else None,
+    }
 
 
 def _folded(group: dict, key: str) -> bool:
-    """Is ``key`` a figure's interval or count, which goes into the figure's own row?"""
-    for suffix in ("_ci95", "_n"):
+    """Is ``key`` a figure's interval, count or reason for no interval, which go into the
+    figure's own row?"""
+    for suffix in ("_ci95", "_n", "_no_interval"):
         base = key.removesuffix(suffix)
         if key.endswith(suffix) and base in group and f"{base}_ci95" in group:
             return True
@@ -202,7 +222,7 @@ def _figures(value: Any, prefix: str = "") -> Iterator[tuple[str, Any, dict]]:
 
 def metrics_table(run_dir: Path) -> pa.Table:
     """Every step's ``metrics.json`` as rows (step_id, kind, metric, value, text, n, ci_low,
-    ci_high, step, seed)."""
+    ci_high, no_interval, rows, left_out, step, seed)."""
     rows = []
     for step_dir, record in _step_dirs(run_dir):
         path = step_dir / "metrics.json"
@@ -340,37 +360,59 @@ def list_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     return [(name, "view" if kind == "VIEW" else "table") for name, kind in rows]
 
 
-FIGURE_COLUMNS = ["step", "kind", "metric", "value", "ci95", "n", "sd", "per_seed"]
+FIGURE_COLUMNS = [
+    "step",
+    "kind",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "rows",
+    "left_out",
+    "no_interval",
+    "sd",
+    "per_seed",
+]
 
 
 def figure_rows(con: duckdb.DuckDBPyConnection, pattern: str) -> list[tuple]:
     """The figures whose metric path matches ``pattern`` (a GLOB: ``hits@1``,
     ``types.*.hits@1``), one row per step, as :data:`FIGURE_COLUMNS`, every value whole (a
     table rounds them for the eye, a program reads them as they are): a step run once gives
-    its value, 95% interval and n; a step repeated over seeds the mean over its seeds, their
-    standard deviation and each seed's value (n when every seed counted the same rows). A step
-    "repeated" over one seed has no spread: it gives that run's interval instead, as a step
-    run once does."""
+    its value, 95% interval, n, the rows it could have counted and why the others were left out
+    (where its coverage says), or why it has no interval; a step repeated over seeds the mean
+    over its seeds, their standard deviation and each seed's value (n and rows when every seed
+    counted the same). A step "repeated" over one seed has no spread: it gives that run's
+    interval instead, as a step run once does."""
     once = con.execute(
-        "SELECT step_id, kind, metric, value, ci_low, ci_high, n FROM metrics "
-        "WHERE seed IS NULL AND value IS NOT NULL AND metric GLOB ?",
+        "SELECT step_id, kind, metric, value, ci_low, ci_high, n, rows, left_out, no_interval "
+        "FROM metrics WHERE seed IS NULL AND value IS NOT NULL AND metric GLOB ?",
         [pattern],
     ).fetchall()
     repeated = con.execute(
         "SELECT step, kind, metric, avg(value), stddev_samp(value), min(n), max(n), "
-        "list(seed ORDER BY seed), list(value ORDER BY seed), min(ci_low), min(ci_high) "
+        "list(seed ORDER BY seed), list(value ORDER BY seed), min(ci_low), min(ci_high), "
+        "min(rows), max(rows), min(left_out), max(left_out), min(no_interval) "
         "FROM metrics WHERE seed IS NOT NULL AND value IS NOT NULL AND metric GLOB ? "
         "GROUP BY step, kind, metric",
         [pattern],
     ).fetchall()
     rows = []
-    for step, kind, metric, value, low, high, n in once:
-        interval = None if low is None else [low, high]
-        rows.append((step, kind, metric, value, interval, n, None, None))
-    for step, kind, metric, mean, sd, low_n, high_n, seeds, values, low, high in repeated:
+    for step, kind, metric, value, low, high, n, of, left_out, why in once:
+        rows.append((step, kind, metric, value, low, high, n, of, left_out, why, None, None))
+    for record in repeated:
+        step, kind, metric, mean, sd, low_n, high_n, seeds, values, low, high = record[:11]
+        low_rows, high_rows, low_left, high_left, why = record[11:]
         per_seed = dict(zip(seeds, values, strict=True))
         n = low_n if low_n == high_n else None
+        of = low_rows if low_rows == high_rows else None
+        left_out = low_left if low_left == high_left else None
         # one seed: min() is that run's own interval
-        interval = [low, high] if len(seeds) == 1 and low is not None else None
-        rows.append((step, kind, metric, mean, interval, n, sd, per_seed))
+        one = len(seeds) == 1
+        low, high = (low, high) if one and low is not None else (None, None)
+        rows.append(
+            (step, kind, metric, mean, low, high, n, of, left_out, why if one else None, sd,
+             per_seed)
+        )  # fmt: skip
     return sorted(rows, key=lambda row: (row[0], row[2]))

@@ -3,12 +3,14 @@
 Adding a relation is a YAML edit: each entry maps a relation id to a cloze template with
 ``<subject>`` and ``<object>`` placeholders and the side to mask. A user's templates may also
 come as a CSV of ``Wikidata ID,Relation,Template`` rows, as TempLAMA and DynamicTempLAMA
-publish theirs (:func:`load_template_csv`): the object is asked.
+publish theirs (:func:`load_template_csv`): the object is asked. ``questions.yaml`` asks each
+relation's object as a question (:func:`load_question_templates`), for the generate view.
 """
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -81,22 +83,28 @@ def read_templates_yaml(source: Path | Traversable) -> Any:
         raise ValueError(f"{where}: not a YAML file of templates: {reason}") from None
 
 
-def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[str, ClozeTemplate]:
-    """Read ``templates/<family>.yaml`` (or a user's file) into relation -> template."""
-    source = Path(path) if path else resources.files("chronoprobe.templates") / f"{family}.yaml"
+def _entries(name: str, path: str | Path | None, what: str) -> Iterator[tuple[str, Any, str]]:
+    """(relation, entry, where) of ``templates/<name>.yaml`` (or a user's file), a mapping of
+    relation id to ``what``; ``where`` names the file and the relation, for errors."""
+    source = Path(path) if path else resources.files("chronoprobe.templates") / f"{name}.yaml"
     data = read_templates_yaml(source)
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: expected a mapping of relation id to template")
-    templates = {}
+        raise ValueError(f"{source}: expected a mapping of relation id to {what}")
     for relation, entry in data.items():
-        where = f"{source}: {relation}"
+        yield str(relation), entry, f"{source}: {relation}"
+
+
+def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[str, ClozeTemplate]:
+    """Read ``templates/<family>.yaml`` (or a user's file) into relation -> template."""
+    templates = {}
+    for relation, entry, where in _entries(family, path, "template"):
         if not isinstance(entry, dict) or not {"label", "template"} <= set(entry):
             raise ValueError(f"{where}: needs 'label' and 'template'")
         unknown = set(entry) - {"label", "template", "mask"}
         if unknown:
             raise ValueError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
         template = ClozeTemplate(
-            str(relation), entry["label"], entry["template"], entry.get("mask", "object")
+            relation, entry["label"], entry["template"], entry.get("mask", "object")
         )
         templates[template.relation] = _checked(template, where)
     return templates
@@ -146,3 +154,34 @@ def load_templates_file(path: str | Path, family: str) -> dict[str, ClozeTemplat
     if str(path).lower().endswith(".csv"):
         return load_template_csv(path)
     return load_cloze_templates(family, path)
+
+
+@dataclass(frozen=True)
+class QuestionTemplate:
+    """A question asking a relation's object of its subject: ``<subject>`` and ``<when>`` (the
+    period, "in 2019"; dropped with the space before it where there is none)."""
+
+    relation: str
+    label: str
+    question: str
+
+    def ask(self, subject: str, when: str | None) -> str:
+        text = self.question.replace("<subject>", subject)
+        return text.replace(" <when>", f" {when}" if when else "").replace("<when>", when or "")
+
+
+def load_question_templates(path: str | Path | None = None) -> dict[str, QuestionTemplate]:
+    """Read ``templates/questions.yaml`` (or a user's file like it) into relation -> question;
+    each question holds ``<subject>`` and ``<when>`` once and ends with "?"."""
+    questions = {}
+    for relation, entry, where in _entries("questions", path, "question"):
+        if not isinstance(entry, dict) or set(entry) != {"label", "question"}:
+            raise ValueError(f"{where}: needs 'label' and 'question', and nothing else")
+        question = str(entry["question"])
+        for slot in ("<subject>", "<when>"):
+            if question.count(slot) != 1:
+                raise ValueError(f"{where}: the question must hold {slot} exactly once")
+        if not question.endswith("?"):
+            raise ValueError(f"{where}: a question ends with '?': {question!r}")
+        questions[relation] = QuestionTemplate(relation, str(entry["label"]), question)
+    return questions
