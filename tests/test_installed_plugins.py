@@ -171,13 +171,13 @@ def test_a_runs_report_uses_its_plugins_without_the_environment_variable(site, t
     invoke("run", config, "--trust-plugins", "-o", run_dir)
     module_file = tmp_path / "site" / "chronoprobe_stamp" / "steps.py"
     recorded = json.loads((run_dir / "environment.json").read_text())["plugins"]
-    assert recorded == {
-        MODULE: {
+    assert recorded[MODULE] == (  # with any other plugin this process loaded
+        {
             "sha256": hashlib.sha256(module_file.read_bytes()).hexdigest(),
             "file": str(module_file),
             "distribution": "chronoprobe-stamp 0.1.0",
         }
-    }
+    )
     assert "Stamped mark" in (run_dir / "report.html").read_text()
 
     forget()  # a new process, the plugin never allowed, CHRONOPROBE_PLUGINS unset

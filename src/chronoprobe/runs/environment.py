@@ -55,7 +55,7 @@ def lock_record(installed: dict[str, str]) -> dict[str, Any] | None:
     """The checkout's lock, when chronoprobe runs from one: its files, and each locked
     package whose installed version is another (``"name": [locked, installed or None]``),
     empty when the environment is the lock's. None for an installed package (no lock)."""
-    root = Path(chronoprobe.__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]  # src/chronoprobe/runs/environment.py
     paths = [root / name for name in LOCK_FILES]
     if not paths[0].is_file():
         return None
