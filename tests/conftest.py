@@ -12,13 +12,16 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _private_step_cache(tmp_path_factory, monkeypatch):
-    """Every test gets its own step cache: commands and runs cache their steps, and a test
-    must neither see another test's entries nor the user's. Converted model weights (tens of
-    seconds each) stay where they are shared."""
+    """Every test gets its own step cache (and its own allowed plugins): commands and runs
+    cache their steps, and a test must neither see another test's entries nor the user's.
+    Converted model weights (tens of seconds each) stay where they are shared."""
     from chronoprobe.models.spec import models_dir
 
     monkeypatch.setenv("CHRONOPROBE_MODELS", str(models_dir()))
     monkeypatch.setenv("CHRONOPROBE_CACHE", str(tmp_path_factory.mktemp("cache")))
+    # nor the user's allowed installed plugins: a command would import them
+    allowed = tmp_path_factory.mktemp("config") / "allowed-plugins.json"
+    monkeypatch.setenv("CHRONOPROBE_ALLOWED_PLUGINS", str(allowed))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -146,8 +146,9 @@ def test_the_pages_config_runs_as_it_stands_and_is_reported_with_the_plugins_sec
     """The config block of the page, beside my_plugin.py and run from another folder (which
     holds the model): trusted with --trust-plugins, its plugin is found beside it, builds and
     probes; a later `report` (a new process: the plugin not imported) draws the plugin's
-    sections once the user names it in CHRONOPROBE_PLUGINS, and the steps' generic sections
-    without it."""
+    sections, the run having recorded which plugin file it used, with no CHRONOPROBE_PLUGINS;
+    once that file is edited, the report says in one line that it cannot load it and draws
+    the steps' generic sections, until the user names the plugin in CHRONOPROBE_PLUGINS."""
     # Failed before: the page's block had no `name:` and no step `world`, and a plugin beside
     # the config was not importable without PYTHONPATH.
     experiment = tmp_path / "experiment"
@@ -172,12 +173,25 @@ def test_the_pages_config_runs_as_it_stands_and_is_reported_with_the_plugins_sec
     assert list(metrics["models"]) == ["./my-roberta"] and metrics["rows"] == 7
 
     forget_plugin(importable)
-    invoke("report", run_dir)
+    said = invoke("report", run_dir)
+    assert "warning" not in said
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert 'class="error"' not in page
+    assert "Teams: teams" in page and "Top-1 answers: top1" in page
+
+    forget_plugin(importable)
+    edited = plugin_source().replace('"Teams: ', '"Rosters: ')
+    (experiment / "my_plugin.py").write_text(edited, encoding="utf-8")
+    said = invoke("report", run_dir)
+    assert "my_plugin" not in sys.modules
+    assert said.count("warning: the run used plugin 'my_plugin', which is not loaded: ") == 1
+    assert "(its SHA-256 differs); its steps show generic sections" in " ".join(said.split())
     plain = (run_dir / "report.html").read_text(encoding="utf-8")
     assert 'class="error"' not in plain
     assert "Probe set teams (teams)" in plain and "Probe top1: top1" in plain
 
     forget_plugin(importable)
+    (experiment / "my_plugin.py").write_text(plugin_source(), encoding="utf-8")
     monkeypatch.chdir(experiment)
     monkeypatch.setenv("CHRONOPROBE_PLUGINS", "my_plugin")
     invoke("report", run_dir)

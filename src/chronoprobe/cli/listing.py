@@ -226,13 +226,22 @@ def list_entries(
     """
     from rich.console import Console
 
-    from chronoprobe.cli.plugins import import_env_plugins
+    from chronoprobe.cli.plugins import import_user_plugins
+    from chronoprobe.core.plugins import waiting_plugins
     from chronoprobe.core.tables import ResultTable
 
     if fmt not in FORMATS:
         raise ValueError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
-    import_env_plugins()
+    import_user_plugins()
     rows = catalog(what)
+    waiting = waiting_plugins()
+    if waiting:  # on stderr: a program reading --format json reads stdout alone
+        names = ", ".join(plugin.describe() for plugin in waiting)
+        typer.echo(
+            f"not imported, installed plugins not allowed: {names} (chronoprobe plugins allow "
+            "NAME)",
+            err=True,
+        )
     if fmt == "json":
         typer.echo(json.dumps(rows, indent=2))
         return

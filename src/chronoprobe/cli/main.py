@@ -10,6 +10,7 @@ import typer
 from chronoprobe.cli import run as run_commands
 from chronoprobe.cli.help_text import Command
 from chronoprobe.cli.listing import list_entries
+from chronoprobe.cli.plugins import plugins_app
 from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.report import report
 from chronoprobe.cli.threads import threads_option
@@ -26,18 +27,20 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("run", cls=Command)(run_commands.run)
+app.command("demo", cls=Command)(run_commands.demo)
 app.command("results", cls=Command)(run_commands.results)
 app.command("report", cls=Command)(report)
 app.command("list", cls=Command)(list_entries)
+app.add_typer(plugins_app, name="plugins")
 
 
 def _group(name: str) -> typer.Typer:
     """The commands of one group: its operations (and, for kg, the read-only tools)."""
     from chronoprobe.cli.operations import group_commands
-    from chronoprobe.cli.plugins import import_env_plugins
+    from chronoprobe.cli.plugins import import_user_plugins
     from chronoprobe.steps import STEP_KINDS
 
-    import_env_plugins()  # their views, builders, models... and so their commands and choices
+    import_user_plugins()  # their views, builders, models... and so their commands and choices
 
     if name == "kg":
         from chronoprobe.cli.kg import app as group

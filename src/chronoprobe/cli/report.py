@@ -53,17 +53,22 @@ def report(
     steps probes/smollm2 and demo/world. The file is self-contained (plots embedded, no
     network), so it can be mailed or archived.
     A step whose section cannot be built shows the error in its place and is named in a warning;
-    the rest of the report is still written. The plugins named in CHRONOPROBE_PLUGINS draw
-    their own steps' sections; without them, such a step shows its metrics.
+    the rest of the report is still written. A plugin's steps get the plugin's own sections:
+    the plugins a run used are imported where the very file the run used is found here (on
+    the Python path or in the current directory; one warning line for each that is not), as
+    are those you chose (CHRONOPROBE_PLUGINS, chronoprobe plugins allow); without them, such
+    a step shows its metrics.
 
     Example: chronoprobe report runs/demo --open
     """
-    from chronoprobe.cli.plugins import import_env_plugins
+    from chronoprobe.cli.plugins import import_run_plugins, import_user_plugins
     from chronoprobe.report import write_report
 
-    import_env_plugins()  # the report sections of their builders and views
+    import_user_plugins()  # the report sections of their builders and views
     use_threads(threads)
     console = Console(stderr=True)
+    for line in import_run_plugins(run_dir):  # and those the runs recorded, where found
+        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     warnings = _Warnings(console)
     logger = logging.getLogger("chronoprobe.report")
     logger.addHandler(warnings)

