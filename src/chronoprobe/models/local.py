@@ -29,6 +29,16 @@ from chronoprobe.models.spec import (
 )
 
 
+def weights_at(path: Path, missing: str) -> ModelSource:
+    """Weights as ``from_pretrained`` gets them: a folder as itself, a file (GGUF) as its
+    folder and name; ``missing`` is the error where there is neither."""
+    if path.is_dir():
+        return ModelSource(str(path))
+    if not path.is_file():
+        raise FileNotFoundError(missing)
+    return ModelSource(str(path.parent), path.name)
+
+
 class _Transformers(ModelSpec):
     """A spec whose weights transformers loads here."""
 
@@ -53,11 +63,7 @@ class PackageSpec(_Transformers):
 
     def locate(self) -> ModelSource:
         path = PACKAGES[self.body].path()
-        if path.is_dir():
-            return ModelSource(str(path))
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: the package is installed but its weights are missing")
-        return ModelSource(str(path.parent), path.name)
+        return weights_at(path, f"{path}: the package is installed but its weights are missing")
 
 
 class GGUFSpec(_Transformers):
@@ -71,10 +77,7 @@ class GGUFSpec(_Transformers):
         return path.suffix == ".gguf" and path.is_file()
 
     def locate(self) -> ModelSource:
-        path = Path(self.body).expanduser()
-        if not path.is_file():
-            raise FileNotFoundError(f"{self.body}: no such .gguf file")
-        return ModelSource(str(path.parent), path.name)
+        return weights_at(Path(self.body).expanduser(), f"{self.body}: no such .gguf file")
 
 
 class DirectorySpec(_Transformers):

@@ -10,6 +10,7 @@ a ``probe`` step with ``view: VIEW`` take the view's params (its own options bes
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -180,17 +181,12 @@ class ProbeParams(ModelOptions, ServedOptions, EngineOptions):
     )
 
     def load_options(self) -> LoadOptions:
-        """How each model of a probe step loads, here and in a Ray actor alike."""
-        return LoadOptions(
-            family=self.family,
-            device=self.device,
-            dtype=self.dtype,
-            batch_size=self.batch_size,
-            device_map=self.device_map,
-            revision=self.revision,
-            trust_remote_code=self.trust_remote_code,
-            served={name: getattr(self, name) for name in ServedOptions.model_fields},
-        )
+        """How each model of a probe step loads (every option of :class:`ModelOptions` that
+        :class:`LoadOptions` takes), and how a served one is asked, here and in a Ray actor
+        alike."""
+        loading = {f.name for f in dataclasses.fields(LoadOptions)} - {"served"}
+        served = {name: getattr(self, name) for name in ServedOptions.model_fields}
+        return LoadOptions(**{name: getattr(self, name) for name in loading}, served=served)
 
 
 @dataclass(frozen=True)
