@@ -215,6 +215,26 @@ def test_requests_run_concurrently_up_to_the_limit():
     assert most[0] == 3 and done == list(range(1, 10))
 
 
+def test_requests_are_handed_to_the_pool_a_window_at_a_time(monkeypatch):
+    """Every request was handed to the pool at once, and each answer then waited on all of
+    them: quadratic in the requests. At most twice the concurrency now wait together."""
+    from chronoprobe.models import served as module
+
+    sizes = []
+    real_wait = module.wait
+
+    def wait(futures, **options):
+        sizes.append(len(futures))
+        return real_wait(futures, **options)
+
+    monkeypatch.setattr(module, "wait", wait)
+    requests = [PromptRequest(Cloze(f"q{i} ", "")) for i in range(40)]
+    with StubServer(lambda path, body, headers: (200, completion(" x"), {})) as stub:
+        answers = served(stub.url, concurrency=3).complete(requests)
+    assert [a.text for a in answers] == ["x"] * 40
+    assert max(sizes) == 6 and len(sizes) >= 40 / 6
+
+
 def test_the_rate_limit_waits_for_the_window():
     now, slept = [0.0], []
 
