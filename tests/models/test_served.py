@@ -76,6 +76,22 @@ def test_a_prompt_is_sent_as_a_local_model_reads_it_and_the_answer_cut_as_its_is
     assert record["system_fingerprints"] == {"fp_1": 2} and "cost" not in record
 
 
+def test_a_sentence_end_before_the_newline_the_server_stopped_at_ends_the_answer():
+    """The server cuts the newline it stops at out of the text: "Paris." was kept with its
+    dot, where a local model's "Paris.\\n" is "Paris", so that the same tokens read as
+    different answers."""
+    stopped = completion(" Acme Corp.")  # finish_reason stop: the newline, or the model's end
+    cut_short = {
+        **completion(" Acme Corp."),
+        "choices": [{"text": " Acme Corp.", "finish_reason": "length"}],
+    }
+    with StubServer(scripted(stopped, cut_short)) as stub:
+        first = served(stub.url, concurrency=1).complete(ASK)
+        second = served(stub.url, concurrency=1).complete(ASK)
+    assert (first[0].text, first[0].raw) == ("Acme Corp", " Acme Corp.")
+    assert second[0].text == "Acme Corp."  # at the token limit: no sentence end seen
+
+
 def test_429_and_5xx_are_retried_with_the_servers_retry_after_then_answered():
     busy = (429, {"error": {"message": "Rate limit reached"}}, {"retry-after": "0"})
     with StubServer(scripted(busy, (503, "overloaded", {}), completion(" Globex"))) as stub:

@@ -371,21 +371,28 @@ class ServedLM:
             prompt = request.cloze.left.strip()
             messages = [{"role": "user", "content": prompt}]
             reply = self._post(client, "/chat/completions", {**options, "messages": messages})
-            message = self._choice(reply).get("message")
+            choice = self._choice(reply)
+            message = choice.get("message")
             if not isinstance(message, dict):
                 raise self._fail("malformed reply: its choice holds no message")
             raw = message.get("content") or ""  # None: a refusal or a tool call, no text
         else:
             prompt = request.cloze.left.rstrip()
             reply = self._post(client, "/completions", {**options, "prompt": prompt})
-            raw = self._choice(reply).get("text")
+            choice = self._choice(reply)
+            raw = choice.get("text")
         if not isinstance(raw, str):
             raise self._fail("malformed reply: its choice holds no text")
         served = {
             "model": reply.get("model"),
             "system_fingerprint": reply.get("system_fingerprint"),
         }
-        return Completion(cut_answer(raw)[0], raw, [], math.nan, served=served)
+        # the server leaves out the newline it stopped at, which ends a sentence as a local
+        # model's answer sees it: "Paris." before it is "Paris", as here
+        ended = choice.get("finish_reason") == "stop"
+        return Completion(
+            cut_answer(raw + "\n" if ended else raw)[0], raw, [], math.nan, served=served
+        )
 
     def _score_one(self, client, request: ScoreRequest) -> SpanScore | None:
         text = request.cloze.filled(request.span)

