@@ -9,7 +9,8 @@ server, in a process of its own, answers every ``/completions`` request at once 
 entity name of the file (picked by a hash of the prompt, so some answers are right, most
 wrong), followed by more words, as a model rambles on.
 
-Three ways ask it the same ``--prompts`` greedy prompts, one after the other, in one run:
+Three ways ask it the same greedy prompts (those of the first ``--prompts`` rows; a row whose
+gap comes first is skipped), one after the other, in one run; figures are per prompt asked:
 
 - a plain client loop: the request bodies built beforehand, ``--concurrency`` httpx requests
   in flight in a thread pool; the transport's and the stub's own cost, nothing of chronoprobe;
@@ -266,7 +267,12 @@ def main() -> None:
         parser.error("give a released TempLAMA file, e.g. train.jsonl")
 
     os.environ.setdefault("CHRONOPROBE_THREADS", "1")
-    from chronoprobe.probes.generate import GenerateParams, prompt_for, read_asked_rows
+    from chronoprobe.probes.generate import (
+        GenerateParams,
+        prompt_for,
+        read_asked_rows,
+        skip_reason,
+    )
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-client-cost-"))
     os.environ["CHRONOPROBE_CACHE"] = str(tmp / "cache")  # a fresh request cache
@@ -274,8 +280,11 @@ def main() -> None:
     run_command(["import", "templama", args.templama, "-o", str(data.parent)])
     rows = [json.loads(line) for line in data.open()]
     labels = sorted({label for row in rows for label in row["answer_labels"]})
-    asked = read_asked_rows(data)[: args.prompts]
     params = GenerateParams()
+    # rows the template cannot ask (the gap first) are skipped by the command, not sent
+    asked = [
+        r for r in read_asked_rows(data)[: args.prompts] if not skip_reason(params.template, r)
+    ]
     prompts = [prompt_for(row, params, 0, 0) for row in asked]
     load_before = os.getloadavg()[0]
     with running_stub(labels, tmp) as url:
@@ -312,6 +321,7 @@ def main() -> None:
     )  # fmt: skip
     judged = json.loads((tmp / "judged" / "metrics.json").read_text())
     report = {
+        "rows": args.prompts,
         "prompts": n,
         "concurrency": args.concurrency,
         "load_average_before": round(load_before, 2),
