@@ -20,13 +20,16 @@ gap comes first is skipped), one after the other, in one run; figures are per pr
   run of one row;
 - the same command again over the same cache: every answer reused, nothing sent.
 
-chronoprobe's own cost per row is the command's time per row less the plain loop's, and the
-breakdown times the stages inside the command (each wrapped with a wall-clock timer in the
-thread that runs it: prompt building, the cache's keys, reads and writes, judging, building
-and writing the Parquet tables). Then the judging of ``--responses``: 10,693 answers (one per
-row of the file, each a name of the file: right, another period's, or another entity's),
-judged by the default rule with every row's answers and aliases (each answer given two
-aliases, a shortened and a lower-cased form, so that aliases are judged too), whole command.
+chronoprobe's own cost per prompt is the command's time per prompt less the plain loop's, in
+wall-clock time and in CPU time (the CPU time holds on a machine other work keeps busy, where
+wall-clock time measures the queue for a core); the breakdown times the stages inside the
+command (each wrapped with a timer of the thread that runs it, wall-clock and CPU: prompt
+building, the cache's keys, reads and writes, judging, writing and reading Parquet).
+
+Then the judging of ``--responses``: 10,693 answers (one per row of the file, each a name of
+the file: right, another period's, or another entity's), judged by the default rule with
+every row's answers and aliases (each answer given two aliases, a shortened and a lower-cased
+form, so that aliases are judged too), whole command.
 """
 
 from __future__ import annotations
@@ -104,9 +107,9 @@ def running_stub(labels: list[str], folder: Path):
         server.wait()
 
 
-def plain_loop(url: str, prompts: list[str], concurrency: int, max_tokens: int) -> float:
+def plain_loop(url: str, prompts: list[str], concurrency: int, max_tokens: int) -> tuple:
     """The transport's own time: prebuilt bodies, ``concurrency`` threads each posting the
-    next body with one shared httpx client until none is left; seconds."""
+    next body with one shared httpx client until none is left; wall and CPU seconds."""
     import httpx
 
     bodies = [
@@ -131,12 +134,12 @@ def plain_loop(url: str, prompts: list[str], concurrency: int, max_tokens: int) 
                 answers.append(reply["choices"][0]["text"])
 
         threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        took = time.perf_counter() - began
+        took = (time.perf_counter() - began, time.process_time() - cpu)
     assert len(answers) == len(bodies)
     return took
 
@@ -147,6 +150,7 @@ class Stages:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.cpu: dict[str, float] = defaultdict(float)
         self.calls: dict[str, int] = defaultdict(int)
         self._depth = threading.local()
         self._undo: list[tuple[object, str, object]] = []
@@ -159,13 +163,14 @@ class Stages:
         def timed(*args, **kwargs):
             depth = getattr(stages._depth, stage, 0)
             setattr(stages._depth, stage, depth + 1)
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.thread_time()
             try:
                 return original(*args, **kwargs)
             finally:
                 setattr(stages._depth, stage, depth)
                 if depth == 0:
                     stages.seconds[stage] += time.perf_counter() - began
+                    stages.cpu[stage] += time.thread_time() - cpu
                     stages.calls[stage] += 1
 
         self._undo.append((owner, name, original))
@@ -204,11 +209,12 @@ def probe_command(data: Path, out: Path, url: str, limit: int, concurrency: int)
     ]  # fmt: skip
 
 
-def run_command(args: list[str], profile: str | None = None) -> float:
-    """One ``chronoprobe`` command in this process; its seconds."""
+def run_command(args: list[str], profile: str | None = None) -> tuple[float, float]:
+    """One ``chronoprobe`` command in this process; its wall and CPU seconds (this process's
+    threads: the stub server is a process of its own)."""
     from chronoprobe.cli.main import app
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
         if profile:
             import cProfile
@@ -218,7 +224,7 @@ def run_command(args: list[str], profile: str | None = None) -> float:
             prof.dump_stats(profile)
         else:
             app(args, standalone_mode=False)
-    return time.perf_counter() - began
+    return time.perf_counter() - began, time.process_time() - cpu
 
 
 def with_aliases(data: Path, target: Path) -> Path:
@@ -304,11 +310,21 @@ def main() -> None:
             probe_command(data, tmp / "reused", url, args.prompts, args.concurrency)
         )
     n = len(prompts)
-    per_row = (fresh_s - start_s) / (n - 1) * 1000
-    reused_per_row = (reused_s - start_s) / (n - 1) * 1000
-    plain_per_row = plain_s / n * 1000
+
+    def per_prompt(total: tuple, start: tuple) -> dict:
+        return {
+            "wall": round((total[0] - start[0]) / (n - 1) * 1000, 3),
+            "cpu": round((total[1] - start[1]) / (n - 1) * 1000, 3),
+        }
+
+    command = per_prompt(fresh_s, start_s)
+    plain = {"wall": round(plain_s[0] / n * 1000, 3), "cpu": round(plain_s[1] / n * 1000, 3)}
     breakdown = {
-        stage: {"ms_per_row": round(seconds / n * 1000, 4), "calls": stages.calls[stage]}
+        stage: {
+            "cpu_ms": round(stages.cpu[stage] / n * 1000, 4),
+            "wall_ms": round(seconds / n * 1000, 4),
+            "calls": stages.calls[stage],
+        }
         for stage, seconds in sorted(stages.seconds.items(), key=lambda item: -item[1])
     }
 
@@ -326,14 +342,16 @@ def main() -> None:
         "concurrency": args.concurrency,
         "load_average_before": round(load_before, 2),
         "load_average_after": round(os.getloadavg()[0], 2),
-        "plain_client_ms_per_row": round(plain_per_row, 3),
-        "command_start_s": round(start_s, 2),
-        "command_ms_per_row": round(per_row, 3),
-        "chronoprobe_own_ms_per_row": round(per_row - plain_per_row, 3),
-        "command_all_reused_ms_per_row": round(reused_per_row, 3),
+        "ms_per_prompt": {
+            "plain_client": plain,
+            "command": command,
+            "chronoprobe_own": {k: round(command[k] - plain[k], 3) for k in plain},
+            "command_all_reused": per_prompt(reused_s, start_s),
+        },
+        "command_start_s": round(start_s[0], 2),
         "breakdown": breakdown,
         "responses_judged": len(rows),
-        "responses_command_s": round(judge_s, 2),
+        "responses_command_s": {"wall": round(judge_s[0], 2), "cpu": round(judge_s[1], 2)},
         "responses_accuracy": judged["models"][next(iter(judged["models"]))].get("accuracy")
         if "models" in judged
         else judged.get("accuracy"),
