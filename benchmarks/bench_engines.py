@@ -11,15 +11,19 @@ its Q4_1 GGUF file, is every engine's model:
 
 - ``local``: ``chronoprobe probe generate -m package:smollm2``: transformers, the GGUF weights
   de-quantized to fp32, batched left-padded decoding with the key/value cache;
-- ``llamacpp``: the same command with ``-m llamacpp:package:smollm2`` (when the adapter is
-  there): llama.cpp in this process, on the quantized weights, batched;
 - ``openai``: the same command with ``-m openai:smollm2`` against llama.cpp's OpenAI-compatible
   server (``python -m llama_cpp.server``, from ``pip install 'llama-cpp-python[server]'``),
   at the concurrency at which the plain client was fastest;
 - ``plain``: a plain client against the same server: the request bodies built beforehand,
   ``concurrency`` threads each posting the next one (the server's own ceiling), swept over
-  ``--concurrency``, and run again before and after ``openai`` at the best one;
-- ``loop``: one ``model.generate`` call per prompt (``bench_generate.py``'s loop).
+  ``--concurrency`` on the first ``--sweep-prompts``, and run on every prompt before and
+  after ``openai`` at the best concurrency, the two averaged;
+- ``loop``: one ``model.generate`` call per prompt (``bench_generate.py``'s loop), on the
+  first ``--loop-prompts`` rows.
+
+Where transformers and llama.cpp part, up to ``--explain`` of those prompts are decoded again
+by both in this process, and the margins at the first token where they part are set against
+the gap between the two engines' log-probabilities where they agree (see ``explain``).
 
 Each command runs in a fresh process, and once on a single row: its time per answer leaves that
 run's time (start-up, model load) out, answers/s = (N - 1) / (T(N) - T(1)). The plain client's
@@ -249,12 +253,6 @@ def explain(prompts: list[str], threads: int) -> dict:
     }
 
 
-def has_llamacpp_adapter() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("chronoprobe.models.llamacpp") is not None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("templama", help="a released TempLAMA file (train.jsonl)")
@@ -307,9 +305,6 @@ def main() -> None:
 
     local_args = ["-m", "package:smollm2", "--device", "cpu", "--batch-size", str(args.batch_size)]
     record("local", *command_rate("local", local_args, data, tmp, env, n))
-    if has_llamacpp_adapter():
-        llama_args = ["-m", "llamacpp:package:smollm2", "--batch-size", str(args.batch_size)]
-        record("llamacpp", *command_rate("llamacpp", llama_args, data, tmp, env, n))
     gguf = PACKAGES["smollm2"].path()
     server, url = start_llama_server(gguf, args.threads, env, tmp / "llama-server.log")
     try:
@@ -341,8 +336,6 @@ def main() -> None:
     record("loop", *loop_rate(data, tmp, env, min(n, args.loop_prompts), args.threads))
 
     pairs = [("openai", "plain"), ("local", "loop"), ("local", "plain")]
-    if "llamacpp" in answers:
-        pairs += [("llamacpp", "plain"), ("llamacpp", "local")]
     agree = {}
     differing = {}
     for a, b in pairs:
