@@ -76,6 +76,22 @@ def test_a_prompt_is_sent_as_a_local_model_reads_it_and_the_answer_cut_as_its_is
     assert record["system_fingerprints"] == {"fp_1": 2} and "cost" not in record
 
 
+def test_a_sentence_end_before_the_newline_the_server_stopped_at_ends_the_answer():
+    """The server cuts the newline it stops at out of the text: "Paris." was kept with its
+    dot, where a local model's "Paris.\\n" is "Paris", so that the same tokens read as
+    different answers."""
+    stopped = completion(" Acme Corp.")  # finish_reason stop: the newline, or the model's end
+    cut_short = {
+        **completion(" Acme Corp."),
+        "choices": [{"text": " Acme Corp.", "finish_reason": "length"}],
+    }
+    with StubServer(scripted(stopped, cut_short)) as stub:
+        first = served(stub.url, concurrency=1).complete(ASK)
+        second = served(stub.url, concurrency=1).complete(ASK)
+    assert (first[0].text, first[0].raw) == ("Acme Corp", " Acme Corp.")
+    assert second[0].text == "Acme Corp."  # at the token limit: no sentence end seen
+
+
 def test_429_and_5xx_are_retried_with_the_servers_retry_after_then_answered():
     busy = (429, {"error": {"message": "Rate limit reached"}}, {"retry-after": "0"})
     with StubServer(scripted(busy, (503, "overloaded", {}), completion(" Globex"))) as stub:
@@ -213,6 +229,26 @@ def test_requests_run_concurrently_up_to_the_limit():
         done = []
         served(stub.url, concurrency=3).complete(requests, progress=lambda d, t: done.append(d))
     assert most[0] == 3 and done == list(range(1, 10))
+
+
+def test_requests_are_handed_to_the_pool_a_window_at_a_time(monkeypatch):
+    """Every request was handed to the pool at once, and each answer then waited on all of
+    them: quadratic in the requests. At most twice the concurrency now wait together."""
+    from chronoprobe.models import served as module
+
+    sizes = []
+    real_wait = module.wait
+
+    def wait(futures, **options):
+        sizes.append(len(futures))
+        return real_wait(futures, **options)
+
+    monkeypatch.setattr(module, "wait", wait)
+    requests = [PromptRequest(Cloze(f"q{i} ", "")) for i in range(40)]
+    with StubServer(lambda path, body, headers: (200, completion(" x"), {})) as stub:
+        answers = served(stub.url, concurrency=3).complete(requests)
+    assert [a.text for a in answers] == ["x"] * 40
+    assert max(sizes) == 6 and len(sizes) >= 40 / 6
 
 
 def test_the_rate_limit_waits_for_the_window():

@@ -203,6 +203,22 @@ def test_the_view_sorts_hand_made_generations_into_categories(rows_file):
     assert again[0]["category"] == "Correct"
 
 
+def test_without_shots_the_exemplar_pool_is_never_searched(rows_file, monkeypatch):
+    """Each row searched its whole (relation, period) group for exemplars it would not draw:
+    most of a served run's own time on 10,000 TempLAMA rows."""
+    from chronoprobe.probes.generate import ExemplarPool
+
+    rows = [r for r in read_asked_rows(rows_file) if r.id in {"a19", "b19"}]
+    script = {("In 2019, Alice Smith was employed by", False): ["Globex"]}
+
+    def searched(*args):
+        raise AssertionError("the pool was searched")
+
+    monkeypatch.setattr(ExemplarPool, "available", searched)
+    got = predict_generate(ScriptedModel(script), rows, GenerateParams(), None)
+    assert [p["exemplars"] for p in got] == [0, 0] and got[0]["correct"]
+
+
 def test_the_probe_step_generates_with_a_tiny_causal_model(rows_file, tmp_path):
     tokenizer = train_tokenizer(CORPUS, "llama")
     spec = tmp_path / "llama"

@@ -38,7 +38,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -259,7 +259,7 @@ class AskedRow:
     def pool(self) -> ExemplarPool:
         return self.source.pool
 
-    @property
+    @cached_property
     def answers_said(self) -> frozenset[str]:
         """What tells this row's answers apart from another row's: keys and labels (none for
         a timeline question's typed answer: a 'yes' is no clue to another row's 'yes')."""
@@ -419,6 +419,9 @@ class ExemplarPool:
     _available: dict[tuple[str, str | None], list[AskedRow]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    _renderable: dict[tuple, list[AskedRow]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def available(self, row: AskedRow, template: str | None) -> list[AskedRow]:
         """The rows ``row`` may draw exemplars from: same relation and period, another
@@ -429,14 +432,23 @@ class ExemplarPool:
             said = row.answers_said
             cached = [
                 r
-                for r in self.groups.get((row.relation, row.period), [])
-                if r.subject != row.subject
-                and r.id != row.id
-                and not (r.answers_said & said)
-                and (template is None or render(template, r) is not None)
+                for r in self._rendered(row.relation, row.period, template)
+                if r.subject != row.subject and r.id != row.id and not (r.answers_said & said)
             ]
             self._available[(row.id, template)] = cached
         return cached
+
+    def _rendered(self, relation: str | None, period: str | None, template: str | None) -> list:
+        """The rows of a group that ``template`` can render (each group rendered once; None:
+        the question form, every row)."""
+        group = self.groups.get((relation, period), [])
+        if template is None:
+            return group
+        key = (relation, period, template)
+        rows = self._renderable.get(key)
+        if rows is None:
+            rows = self._renderable[key] = [r for r in group if render(template, r) is not None]
+        return rows
 
     def draw(
         self, row: AskedRow, index: int, shots: int, seed: int, template: str | None
@@ -580,13 +592,15 @@ def _ask_model(
         if any(a is None for a in (*greedy, *sampled)):  # a prompt too long for the model
             out.append(model.unfit_reason)
             continue
-        pool = row.pool.available(row, params.template if form == TEMPLATE else None)
+        # without shots no exemplar is drawn, and the pool is not searched
+        template = params.template if form == TEMPLATE else None
+        shots = params.shots and min(params.shots, len(row.pool.available(row, template)))
         out.append(
             Answered(
                 asked[i][0][0],
                 [(a.text, a.raw) for a in greedy],
                 [(a.text, a.raw) for a in sampled],
-                min(params.shots, len(pool)),
+                shots,
                 form,
             )
         )
