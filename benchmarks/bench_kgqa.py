@@ -6,11 +6,11 @@ answers the test questions (repeated up to ``--questions``) with each model and 
 questions/s end to end (tokenising, encoding, scoring every candidate, ranking, top 10) and the
 share of that time spent tokenising and encoding. Pass ``--encoder`` to time a Hugging Face
 encoder (its weights must be on disk), ``--device cuda`` for a GPU, ``--question-input`` to
-encode the question text or its template (``auto``: as `kgqa train` picks for the encoder).
+encode the question text (the default, as `kgqa train`) or its template.
 
     python benchmarks/bench_kgqa.py [--facts 20000] [--questions 5000] [--rank 64]
                                     [--batch-size 256] [--device cpu] [--encoder tiny]
-                                    [--question-input auto|template|question]
+                                    [--question-input question|template]
 """
 
 from __future__ import annotations
@@ -75,24 +75,19 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--encoder", default="tiny")
-    parser.add_argument(
-        "--question-input", default="auto", choices=("auto", "template", "question")
-    )
+    parser.add_argument("--question-input", default="question", choices=("question", "template"))
     args = parser.parse_args()
 
     from chronoprobe.kgqa.data import load_split, read_rows
     from chronoprobe.kgqa.encoder import build_encoder
     from chronoprobe.kgqa.evaluate import evaluate
     from chronoprobe.kgqa.models import build_qa_model
-    from chronoprobe.kgqa.train import input_for
 
     device = torch.device(args.device)
     with tempfile.TemporaryDirectory() as tmp:
         began = time.perf_counter()
         cronq, vocab, entity, time_table = _world(args.facts, args.rank, Path(tmp))
         source = args.question_input
-        if source == "auto":
-            source = input_for(args.encoder)
         texts = [row[source] for row in read_rows(cronq / "train.jsonl", source)]
         encoder = build_encoder(args.encoder, texts)
         setup = time.perf_counter() - began

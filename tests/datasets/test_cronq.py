@@ -7,6 +7,7 @@ import pytest
 from chronoprobe.datasets.cronq import (
     generate_questions,
     load_cronq_templates,
+    mentioned_entities,
     question_statistics,
     split_questions,
 )
@@ -157,8 +158,43 @@ def test_template_is_the_shown_wording_with_its_placeholders(kg, questions):
         if r["template_name"] == "office_when_other_office"
         and r["annotation"] == {"tail": PRES, "head": BIDEN, "other": VP}
     ]
-    assert row["entities"] == [BIDEN, PRES, VP]
     assert "{tail}" in row["template"] and "{head}" in row["template"]
+
+
+def test_entities_come_in_the_order_the_question_names_them(kg, questions):
+    """As CronKGQA's code reads a question: its first-named entity is the head the models score
+    with, its second the tail, whichever slot of the fact each fills (the paper gives that
+    annotation with training questions only). Every split's rows are built so."""
+    for row in questions:
+        slot = {str(v): k for k, v in row["annotation"].items() if k != "time"}
+        named = sorted(row["entities"], key=lambda e: row["template"].index(f"{{{slot[e]}}}"))
+        assert row["entities"] == named, row["question"]
+    slots = {"tail": PRES, "head": BIDEN, "other": VP}
+    assert mentioned_entities("Who was the {tail} while {head} was the {other}?", slots) == [
+        PRES,
+        BIDEN,
+        VP,
+    ]
+    assert mentioned_entities("While {head} was {other}, who was the {tail}?", slots) == [
+        BIDEN,
+        VP,
+        PRES,
+    ]
+    # "Who was the {tail} before {head}": the annotated tail (the office) comes first.
+    before = [r for r in questions if r["template"].startswith("Who was the {tail} before")]
+    assert before and all(r["entities"][0] == r["annotation"]["tail"] for r in before)
+
+
+def test_a_template_whose_paraphrases_name_other_slots_is_refused(tmp_path):
+    path = tmp_path / "cronq.yaml"
+    path.write_text(
+        "- name: odd\n  type: simple_entity\n  relation: P39\n  procedure: heads_of_tail_in_year\n"
+        '  question: "Who was the {tail} in {time}?"\n  paraphrases:\n'
+        '    - "Who held {tail} in {time}?"\n    - "Who was {tail}?"\n    - "Who was it?"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=r"template 1 \(odd\): the question and its paraphrases"):
+        load_cronq_templates(path)
 
 
 def test_sampling_caps_each_template_and_is_seeded(kg):

@@ -35,7 +35,8 @@ def test_train_then_eval(world, tmp_path):
     assert printed["types"] == trained["types"]
     assert pq.read_table(predictions).num_rows == trained["questions"]
     assert printed["answer_type_given"] is trained["answer_type_given"] is False
-    assert printed["question_input"] == trained["question_input"] == "template"
+    assert printed["question_input"] == trained["question_input"] == "question"
+    assert printed["departures"] == trained["departures"] == []
     assert "oracle_relation" not in printed
 
     # The TKG ceiling on demand, from the TKG checkpoint the model was trained over; and the
@@ -53,6 +54,7 @@ def test_train_then_eval(world, tmp_path):
     assert "simple_entity, oracle relation" in result.output
     assert "Oracle relation (TKG ceiling)" in result.output
     assert "one softmax over entities and years" in result.output
+    assert "the encoder read the question text, as the paper" in " ".join(result.output.split())
 
 
 def test_errors_are_one_line_messages(world, tmp_path):

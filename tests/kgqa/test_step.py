@@ -37,7 +37,7 @@ steps:
   - id: lm
     kind: kgqa
     inputs: {questions: cronq, tkg: emb}
-    params: {model: lm, epochs: 1, device: cpu, answer_type_given: true}
+    params: {model: lm, epochs: 1, device: cpu, answer_type_given: true, question_input: template}
   - id: report
     kind: report
 """
@@ -54,12 +54,19 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     metrics = json.loads((steps / "cron" / "metrics.json").read_text())
     assert metrics["model"] == "cronkgqa" and metrics["embeddings"] == "tcomplex"
     assert {"simple", "complex", "types", "answer_types", "oracle_relation"} <= set(metrics)
-    assert metrics["answer_type_given"] is False and metrics["question_input"] == "template"
+    assert metrics["answer_type_given"] is False and metrics["question_input"] == "question"
+    assert metrics["departures"] == []  # the paper's protocol
     saved = checkpoint.load(steps / "cron")
     assert saved.epoch == 2 and saved.config["train"]["seed"] == 1  # the experiment's seed
     assert saved.config["train"]["answer_type_given"] is False
     lm = json.loads((steps / "lm" / "metrics.json").read_text())
     assert lm["answer_type_given"] is True and "oracle_relation" not in lm
+    assert lm["question_input"] == "template"
+    assert [d.split(":")[0] for d in lm["departures"]] == [
+        "the encoder read the question templates, which show which slot of the fact each entity "
+        "fills",
+        "answer type given",
+    ]
     assert (steps / "cron" / "predictions.parquet").is_file()
     assert not (steps / "cron" / ".shards").exists()
 
@@ -74,11 +81,19 @@ def test_kgqa_steps_write_checkpoints_metrics_and_a_report(tmp_path, monkeypatch
     assert stats.items["Hits@1"] == metrics["hits@1"]
     assert stats.items["epoch tested"] == metrics["epoch"] in (1, 2)
     assert stats.items["answer type"] == "not given (one softmax)"
-    assert stats.items["encoder reads"] == "the template"
+    assert stats.items["encoder reads"] == "the question text (the paper's protocol)"
+    lm_record = json.loads((steps / "lm" / "step.json").read_text())
+    lm_stats = next(b for b in kgqa_section(steps / "lm", lm_record).blocks if isinstance(b, Stats))
+    assert lm_stats.items["encoder reads"] == "the templates (not the paper's protocol)"
+    assert lm_stats.items["model"] == "lm, answer type given, reads templates"
     chart = next(b for b in compared if isinstance(b, Image))
     models = {row[0] for row in chart.data.rows}
     oracle = "oracle relation (TKG ceiling, tcomplex of cron)"
-    assert models == {"cron (cronkgqa + tcomplex)", "lm (lm, answer type given)", oracle}
+    assert models == {
+        "cron (cronkgqa + tcomplex)",
+        "lm (lm, answer type given, reads templates)",
+        oracle,
+    }
     overall = [row for row in chart.data.rows if row[1] == "overall"]
     assert [_figure(row[3]) for row in overall] == [
         pytest.approx(metrics["hits@1"], abs=5e-4),

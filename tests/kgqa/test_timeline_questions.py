@@ -17,7 +17,7 @@ from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import Entity, Fact, Relation
 from chronoprobe.kgqa.data import read_split
-from chronoprobe.kgqa.timeline_questions import Refusal, convert, refusal
+from chronoprobe.kgqa.timeline_questions import Refusal, convert, named_order, refusal
 from chronoprobe.time import TimePoint
 
 P = TimePoint.parse
@@ -61,7 +61,7 @@ def row(gen: Generator, question) -> dict:
 def test_start_and_end_asked_to_the_year_are_simple_time(gen):
     erin = fact(gen, "erin", "P54")
     start = row(gen, gen.simple(erin, "start"))
-    converted = convert(start, "here", "template")
+    converted = convert(start, "here")
     assert {k: v for k, v in converted.items() if k not in ("template", "question", "id")} == {
         "type": "simple_time",
         "answer_type": "time",
@@ -81,14 +81,14 @@ def test_start_and_end_asked_to_the_year_are_simple_time(gen):
     assert converted["template"] == start["question"].replace("Erin", "{head}").replace(
         "Reds", "{tail}"
     )
-    assert convert(row(gen, gen.simple(erin, "end")), "here", "template")["answers"] == ["1999"]
+    assert convert(row(gen, gen.simple(erin, "end")), "here")["answers"] == ["1999"]
 
 
 def test_a_time_point_asked_to_the_day_is_not_answered(gen):
     alice = fact(gen, "alice", "P39")
     start = row(gen, gen.simple(alice, "start"))
     assert start["timeline"]["precision"] == "day"
-    assert convert(start, "here", "template") == Refusal(
+    assert convert(start, "here") == Refusal(
         "start (day)",
         "start",
         "time point",
@@ -99,7 +99,7 @@ def test_a_time_point_asked_to_the_day_is_not_answered(gen):
 def test_at_time_links_the_entity_given_and_the_year_of_the_day_asked(gen):
     question = row(gen, gen.at_time(fact(gen, "carol", "P39"), "subject"))
     assert question["timeline"]["precision"] == "day"  # an entity answer: still answered
-    converted = convert(question, "here", "template")
+    converted = convert(question, "here")
     assert converted["type"] == "simple_entity" and converted["answer_type"] == "entity"
     assert converted["answers"] == ["carol"]
     assert converted["entities"] == ["mayor"] and converted["times"] == [2001]
@@ -114,7 +114,7 @@ def test_at_time_links_the_entity_given_and_the_year_of_the_day_asked(gen):
 def test_during_fact_is_a_time_join_of_the_entity_given(gen):
     reds, bob = fact(gen, "alice", "P54"), fact(gen, "bob", "P39")
     question = row(gen, gen.during_fact(reds, bob, "subject"))
-    converted = convert(question, "here", "template")
+    converted = convert(question, "here")
     assert converted["type"] == "time_join" and converted["answers"] == ["alice", "bob"]
     # head: the office asked about; tail: the other fact's subject; its object is only named
     assert converted["entities"] == ["mayor", "alice", "reds"] and converted["times"] == []
@@ -128,7 +128,7 @@ def test_ranking_is_first_last_with_its_options_named_but_not_linked(gen):
     spells = [fact(gen, s, "P54") for s in ("erin", "frank", "gus")]
     question = row(gen, gen.ranking(spells, "subject", "ranking", random.Random(3)))
     rank = question["timeline"]["gold"]["rank"]
-    converted = convert(question, "here", "template")
+    converted = convert(question, "here")
     assert converted["type"] == "first_last"
     assert converted["answers"] == [["frank", "erin", "gus"][rank]]  # starts 1990, 1995, 1997
     assert converted["entities"] == ["reds"] and converted["annotation"] == {"tail": "reds"}
@@ -168,12 +168,19 @@ def test_the_other_kinds_are_counted_with_their_reason(gen, tmp_path):
     assert refusal({"kind": "ranking", "answer_type": "entity", "precision": "day"}) is None
 
 
-def test_rows_without_names_ask_for_a_rebuild_when_the_encoder_reads_templates(gen):
+def test_rows_without_names_ask_for_a_rebuild(gen):
+    """Without the names, neither the question's entity order nor its template is known."""
     question = row(gen, gen.at_time(fact(gen, "carol", "P39"), "subject"))
     del question["timeline"]["names"]
-    with pytest.raises(ValueError, match=r"timeline\.names is missing.*build timeline"):
-        convert(question, "q.jsonl:1", "template")
-    assert "template" not in convert(question, "q.jsonl:1", "question")
+    with pytest.raises(ValueError, match=r"q\.jsonl:1: timeline\.names is missing.*build timeline"):
+        convert(question, "q.jsonl:1")
+
+
+def test_entities_are_linked_in_the_order_the_question_names_them():
+    names = {"p": "President of X", "v": "Vice President of X", "a": "Ann"}
+    question = "While Ann was Vice President of X, who was President of X?"
+    assert named_order(question, ["p", "a", "v"], names) == ["a", "v", "p"]
+    assert named_order("Who was President of X?", ["p", "a"], names) == ["p", "a"]
 
 
 # --- through the CLI, on the synthetic world of conftest --------------------------------------

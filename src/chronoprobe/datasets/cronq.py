@@ -14,8 +14,9 @@ the slot fillings the KG admits and computes their answers:
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,6 +28,7 @@ import pyarrow.compute as pc
 from chronoprobe import safe_yaml
 from chronoprobe.kg.graph import TemporalKG, table_rows
 
+SLOT = re.compile(r"\{(\w+)\}")  # a template's slot: {head}, {tail}, {time}, {event}, {other}
 QUESTION_TYPES = ("simple_entity", "simple_time", "before_after", "first_last", "time_join")
 SIMPLE_TYPES = ("simple_entity", "simple_time")
 
@@ -62,6 +64,9 @@ def load_cronq_templates(path: str | Path | None = None) -> list[SeedTemplate]:
             raise ValueError(f"{where}: unknown procedure {template.procedure!r}")
         if len(template.paraphrases) < 3:
             raise ValueError(f"{where}: give at least three paraphrases")
+        slots = {frozenset(SLOT.findall(surface)) for surface in template.surfaces}
+        if len(slots) > 1:
+            raise ValueError(f"{where}: the question and its paraphrases name different slots")
         templates.append(template)
     return templates
 
@@ -319,7 +324,6 @@ def generate_questions(
             if not answers:
                 continue
             surfaces = [_render(s, slots, kg) for s in template.surfaces]
-            mentioned = [v for k, v in slots.items() if k != "time"]
             shown = int(rng.integers(len(surfaces)))
             rows.append(
                 {
@@ -330,7 +334,7 @@ def generate_questions(
                     "direction": template.direction,
                     "answer_type": "time" if template.procedure in TIME_PROCEDURES else "entity",
                     "answers": [str(a) for a in answers],  # one JSON type: years as text
-                    "entities": annotated_entities(slots, mentioned),
+                    "entities": mentioned_entities(template.surfaces[shown], slots),
                     "times": [int(slots["time"])] if "time" in slots else [],
                     "relations": [template.relation],
                     "template": template.surfaces[shown],
@@ -389,9 +393,11 @@ def question_statistics(rows: Sequence[dict]) -> dict:
     }
 
 
-def annotated_entities(annotation: Mapping, others: Iterable[str]) -> list[str]:
-    """The annotated head first, then the annotated tail, then ``others`` not among them, in
-    the order given: the QA models read the first as the question's head and the second as its
-    tail, so a question names its head entity whatever its wording."""
-    first = [str(annotation[slot]) for slot in ("head", "tail") if annotation.get(slot) is not None]
-    return first + [e for e in map(str, others) if e not in first]
+def mentioned_entities(template: str, slots: Mapping[str, str | int]) -> list[str]:
+    """The entities of a question in the order its wording names them (the slots' places in
+    ``template``, the text the question was rendered from), as CronKGQA's code orders a
+    question's entities and reads the first as its head and the second as its tail. The order
+    comes from the question alone, never from which slot of the fact each entity fills, which
+    Saxena et al. (2021) annotate for training questions only."""
+    named = [slot for slot in SLOT.findall(template) if slot != "time"]
+    return list(dict.fromkeys(str(slots[slot]) for slot in named))

@@ -21,10 +21,10 @@ that are no ids, years that are no integers, an annotation that is no mapping of
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from chronoprobe.datasets.cronq import QUESTION_TYPES, annotated_entities
+from chronoprobe.datasets.cronq import QUESTION_TYPES
 from chronoprobe.datasets.released import (
     converted,
     records,
@@ -254,6 +254,15 @@ def _direction(annotation: dict) -> str | None:
         if key in annotation:
             return str(annotation[key])
     return None
+
+
+def annotated_entities(annotation: Mapping, others: Iterable[str]) -> list[str]:
+    """The annotated head first, then the annotated tail, then ``others`` not among them, in
+    the order given (``--entity-order annotation``, not the paper's protocol): the QA models
+    read the first as the question's head and the second as its tail, so they are told which
+    slot of the fact each entity fills whatever the question's wording."""
+    first = [str(annotation[slot]) for slot in ("head", "tail") if annotation.get(slot) is not None]
+    return first + [e for e in map(str, others) if e not in first]
 
 
 def released_question(item: dict, split: str, number: int, entity_order: str = "question") -> dict:

@@ -158,7 +158,11 @@ def write_cronq(
     )
     events = {event for event, _, _ in generator.YearIndex.from_kg(kg, []).events}
     splits = generator.split_questions(rows, events, seed=seed)
-    extra = {"dropped_by_split": len(splits["dropped"]), "skipped_facts": dict(skipped)}
+    extra = {
+        "dropped_by_split": len(splits["dropped"]),
+        "skipped_facts": dict(skipped),
+        "entity_order": "question",  # as the question names them, on every split
+    }
     return write_cronq_rows(out, rows, splits, extra, kg)
 
 

@@ -12,10 +12,11 @@ models can answer them, and counted with their reason where not
 (:mod:`chronoprobe.kgqa.timeline_questions`).
 
 What the encoder reads (:data:`QUESTION_INPUTS`) is the row's ``question`` (the paraphrased text
-with names) or its ``template``: the same wording with ``{head}``, ``{tail}``, ``{time}``,
-``{event}`` and ``{other}`` left as written. Entities and times reach the models as linked
-annotations either way; the template keeps an encoder trained from scratch from learning the
-training questions' names instead of their wording.
+with names), as the paper, or, not the paper's protocol, its ``template``: the same wording with
+``{head}``, ``{tail}``, ``{time}``, ``{event}`` and ``{other}`` left as written, which shows
+which slot of the fact each entity fills. Entities and times reach the models as linked
+annotations either way, the entities in the order the row lists them: the order the question
+names them, for built and imported questions alike.
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ def read_split(path: Path, question_input: str = "question") -> tuple[list[dict]
     for number, row in numbered_lines(path):
         where = f"{path}:{number}"
         if timeline_questions.is_timeline_row(row):
-            row = timeline_questions.convert(row, where, question_input)
+            row = timeline_questions.convert(row, where)
             if isinstance(row, timeline_questions.Refusal):
                 not_answered.add(row)
                 continue

@@ -109,7 +109,7 @@ def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Pa
     from chronoprobe.kgqa.data import load_split, questions_kg
     from chronoprobe.kgqa.evaluate import evaluate
     from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
-    from chronoprobe.kgqa.train import protocol_of, write_results
+    from chronoprobe.kgqa.train import protocol_of, with_departures, write_results
 
     device = resolve_device(params.device)
     saved = checkpoint.load(inputs["checkpoint"], device, selected=True)
@@ -144,4 +144,4 @@ def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Pa
         "split": params.split,
         "epoch": checkpoint.selected_epoch(saved.config),
     }
-    write_results(ctx.out_dir, {**header, **protocol, **metrics}, table)
+    write_results(ctx.out_dir, {**header, **with_departures(protocol), **metrics}, table)

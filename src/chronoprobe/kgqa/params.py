@@ -55,12 +55,12 @@ class KGQATrainParams(DeviceParams):
         "over that type only), in training and test. Off: one softmax over every entity and "
         "year, as the paper.",
     )
-    question_input: Literal["auto", "template", "question"] = Field(
-        "auto",
-        description="What the encoder reads: the question's template (its wording with {head}, "
-        "{tail}, {time}... placeholders) or the question text with names. auto: the template "
-        "for tiny, whose vocabulary would otherwise learn the training questions' names; the "
-        "text for a pretrained encoder.",
+    question_input: Literal["question", "template"] = Field(
+        "question",
+        description="What the encoder reads: the question text with names, as the paper (the "
+        "default), or, not the paper's protocol, its template: the wording with {head}, "
+        "{tail}, {time}... placeholders, which shows which slot of the fact each entity fills, "
+        "an annotation the paper gives with training questions only.",
     )
     seed: int | None = seed_field("the initialisation, shuffles and dropout")
 

@@ -11,10 +11,10 @@ def metrics_table(metrics: dict, title: str):
     """The paper's Tables 5-6 layout: one row per question group, Hits@1 and Hits@10 (with
     their 95% intervals where metrics.json has them), then the oracle relation's rows, and the
     protocol under the table."""
-    from chronoprobe.kgqa.train import describe_protocol
+    from chronoprobe.kgqa.train import describe_input, describe_protocol
 
     caption = describe_protocol(metrics["answer_type_given"])
-    caption += f"; the encoder read the {metrics['question_input']}"
+    caption += f"; {describe_input(metrics['question_input'])}"
     oracle = metrics.get("oracle_relation", {}).get("types", {})
     if oracle:
         caption += (

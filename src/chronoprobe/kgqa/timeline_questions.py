@@ -7,14 +7,14 @@ WWW 2025 Companion), those whose answer is an entity, or a time point asked to t
 that answer space; :data:`ANSWERED` names them with the CronQuestions type that fits:
 
 - ``start``, ``end`` ("When did X begin to play for Y?", asked to the year): ``simple_time``,
-  head the fact's subject, tail its object;
+  linking the fact's subject and object;
 - ``at_time`` ("Who played for Y in March 2009?"): ``simple_entity``, head the entity given,
   time the year of the time asked (CronKGQA's times are years: a month or day in the question
   is linked as its year, and the text keeps what it says);
-- ``during_fact`` ("While X was P, who was Q of Y?"): ``time_join``, head the entity given of
-  the relation asked about, tail the other fact's subject (or object); no time is linked, as
+- ``during_fact`` ("While X was P, who was Q of Y?"): ``time_join``, linking the entity given
+  of the relation asked about and the other fact's subject and object; no time is linked, as
   CronQuestions links none for its time_join questions;
-- ``ranking`` ("Who was first to play for Y: A, B or C?"): ``first_last``, head the entity
+- ``ranking`` ("Who was first to play for Y: A, B or C?"): ``first_last``, linking the entity
   given; the options are in the text but not linked (CronKGQA has slots for a head, a tail
   and a time), so the model ranks every entity, not the options alone. Second and third
   places are asked too, which CronQuestions' first_last questions never are.
@@ -23,9 +23,12 @@ Every other question is not answered, with its reason (:func:`refusal`): a time 
 duration, an Allen relation, yes or no, or a ranked list is none of one entity or one year,
 and a time point asked to the month or day is finer than the years CronKGQA ranks.
 
-The template the in-tool encoder reads is the question with the linked names replaced by
-``{head}``, ``{tail}`` and ``{time}``, and every other entity it names by ``{other}``: it needs
-the names the builder records in ``timeline.names``.
+The linked entities come in the order the question names them (:func:`named_order`), as
+CronKGQA's code orders them: the first is the head the models score with, the second the tail,
+whichever slot of a fact each fills. The template (``--question-input template``, not the
+paper's protocol) is the question with the linked names replaced by ``{head}`` and ``{tail}``
+in that order, the year by ``{time}`` and every other entity it names by ``{other}``. Both
+need the names the builder records in ``timeline.names``.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ def refusal(timeline: dict) -> Refusal | None:
     return Refusal(kind, kind, answer_type, reason)
 
 
-def convert(row: dict, where: str, question_input: str) -> dict | Refusal:
+def convert(row: dict, where: str) -> dict | Refusal:
     """A timeline row as a CronQuestions-shaped row (``id``, ``question``, ``type``,
     ``answer_type``, ``answers``, ``entities``, ``times``, ``relations``, ``annotation``,
     ``template`` and the timeline labels), or why it cannot be answered."""
@@ -98,7 +101,7 @@ def convert(row: dict, where: str, question_input: str) -> dict | Refusal:
     if kind in ("start", "end"):
         fact = facts[0]
         year = TimePoint.parse(str(timeline["gold"]["point"])).year
-        heads, time, relation = [fact["subject"], fact["object"]], None, fact["relation"]
+        linked, time, relation = [fact["subject"], fact["object"]], None, fact["relation"]
         answers, answer_type = [str(year)], "time"
         annotation = {"head": fact["subject"], "tail": fact["object"]}
     else:
@@ -113,13 +116,21 @@ def convert(row: dict, where: str, question_input: str) -> dict | Refusal:
         slot = "head" if asks.get("asked") == "object" else "tail"
         annotation = {slot: given}
         time = TimePoint.parse(str(asks["time"])) if kind == "at_time" else None
-        heads = [given]
+        linked = [given]
         if kind == "during_fact":  # the other fact, whose span the question reads
-            heads += [facts[0]["subject"], facts[0]["object"]]
+            linked += [facts[0]["subject"], facts[0]["object"]]
         if time is not None:
             annotation["time"] = time.year
-    entities = list(dict.fromkeys(str(e) for e in heads))
-    out: dict[str, Any] = {
+    names = timeline.get("names")
+    if not isinstance(names, dict):
+        raise ValueError(
+            f"{where}: timeline.names is missing (questions written before it was recorded), "
+            "so the question's entities cannot be ordered as it names them, nor its template "
+            "written; rebuild the questions with `chronoprobe build timeline` (--no-cache where "
+            "a cached step holds them)"
+        )
+    entities = named_order(str(row["question"]), list(dict.fromkeys(map(str, linked))), names)
+    return {
         "id": row["id"],
         "question": row["question"],
         "type": ANSWERED[kind],
@@ -130,18 +141,24 @@ def convert(row: dict, where: str, question_input: str) -> dict | Refusal:
         "relations": [relation],
         "annotation": annotation,
         "timeline": timeline_key(timeline),
+        "template": template(str(row["question"]), entities, names, time),
     }
-    names = timeline.get("names")
-    if isinstance(names, dict):
-        out["template"] = template(str(row["question"]), entities, names, time)
-    elif question_input == "template":
-        raise ValueError(
-            f"{where}: timeline.names is missing (questions written before it was recorded), "
-            "so the encoder has no template to read; rebuild the questions with `chronoprobe "
-            "build timeline` (--no-cache where a cached step holds them), or train with "
-            "--question-input question"
-        )
-    return out
+
+
+def named_order(question: str, entities: list[str], names: dict) -> list[str]:
+    """``entities`` in the order ``question`` names them, as CronKGQA's code orders a
+    question's entities (the first is the head the models score with, the second the tail),
+    never by the slots of the facts they fill. Longer names are found first and blanked, so a
+    name inside another ("President of X" in "Vice President of X") is not found there; an
+    entity the question does not name goes last, in the order given."""
+    text, place = question, {}
+    for entity in sorted(entities, key=lambda e: len(str(names.get(e, ""))), reverse=True):
+        name = str(names.get(entity, ""))
+        at = text.find(name) if name else -1
+        if at >= 0:
+            place[entity] = at
+            text = text[:at] + "\0" * len(name) + text[at + len(name) :]
+    return sorted(entities, key=lambda e: (e not in place, place.get(e, 0)))
 
 
 def template(question: str, entities: list[str], names: dict, time: TimePoint | None) -> str:

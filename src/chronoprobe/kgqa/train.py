@@ -28,14 +28,12 @@ from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.kg.graph import same_kg
 from chronoprobe.kgqa import checkpoint
 from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, questions_kg, read_split
-from chronoprobe.kgqa.encoder import TINY, build_encoder
+from chronoprobe.kgqa.encoder import build_encoder
 from chronoprobe.kgqa.evaluate import evaluate, model_inputs
 from chronoprobe.kgqa.models import QAModel, build_qa_model
 from chronoprobe.kgqa.oracle import load_tkg, oracle_ranks
 from chronoprobe.kgqa.params import KGQATrainParams
 from chronoprobe.tkg import checkpoint as tkg_checkpoint
-
-AUTO = "auto"  # question input: the template for in-tool encoders, the question text otherwise
 
 
 @dataclass
@@ -45,13 +43,6 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     metrics: dict = field(default_factory=dict)  # on the test split, after training
     epoch: int = 0  # the epoch whose model was tested
-
-
-def input_for(encoder: str) -> str:
-    """The default question input: the template for the in-tool encoder, whose vocabulary and
-    weights are learned from the training questions alone and would otherwise learn their
-    entity names; the paraphrased text for a pretrained encoder."""
-    return "template" if encoder == TINY else "question"
 
 
 def answer_vocab(tkg_dir: Path) -> tuple[AnswerVocab, Tensor, Tensor | None, str, str | None]:
@@ -118,8 +109,6 @@ def train(
     """Train (or resume) in ``out``, checkpointing every epoch; then rank the test split and
     write ``metrics.json`` and ``predictions.parquet`` there."""
     say = log or (lambda _message: None)
-    if config.question_input == AUTO:
-        config = config.model_copy(update={"question_input": input_for(config.encoder)})
     if config.seed is None:
         config = config.model_copy(update={"seed": 0})
     device = resolve_device(config.device)
@@ -150,8 +139,9 @@ def train(
         history, saved_best = [], None
         say(
             f"{config.model} over {embeddings} embeddings ({vocab.n_entities:,} entities, "
-            f"{vocab.n_times:,} years), encoder {config.encoder} reading the "
-            f"{config.question_input}; {describe_protocol(config.answer_type_given)}"
+            f"{vocab.n_times:,} years), encoder {config.encoder}; "
+            f"{describe_input(config.question_input)}; "
+            f"{describe_protocol(config.answer_type_given)}"
         )
     splits = {
         name: load_split(cronq_dir, name, vocab, config.question_input)
@@ -221,7 +211,7 @@ def train(
         tkg, relations = load_tkg(tkg_dir, vocab, device)
         ranked = oracle_ranks(tkg, relations, splits["test"], device=device)
         metrics["oracle_relation"] = ranked.metrics(splits["test"])
-    metrics = {**protocol_of(config.model_dump(mode="json")), **metrics}
+    metrics = {**with_departures(protocol_of(config.model_dump(mode="json"))), **metrics}
     header = {"model": config.model, "embeddings": embeddings, "split": "test", "epoch": tested}
     write_results(out, {**header, **metrics}, predictions)
     say(f"test: {describe_metrics(metrics)}")
@@ -251,10 +241,34 @@ def protocol_of(train_options: dict) -> dict:
     }
 
 
+def with_departures(protocol: dict) -> dict:
+    """``protocol`` with ``departures``: each way it departs from the paper's protocol, in
+    words ([] under the paper's), as metrics.json, the printed table and the report say it."""
+    departures = []
+    if protocol["question_input"] == "template":
+        departures.append(describe_input("template"))
+    if protocol["answer_type_given"]:
+        departures.append(describe_protocol(True))
+    return {**protocol, "departures": departures}
+
+
 def describe_protocol(answer_type_given: bool) -> str:
     if answer_type_given:
-        return "answer type given: the softmax runs over the gold answer type's candidates only"
+        return (
+            "answer type given: the softmax runs over the gold answer type's candidates only, "
+            "not the paper's protocol"
+        )
     return "one softmax over entities and years, as the paper"
+
+
+def describe_input(question_input: str) -> str:
+    """What the encoder read, and whether that is the paper's protocol."""
+    if question_input == "template":
+        return (
+            "the encoder read the question templates, which show which slot of the fact each "
+            "entity fills: not the paper's protocol, which gives that with training questions only"
+        )
+    return "the encoder read the question text, as the paper"
 
 
 def _trainable(model: QAModel) -> list[torch.nn.Parameter]:
