@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pyarrow.compute as pc
 import pytest
 
 from chronoprobe.datasets.timeline import (
@@ -161,8 +162,12 @@ def test_two_fact_answers(gen):
     yes_no = [gen.pair(alice, bob, "allen_yes_no", random.Random(s)) for s in range(8)]
     assert {q.labels[0] for q in yes_no} == {"yes", "no"}
     assert all((q.gold["asked"] == "meets") == (q.labels == ["yes"]) for q in yes_no)
-    during = gen.during_fact(reds, bob, "subject")
-    assert during.labels == ["Alice", "Bob"]  # who was mayor while Alice played for the Reds
+    # who was mayor while Dan played for the Reds (February to July, counted in months)
+    during = gen.during_fact(named(gen, "dan", "P54"), bob, "subject")
+    assert during.labels == ["Alice", "Bob", "Carol"]
+    # who was mayor while Alice played for the Reds: Alice and Bob, but the question names
+    # Alice, one of its answers, so it is not asked
+    assert gen.during_fact(reds, bob, "subject") is None
 
 
 def test_complex_answers(gen):
@@ -227,3 +232,107 @@ def test_a_bad_templates_file_is_one_line(tmp_path):
     bad.write_text("relations: [\n")
     with pytest.raises(ValueError, match=r"t.yaml:\d+: not a YAML file of templates"):
         load_timeline_templates(bad)
+
+
+# --- symmetric relations: a marriage stored both ways is one fact -----------------------------
+
+
+def married_kg() -> TemporalKG:
+    """Ann and Ben married 1990-2000, stored both ways as Wikidata does; Ann worked for Acme
+    1995-1999 and Ben for Bolt 1992-1996."""
+    facts = [
+        Fact("ann", "P26", "ben", P("1990"), P("2000")),
+        Fact("ben", "P26", "ann", P("1990"), P("2000")),
+        Fact("ann", "P108", "acme", P("1995"), P("1999")),
+        Fact("ben", "P108", "bolt", P("1992"), P("1996")),
+    ]
+    names = {"ann": "Ann", "ben": "Ben", "acme": "Acme", "bolt": "Bolt"}
+    return TemporalKG.from_records(
+        facts,
+        [Entity(k, v) for k, v in names.items()],
+        [Relation("P26", "spouse"), Relation("P108", "employer")],
+    )
+
+
+def test_a_mirrored_marriage_is_asked_about_once_and_never_against_itself():
+    templates = load_timeline_templates()
+    assert [r for r, p in templates.relations.items() if p.symmetric] == ["P26"]
+    gen = Generator(married_kg(), templates, {})
+    marriages = [f for f in gen.named if f.relation == "P26"]
+    assert [(f.subject, f.object) for f in marriages] == [("ann", "ben")]
+    ann_ben = marriages[0]
+    ben_ann = next(f for f in gen.by_given[("subject", "ben", "P26")])
+    gen.split_of = {ann_ben.id: "test", ben_ann.id: "train"}
+    assert gen.split(ben_ann) == gen.split(ann_ben) == "test"  # one fact, one split
+    # "While Ann was married to Ben, who was Ben married to?" would answer Ann: not asked
+    assert gen.during_fact(ann_ben, ben_ann, "object") is None
+    assert gen.during_fact(ann_ben, ann_ben, "subject") is None
+    # both ways stay in the lookups: who was married to Ben, and Ben's spouse, in 1995
+    assert gen.at_time(ann_ben, "subject").gold == {"entities": ["ann"], "time": "1995"}
+    ben = gen.at_time(ben_ann, "object")
+    assert ben.gold["entities"] == ["ann"]
+    rows, _ = generate(married_kg(), per_kind=50, seed=0)
+    read = [
+        {(f["subject"], f["object"]) for f in row["timeline"]["facts"] if f["relation"] == "P26"}
+        for row in rows
+    ]
+    assert not any({("ann", "ben"), ("ben", "ann")} <= facts for facts in read)
+    starts = [r for r in rows if r["timeline"]["kind"] == "start"]
+    assert sum(r["timeline"]["facts"][0]["relation"] == "P26" for r in starts) == 1
+
+
+def test_a_relation_marked_symmetric_must_say_true_or_false(tmp_path):
+    bad = tmp_path / "t.yaml"
+    phrases = "{did: x <object>, past: x <object>, ask_object: x <subject>, ask_subject: x <object>"
+    bad.write_text(
+        f"relations: {{P26: {phrases}, symmetric: maybe}}}}\nquestions: {{start: [q]}}\n"
+    )
+    with pytest.raises(ValueError, match=r"t.yaml: relations.P26.symmetric: true or false"):
+        load_timeline_templates(bad)
+
+
+def _own_answers(row: dict) -> set[str]:
+    """The answers of an entity question that the question itself names: the entity given, and
+    for during_fact the people and things of the fact it reads the time of. (A ranking names
+    its options, the answer among them, by design.)"""
+    timeline = row["timeline"]
+    if timeline["kind"] not in ("at_time", "during_fact"):
+        return set()
+    named = {timeline["asks"]["given"]}
+    if timeline["kind"] == "during_fact":
+        named |= {timeline["facts"][0]["subject"], timeline["facts"][0]["object"]}
+    return named & set(timeline["gold"]["entities"])
+
+
+def _mirrored_in(row: dict) -> bool:
+    """Does the question read a fact and its mirror (a marriage against itself)?"""
+    keys = {tuple(f[k] for k in ("subject", "relation", "object", "start", "end"))
+            for f in row["timeline"]["facts"]}  # fmt: skip
+    return any((o, r, s, a, b) in keys for s, r, o, a, b in keys if s != o)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("world", ["sample", "synthetic"])
+def test_no_question_contains_its_own_answer_or_sets_a_fact_against_its_mirror(world):
+    """Over the sample KG and the 20,000-fact world (`kg synth --facts 20000 --seed 0`), every
+    kind: before symmetric relations were declared, 29 of 80 during_fact questions on the sample
+    KG named an answer and 30 questions read a marriage and its mirror."""
+    if world == "sample":
+        kg = load_sample()
+    else:
+        from chronoprobe.kg.synth import SynthConfig, synthesize
+
+        kg = synthesize(SynthConfig(seed=0, facts=20000, text=False)).kg
+    assert kg.facts.filter(pc.equal(kg.facts.column("relation"), "P26")).num_rows > 10
+    rows, _ = generate(kg, per_kind=200, seed=0)
+    kinds = {r["timeline"]["kind"] for r in rows}
+    assert {"during_fact", "intersection", "total_duration", "set_operation"} <= kinds
+    assert [r["question"] for r in rows if _own_answers(r)] == []
+    assert [r["question"] for r in rows if _mirrored_in(r)] == []
+    # a marriage lies in one split: no test question reads one a training question reads
+    splits: dict[frozenset, set[str]] = {}
+    for row in rows:
+        for f in row["timeline"]["facts"]:
+            key = frozenset((f["subject"], f["object"])) | {f["relation"], f["start"]}
+            splits.setdefault(key, set()).add(row["split"])
+    assert not [key for key, seen in splits.items() if len(seen) > 1]

@@ -33,9 +33,11 @@ def tiny_kg() -> TemporalKG:
         Fact("erin", "P54", "reds", P("1995"), P("1999")),  # known to the year
         Fact("frank", "P54", "reds", P("1990"), P("1996")),
         Fact("gus", "P54", "reds", P("1997"), P("2000")),
+        Fact("hal", "P54", "blues", P("2001-04-01"), P("2001-05-15")),
     ]
     names = {"alice": "Alice", "bob": "Bob", "carol": "Carol", "erin": "Erin", "frank": "Frank"}
-    names |= {"gus": "Gus", "mayor": "Mayor of Town", "reds": "Reds"}
+    names |= {"gus": "Gus", "hal": "Hal", "mayor": "Mayor of Town", "reds": "Reds"}
+    names |= {"blues": "Blues"}
     return TemporalKG.from_records(
         facts,
         [Entity(k, v) for k, v in names.items()],
@@ -112,16 +114,26 @@ def test_at_time_links_the_entity_given_and_the_year_of_the_day_asked(gen):
 
 
 def test_during_fact_is_a_time_join_of_the_entity_given(gen):
-    reds, bob = fact(gen, "alice", "P54"), fact(gen, "bob", "P39")
-    question = row(gen, gen.during_fact(reds, bob, "subject"))
+    blues, bob = fact(gen, "hal", "P54"), fact(gen, "bob", "P39")
+    question = row(gen, gen.during_fact(blues, bob, "subject"))
+    assert question["question"] == (
+        "Who held the position of Mayor of Town during the time when Hal played for Blues?"
+    )
     converted = convert(question, "here")
-    assert converted["type"] == "time_join" and converted["answers"] == ["alice", "bob"]
-    # head: the office asked about; tail: the other fact's subject; its object is only named
-    assert converted["entities"] == ["mayor", "alice", "reds"] and converted["times"] == []
+    assert converted["type"] == "time_join" and converted["answers"] == ["bob"]
+    # linked in the order the question names them: the office, the other fact's subject, its
+    # object; the first two are the head and tail the models read
+    assert converted["entities"] == ["mayor", "hal", "blues"] and converted["times"] == []
     assert converted["annotation"] == {"tail": "mayor"} and converted["relations"] == ["P39"]
-    template = converted["template"]
-    assert "{head}" in template and "{tail}" in template and "{other}" in template
-    assert not any(name in template for name in ("Mayor of Town", "Alice", "Reds"))
+    assert converted["template"] == (
+        "Who held the position of {head} during the time when {tail} played for {other}?"
+    )
+    # another paraphrase names them in another order, and so links them
+    draws = [_row(gen, gen.during_fact(blues, bob, "subject"), random.Random(s)) for s in range(9)]
+    (first,) = {q["question"] for q in draws if q["question"].startswith("While")}
+    converted = convert(next(q for q in draws if q["question"] == first), "here")
+    assert first == "While Hal played for Blues, who held the position of Mayor of Town?"
+    assert converted["entities"] == ["hal", "blues", "mayor"]
 
 
 def test_ranking_is_first_last_with_its_options_named_but_not_linked(gen):

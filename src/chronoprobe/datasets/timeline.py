@@ -224,6 +224,8 @@ class Phrases:
     ask_object: str
     ask_subject: str
     actor: str = "subject"  # who does it: "<object> led the government of <subject>"
+    # a symmetric relation (spouse) holds both ways: the KG may store each fact twice, mirrored
+    symmetric: bool = False
 
 
 @dataclass(frozen=True)
@@ -243,17 +245,20 @@ def load_timeline_templates(path: str | Path | None = None) -> Templates:
     if not isinstance(relations, dict) or not isinstance(questions, dict):
         raise ValueError(f"{source}: 'relations' and 'questions' must be mappings")
     phrases = {}
+    optional = {"actor", "symmetric"}
     for relation, entry in relations.items():
         fields = set(Phrases.__dataclass_fields__)
-        if not isinstance(entry, dict) or not fields - {"actor"} <= set(entry) <= fields:
+        if not isinstance(entry, dict) or not fields - optional <= set(entry) <= fields:
             raise ValueError(
                 f"{source}: relations.{relation}: needs did, past, ask_object and ask_subject "
-                "(and may name the actor)"
+                "(and may name the actor and say it is symmetric)"
             )
         if entry.get("actor", "subject") not in ("subject", "object"):
             raise ValueError(f"{source}: relations.{relation}.actor: subject or object")
+        if not isinstance(entry.get("symmetric", False), bool):
+            raise ValueError(f"{source}: relations.{relation}.symmetric: true or false")
         for key, text in entry.items():
-            if key == "actor":
+            if key in optional:
                 continue
             if not isinstance(text, str) or not ("<subject>" in text or "<object>" in text):
                 raise ValueError(
@@ -295,20 +300,41 @@ def timed_facts(kg: TemporalKG) -> list[TimedFact]:
     return [TimedFact(*t, s, e) for *t, s, e in zip(*columns, starts, ends, strict=True)]
 
 
+def mirrored(facts: Sequence[TimedFact], templates: Templates) -> dict[str, str]:
+    """The id of each fact of a symmetric relation that the KG also holds mirrored (object and
+    subject swapped, same bounds), mapped to the id of the fact of the pair that stands for
+    both: the one whose subject comes first. A mirrored pair is one fact to the questions."""
+    symmetric = {r for r, phrases in templates.relations.items() if phrases.symmetric}
+    ids = {(f.subject, f.relation, f.object, f.start, f.end): f.id for f in facts}
+    out = {}
+    for f in facts:
+        if f.relation in symmetric and f.subject != f.object:
+            twin = ids.get((f.object, f.relation, f.subject, f.start, f.end))
+            if twin is not None:
+                out[f.id] = f.id if f.subject < f.object else twin
+    return out
+
+
 class Generator:
-    """Every question kind over one KG, its facts read once."""
+    """Every question kind over one KG, its facts read once.
+
+    A fact of a symmetric relation stored twice, mirrored, is asked about once: only one fact
+    of the pair is named (:func:`mirrored`), both are the one split's, and no question reads a
+    fact and its mirror. Both stay in the lookups that find a question's answers, so "Who was
+    X married to?" finds every spouse whichever way the KG stores each marriage."""
 
     def __init__(self, kg: TemporalKG, templates: Templates, split_of: dict[str, str]):
         self.kg = kg
         self.templates = templates
         self.split_of = split_of
         facts = [f for f in timed_facts(kg) if f.relation in templates.relations]
+        self.one_of = mirrored(facts, templates)
         triples: dict[tuple, int] = defaultdict(int)
         for f in facts:
             triples[(f.subject, f.relation, f.object)] += 1
         # a triple asked about by name must have one interval
-        self.named = [f for f in facts if triples[(f.subject, f.relation, f.object)] == 1]
-        self.named_ids = {f.id for f in self.named}
+        self.single_ids = {f.id for f in facts if triples[(f.subject, f.relation, f.object)] == 1}
+        self.named = [f for f in facts if f.id in self.single_ids and self.stands_for_itself(f)]
         self.closed = [f for f in self.named if f.closed]
         self.by_given: dict[tuple[str, str, str], list[TimedFact]] = defaultdict(list)
         for f in facts:
@@ -342,8 +368,16 @@ class Generator:
     def entities(self, ids: Sequence[str]) -> tuple[list[str], list[list[str]]]:
         return [self.kg.label(i) for i in ids], [self.kg.aliases(i) for i in ids]
 
+    def stands_for_itself(self, fact: TimedFact) -> bool:
+        """False for the fact of a mirrored pair that the other stands for."""
+        return self.one_of.get(fact.id, fact.id) == fact.id
+
+    def split(self, fact: TimedFact) -> str:
+        """The fact's split: a mirrored pair's is that of the fact standing for both."""
+        return self.split_of[self.one_of.get(fact.id, fact.id)]
+
     def same_split(self, facts: Sequence[TimedFact]) -> bool:
-        return len({self.split_of[f.id] for f in facts}) == 1
+        return len({self.split(f) for f in facts}) == 1
 
     # -- simple --
 
@@ -445,6 +479,10 @@ class Generator:
         if not facts:
             return None
         ids = sorted({getattr(f, asked) for f in facts})
+        if {a.subject, a.object} & set(ids):
+            # the question names an answer ("While A was married to B, who was married to A?",
+            # the mirror of its own fact; "While A played for Reds, which team did C play for?")
+            return None
         labels, aliases = self.entities(ids)
         slots = {**self.fact_slots(a, "a"), "ask": self.ask(b, asked)}
         gold = {"entities": ids}
@@ -604,9 +642,12 @@ def _candidates(gen: Generator, kind: str, rng: random.Random) -> Iterator[Quest
             else:
                 yield gen.pair(a, b, kind, rng)
     elif kind in ("ranking", "order"):
+        symmetric = {r for r, p in gen.templates.relations.items() if p.symmetric}
         groups = [
             (asked, [f for f in group if f.start is not None])
-            for (side, _, _), group in gen.by_given.items()
+            for (side, _, relation), group in gen.by_given.items()
+            # a symmetric relation's groups by object ask what those by subject ask
+            if side == "subject" or relation not in symmetric
             for asked in ("object" if side == "subject" else "subject",)
         ]
         groups = [(asked, g) for asked, g in groups if len({getattr(f, asked) for f in g}) >= 3]
@@ -614,10 +655,10 @@ def _candidates(gen: Generator, kind: str, rng: random.Random) -> Iterator[Quest
             counts: dict[str, int] = defaultdict(int)
             for f in group:
                 counts[getattr(f, asked)] += 1
-            group = [f for f in group if counts[getattr(f, asked)] == 1 and f.id in gen.named_ids]
+            group = [f for f in group if counts[getattr(f, asked)] == 1 and f.id in gen.single_ids]
             if group:  # options of one split, so that the question is kept
-                split = gen.split_of[rng.choice(group).id]
-                group = [f for f in group if gen.split_of[f.id] == split]
+                split = gen.split(rng.choice(group))
+                group = [f for f in group if gen.split(f) == split]
             size = min(len(group), rng.choice((3, 4)))
             if size < 3:
                 continue
@@ -651,7 +692,7 @@ def _pairs(gen: Generator, rng: random.Random) -> list[tuple[TimedFact, TimedFac
     rng.shuffle(pairs)
     by_split: dict[str, list[TimedFact]] = defaultdict(list)
     for fact in gen.closed:
-        by_split[gen.split_of[fact.id]].append(fact)
+        by_split[gen.split(fact)].append(fact)
     pools = [facts for facts in by_split.values() if len(facts) >= 2]
     for _ in range(len(pairs) // 2 + 20 if pools else 0):
         a, b = rng.sample(rng.choice(pools), 2)
@@ -698,7 +739,7 @@ def generate(
             if not gen.same_split(question.facts):
                 left_out[f"{kind}: facts in several splits"] += 1
                 continue
-            split = gen.split_of[question.facts[0].id]
+            split = gen.split(question.facts[0])
             if not room[split]:
                 continue
             row = _row(gen, question, rng)
@@ -730,7 +771,7 @@ def _row(gen: Generator, q: Question, rng: random.Random) -> dict:
         "answer_aliases": q.aliases,
         "relation": q.kind,
         "subject": q.facts[0].subject,
-        "split": gen.split_of[q.facts[0].id],
+        "split": gen.split(q.facts[0]),
         "timeline": {
             "kind": q.kind,
             "complexity": complexity,
