@@ -21,6 +21,11 @@ ECBD = [
     FIXTURES / "ecbd" / "popular" / "random_spans_test.json",
 ]
 EKP = FIXTURES / "ecbd-ekp" / "all_ent_2020_2021_np_easy.json"
+DATES = FIXTURES / "ecbd-dates"  # ECBD's 2020 rows of one of EKP's entities (Mangum Fire)
+NO_DATE = (
+    "the release gives no origination date; give ECBD's release files (years_from) to date "
+    "its entities by their Wikipedia page"
+)
 runner = CliRunner()
 
 
@@ -138,6 +143,7 @@ def test_ekp_probe_sentences_are_one_example_each(tmp_path):
         "definition": definition,  # its own masked span filled in
         "split": None,
         "category": "event",
+        "year_missing": NO_DATE,
     }
     mentions = [
         (r["id"], r["span"], r["sentence"][r["mention_start"] : r["mention_end"]]) for r in rows
@@ -149,6 +155,39 @@ def test_ekp_probe_sentences_are_one_example_each(tmp_path):
     ]
     ufc = "UFC 250 was a mixed martial arts event held in Nevada in June 2020."
     assert rows[2]["definition"] == ufc
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["groups"] == {"unknown": 3} and stats["undated"] == {NO_DATE: 3}
+
+
+def test_ekp_rows_take_the_year_ecbd_gives_their_wikipedia_page(tmp_path):
+    """The EKP release carries no origination date; ECBD's rows carry their page's year, and
+    EKP ids are ECBD ids ({title}_{pageid}_...): Mangum Fire (page 64297770) is dated by
+    ECBD's 2020 row, UFC 250 (63727929), in none of the files given, says why it is not."""
+    out = imported(tmp_path, "ecbd-ekp", EKP, "--years-from", DATES, "--years-from", ECBD[0])
+    rows = list(read_jsonl(out / "examples.jsonl"))
+    assert [(r["entity"], r["year"], r.get("year_missing")) for r in rows] == [
+        ("Mangum Fire", "2020", None),
+        ("Mangum Fire", "2020", None),
+        ("UFC 250", "unknown", "its Wikipedia page (63727929) is in none of ECBD's rows given"),
+    ]
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["groups"] == {"2020": 2, "unknown": 1}
+    assert stats["undated"] == {rows[2]["year_missing"]: 1}
+    assert json.loads((out / "metrics.json").read_text())["undated"] == 1
+    # a year given for every row wins
+    given = imported(tmp_path / "given", "ecbd-ekp", EKP, "--years-from", DATES, "--year", "2021")
+    rows = list(read_jsonl(given / "examples.jsonl"))
+    assert {r["year"] for r in rows} == {"2021"} and not any("year_missing" in r for r in rows)
+
+
+def test_ecbd_rows_that_disagree_on_a_page_date_none_of_its_rows(tmp_path):
+    mangum = json.loads((DATES / "2020" / "np_spans_test.json").read_text())
+    later = {**mangum, "ex_id": "Mangum Fire_64297770_4_0", "year": 2021}
+    dates = _write(tmp_path / "dates.json", [mangum, later])
+    out = imported(tmp_path, "ecbd-ekp", EKP, "--years-from", dates)
+    rows = list(read_jsonl(out / "examples.jsonl"))
+    assert rows[0]["year"] == "unknown"
+    assert rows[0]["year_missing"] == "ECBD's rows of its Wikipedia page (64297770) give 2020, 2021"
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -213,11 +252,17 @@ def tiny_causal(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("fmt", ["ecbd", "ecbd-ekp"])
 def test_an_imported_set_is_probed_by_span_ppl(tmp_path, tiny_causal, fmt):
-    data = imported(tmp_path, fmt, *(ECBD if fmt == "ecbd" else [EKP]))
+    files = ECBD if fmt == "ecbd" else [EKP, "--years-from", DATES]
+    data = imported(tmp_path, fmt, *files)
     out = tmp_path / "probe"
-    result = invoke("probe", "span-ppl", data, "-m", tiny_causal, "--device", "cpu", "-o", out)
+    args = ["-m", tiny_causal, "--device", "cpu", "--cutoff-year", "2019", "-o", out]
+    result = invoke("probe", "span-ppl", data, *args)
     assert result.exit_code == 0, result.output
     predictions = pq.read_table(out / "predictions.parquet").to_pylist()
+    (model,) = json.loads((out / "metrics.json").read_text())["models"].values()
+    groups = {g: v["original"]["n"] for g, v in model["by_group"].items()}
+    # the 2019 entities are seen by a model of 2019, the 2020 one (dated by ECBD) unseen
+    assert groups == ({"popular": 1, "seen": 3} if fmt == "ecbd" else {"unseen": 2})
     rows = {r["id"]: r for r in read_jsonl(data / "examples.jsonl")}
     conditions = ["original", "no-ent", "random-def", "definition"]
     assert sorted((p["id"], p["condition"]) for p in predictions) == sorted(

@@ -11,12 +11,18 @@ and checked, and the first definition sentence, markers removed, as the definiti
 
 Entity knowledge propagation (Onoe et al., ACL 2023) rows hold an entity (``ent_str``), its
 definition with a masked span of its own (``def_target``) and probe sentences, each masked
-with its ``label``; each probe sentence becomes one row, the definition filled in.
+with its ``label``; each probe sentence becomes one row, the definition filled in. They carry
+no origination date: their ids are ECBD's (``{title}_{pageid}_{paragraph}_{sentence}``), and
+ECBD's rows carry the year of their entity's Wikipedia page (the first of its Wikidata start,
+announcement, discovery, inception or introduction dates, as Onoe et al., 2022, describe it),
+so ECBD's release files, given beside them, date them (:func:`page_years`). A row left
+undated says why in ``year_missing``.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -137,6 +143,52 @@ def _title(ex_id: str) -> str | None:
     return None
 
 
+def _page(ex_id: str) -> str | None:
+    """The Wikipedia page id of an id ``{title}_{pageid}_{paragraph}_{sentence}``."""
+    parts = ex_id.rsplit("_", 3)
+    if len(parts) == 4 and all(p.isdigit() for p in parts[1:]):
+        return parts[1]
+    return None
+
+
+def _page_year(record: dict) -> tuple[str | None, str]:
+    return _page(row_checks.row_id(record["ex_id"], "ex_id")), row_checks.year(record["year"])
+
+
+def page_years(paths: Sequence[Path], problems: Problems) -> dict[str, set[str]]:
+    """The origination years ECBD's released rows give each Wikipedia page (by page id, from
+    the rows' ``ex_id``), popular ones included: the rows' own ``year``, whatever group their
+    folder makes them. A row whose id names no page dates nothing."""
+    years: dict[str, set[str]] = defaultdict(set)
+    for path in release_files(paths, JSON_SUFFIXES):
+        for _, _, (page, year) in converted(path, problems, "ecbd", _page_year):
+            if page is not None:
+                years[page].add(year)
+    return dict(years)
+
+
+UNDATED = "unknown"  # the year of a row that has none
+
+
+def dating(ex_id: str, years: dict[str, set[str]] | None) -> tuple[str, str | None]:
+    """(year, why it is missing) of an entity-knowledge-propagation row: its page's year in
+    ``years`` (ECBD's, :func:`page_years`; None when no ECBD file was given)."""
+    page = _page(ex_id)
+    if years is None:
+        return UNDATED, (
+            "the release gives no origination date; give ECBD's release files (years_from) to "
+            "date its entities by their Wikipedia page"
+        )
+    if page is None:
+        return UNDATED, f"its id {ex_id!r} names no Wikipedia page id to find in ECBD's rows"
+    found = sorted(years.get(page, ()), key=int)
+    if not found:
+        return UNDATED, f"its Wikipedia page ({page}) is in none of ECBD's rows given"
+    if len(found) > 1:
+        return UNDATED, f"ECBD's rows of its Wikipedia page ({page}) give {', '.join(found)}"
+    return found[0], None
+
+
 def _span_kind(released: str) -> str:
     """The builder's span types: NP-COMMON and NP-PROPER are np spans, the others random."""
     lowered = released.lower()
@@ -166,8 +218,15 @@ def read_ecbd(
     return rows
 
 
-def ekp_rows(record: dict, split: str | None, year: str, span_type: str) -> list[dict]:
-    """One span-ppl row per probe sentence of an entity-knowledge-propagation record."""
+def ekp_rows(
+    record: dict,
+    split: str | None,
+    year: str | None,
+    span_type: str,
+    years: dict[str, set[str]] | None = None,
+) -> list[dict]:
+    """One span-ppl row per probe sentence of an entity-knowledge-propagation record, of the
+    year given, or else of its page's year in ``years`` (:func:`dating`)."""
     entity = row_checks.text(record["ent_str"], "ent_str")
     definition, _ = fill(
         record["definition"], span_of_target(record["def_target"], "def_target"), "definition"
@@ -176,6 +235,9 @@ def ekp_rows(record: dict, split: str | None, year: str, span_type: str) -> list
     if not isinstance(probes, dict) or not probes:
         raise ValueError("probe_sentences must map template names to {probe_sentence, label}")
     ex_id = row_checks.row_id(record["ex_id"], "ex_id")
+    missing = None
+    if year is None:
+        year, missing = dating(ex_id, years)
     rows = []
     for name, probe in probes.items():
         if not isinstance(probe, dict) or not {"probe_sentence", "label"} <= set(probe):
@@ -201,6 +263,7 @@ def ekp_rows(record: dict, split: str | None, year: str, span_type: str) -> list
                 "definition": _unmarked(definition),
                 "split": split,
                 "category": record.get("category"),
+                **({"year_missing": missing} if missing else {}),
             }
         )
     return [row_checks.check_ecbd_row(row) for row in rows]
@@ -210,18 +273,24 @@ def read_ekp(
     paths: Sequence[Path],
     problems: Problems,
     split: str | None = None,
-    year: str = "unknown",
+    year: str | None = None,
     span_type: str | None = None,
+    years_from: Sequence[Path] = (),
 ) -> list[dict]:
     """Span-ppl rows of released entity-knowledge-propagation files: one per probe sentence.
-    The span type is ``span_type`` or the file name's (``..._np_...``, ``..._random_...``)."""
+    The span type is ``span_type`` or the file name's (``..._np_...``, ``..._random_...``);
+    the year ``year``, or else the one ECBD's release files ``years_from`` give the row's
+    Wikipedia page (``unknown`` where they give none, with the reason in ``year_missing``)."""
+    years = page_years(years_from, problems) if years_from and year is None else None
     rows: list[dict] = []
     ids = row_checks.UniqueIds()
     for path in release_files(paths, JSON_SUFFIXES):
         words = set(re.findall(r"[a-z]+", path.stem.lower()))
         kind = span_type or ("np" if "np" in words else "random" if "random" in words else "")
         file_split = split or split_from_name(path)
-        convert = partial(ekp_rows, split=file_split, year=year, span_type=kind or "unknown")
+        convert = partial(
+            ekp_rows, split=file_split, year=year, span_type=kind or "unknown", years=years
+        )
         for where, _, probes in converted(path, problems, "ecbd-ekp", convert):
             try:
                 ids.claim([row["id"] for row in probes], where)
@@ -230,3 +299,8 @@ def read_ekp(
                 continue
             rows += probes
     return rows
+
+
+def undated(rows: Sequence[dict]) -> dict[str, int]:
+    """The rows without a year, counted by why."""
+    return dict(Counter(row["year_missing"] for row in rows if row.get("year_missing")))

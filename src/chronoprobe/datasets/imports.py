@@ -163,13 +163,20 @@ class ECBDImportParams(ImportParams):
 
 
 def _write_ecbd(ctx: StepContext, params: Any, rows: list[dict], problems) -> None:
+    from chronoprobe.datasets.ecbd_release import undated
     from chronoprobe.datasets.writers import write_ecbd_rows
 
     if not rows:
         raise _nothing(params, problems, "examples")
     entities = len({row["entity"] for row in rows})
-    stats = write_ecbd_rows(ctx.out_dir, rows, {"entities": entities})
+    missing = undated(rows)
+    extra = {"entities": entities, **({"undated": missing} if missing else {})}
+    stats = write_ecbd_rows(ctx.out_dir, rows, extra)
     headline = {"examples": stats["examples"], "groups": len(stats["groups"])}
+    if missing:
+        headline["undated"] = sum(missing.values())
+        for why, n in missing.items():
+            ctx.log.warning(f"{n:,} examples without a year: {why}")
     _finish(ctx, params, problems, "ecbd", headline)
 
 
@@ -201,10 +208,17 @@ def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Pa
 
 class EKPImportParams(ImportParams):
     split: str | None = Field(None, description=SPLIT_HELP)
-    year: str = Field(
-        "unknown",
-        description="Year group of every row (the released rows carry none; their ECBD "
-        "entities originated in 2020 and 2021).",
+    years_from: list[ExistingPath] = Field(
+        [],
+        description="ECBD's release files, or their folder, to date the entities: the "
+        "released rows carry no origination date, and each takes the year ECBD's rows give "
+        "its Wikipedia page (the page id in ex_id). A row left undated has year unknown and "
+        "says why in year_missing, as stats.json counts them.",
+    )
+    year: str | None = Field(
+        None,
+        description="Year group of every row, whatever years_from gives (default: each row's "
+        "year from years_from).",
     )
     span_type: str | None = Field(
         None, description="Span type of every row (default: np or random, from the file name)."
@@ -227,15 +241,19 @@ def import_ecbd_ekp(ctx: StepContext, params: EKPImportParams, inputs: dict[str,
     sentence of an entity, as the span-ppl view reads them.
 
     Each probe sentence is one example, its label's span in the gap; the entity's definition,
-    its own masked span (def_target) filled in, is the DEFINITION condition's. Writes
-    examples.jsonl and stats.json, as `build ecbd` does.
+    its own masked span (def_target) filled in, is the DEFINITION condition's. The rows carry
+    no origination date: --years-from ECBD's release files dates each by its Wikipedia page.
+    Writes examples.jsonl and stats.json, as `build ecbd` does.
 
-    Example: chronoprobe import ecbd-ekp all_ent_2020_2021_np_500samples.json -o ekp/
+    Example: chronoprobe import ecbd-ekp all_ent_2020_2021_np_500samples.json --years-from
+    ecbd/ -o ekp/
     """
     from chronoprobe.datasets.ecbd_release import read_ekp
 
     problems = _problems(params)
-    rows = read_ekp(params.paths, problems, params.split, params.year, params.span_type)
+    rows = read_ekp(
+        params.paths, problems, params.split, params.year, params.span_type, params.years_from
+    )
     _write_ecbd(ctx, params, rows, problems)
 
 
@@ -314,4 +332,10 @@ def show(out: Path):
     return show_family(out)
 
 
-variant_kind("import", "format", IMPORTERS, inputs=(), fingerprint=files_fingerprint, show=show)
+def _fingerprint(params: Any) -> Any:
+    """The files an import reads: its paths, and the ECBD files that date its rows."""
+    dating = getattr(params, "years_from", [])
+    return files_fingerprint(params.model_copy(update={"paths": [*params.paths, *dating]}))
+
+
+variant_kind("import", "format", IMPORTERS, inputs=(), fingerprint=_fingerprint, show=show)

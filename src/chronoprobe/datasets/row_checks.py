@@ -186,7 +186,7 @@ ECBD_FIELDS = (
     "definition",
     "split",
 )
-ECBD_OPTIONAL = ("released_span_type", "category")
+ECBD_OPTIONAL = ("released_span_type", "category", "year_missing")
 _OFFSETS = ("mention_start", "mention_end", "span_start", "span_end")
 
 
