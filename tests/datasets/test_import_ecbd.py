@@ -272,3 +272,17 @@ def test_an_imported_set_is_probed_by_span_ppl(tmp_path, tiny_causal, fmt):
         assert p["span"] == rows[p["id"]]["span"]
         if p["condition"] == "definition":
             assert p["definition_of"] == rows[p["id"]]["entity"]
+
+
+def test_the_ecbd_files_that_date_the_rows_key_the_cached_import(tmp_path):
+    """A step cached on the EKP files alone would serve the old years after the ECBD files
+    that date them change."""
+    from chronoprobe.datasets.imports import EKPImportParams, _fingerprint
+
+    dates = tmp_path / "dates.json"
+    dates.write_text((DATES / "2020" / "np_spans_test.json").read_text())
+    params = EKPImportParams(paths=[EKP], years_from=[dates])
+    before = _fingerprint(params)
+    assert [str(dates) in entry for entry in before] == [False, True]
+    dates.write_text(dates.read_text().replace('"2020"', '"2021"'))
+    assert _fingerprint(params) != before
