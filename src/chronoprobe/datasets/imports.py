@@ -206,20 +206,18 @@ def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Pa
     _write_ecbd(ctx, params, rows, problems)
 
 
+YEARS_FROM_HELP = (
+    "ECBD's release files, or their folder, to date the entities: the released rows carry no "
+    "origination date, and each takes the year ECBD's rows give its Wikipedia page (the page id "
+    "in ex_id). A row left undated has year unknown and says why in year_missing, as stats.json "
+    "counts them."
+)
+
+
 class EKPImportParams(ImportParams):
     split: str | None = Field(None, description=SPLIT_HELP)
-    years_from: list[ExistingPath] = Field(
-        [],
-        description="ECBD's release files, or their folder, to date the entities: the "
-        "released rows carry no origination date, and each takes the year ECBD's rows give "
-        "its Wikipedia page (the page id in ex_id). A row left undated has year unknown and "
-        "says why in year_missing, as stats.json counts them.",
-    )
-    year: str | None = Field(
-        None,
-        description="Year group of every row, whatever years_from gives (default: each row's "
-        "year from years_from).",
-    )
+    years_from: list[ExistingPath] = Field([], description=YEARS_FROM_HELP)
+    year: str | None = Field(None, description="Year group of every row, instead of years_from's.")
     span_type: str | None = Field(
         None, description="Span type of every row (default: np or random, from the file name)."
     )
