@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chronoprobe.metrics.uncertainty import wilson_interval
+from chronoprobe.metrics.uncertainty import NO_INTERVAL, short_reason, wilson_interval
 from chronoprobe.probes.series_matrix import read_predictions, with_temporal_ranks
 
 BLOCKS = {f"{a}-{a + 4}": range(a, a + 5) for a in range(2000, 2025, 5)}
@@ -27,6 +27,15 @@ DRAWS = 2000
 
 def _figure(value: float, low: float, high: float, digits: int = 2) -> str:
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _estimate(group: dict, name: str, digits: int = 3) -> str:
+    """``group[name]`` with its interval, or with why it has none ("no spread": every
+    resample gives one value, as F1 0 of a year whose answers all score 0)."""
+    interval = group.get(f"{name}_ci95")
+    if interval is None:
+        return f"{group[name]:.{digits}f} ({short_reason(group.get(name + NO_INTERVAL, ''))})"
+    return _figure(group[name], *interval, digits=digits)
 
 
 def _accuracy(rows: list[dict]) -> str:
@@ -71,7 +80,7 @@ def year_table(steps: Path, rows: list[dict]) -> None:
             f"{_accuracy([r for r in here if not _gap_first(r)])} | "
             f"{_accuracy([r for r in here if _gap_first(r)])} | "
             f"{_accuracy([r for r in here if r.get('split') == 'updated'])} | "
-            f"{_figure(f1['f1'], *f1['f1_ci95'], digits=3)} ({f1['n']}) |"
+            f"{_estimate(f1, 'f1')} ({f1['n']}) |"
         )
 
 
