@@ -322,6 +322,7 @@ VIEWS: Registry[View] = Registry(
         "recite": "chronoprobe.probes.recite:RECITE",
         "generate": "chronoprobe.probes.generate:GENERATE",
         "date-context": "chronoprobe.probes.date_consistency:DATE_CONTEXT",
+        "cutoff": "chronoprobe.probes.cutoff:CUTOFF",
     },
 )
 
