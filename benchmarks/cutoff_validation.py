@@ -24,8 +24,8 @@ from chronoprobe.metrics.cutoff import Cutoff, within
 
 def _as_cutoff(group: dict) -> Cutoff:
     return Cutoff(
-        group["kind"], group["cutoff"], group.get("best_split"), None, None, (None, None),
-        None, None, [], group["changes"], group["subjects"],
+        group["kind"], group["cutoff"], None, None, (None, None), None, None, [],
+        group["changes"], group["subjects"],
     )  # fmt: skip
 
 
