@@ -51,7 +51,7 @@ def table(run: Path) -> dict:
                         "relation": relation,
                         "estimate": group["cutoff"],
                         "kind": group["kind"],
-                        "interval": group.get("cutoff_ci95"),
+                        "interval": group.get("cutoff_interval"),
                         "changes": group["changes"],
                         "within_one": hit,
                     }

@@ -110,7 +110,7 @@ def test_a_model_that_knows_the_world_up_to_a_year_has_its_cutoff_there(drift, y
     assert entry["evidence"] == "scores"
     overall = entry["overall"]
     assert (overall["kind"], overall["cutoff"]) == ("step", str(year))
-    low, high = overall["cutoff_ci95"]
+    low, high = overall["cutoff_interval"]
     assert low <= str(year) <= high
     # at the cutoff the model prefers every new club; after it, the club it knows is the
     # earlier one, or, after a second move, neither (a tie)

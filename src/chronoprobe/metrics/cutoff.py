@@ -67,10 +67,17 @@ class Cutoff:
     subjects: int
 
     def to_dict(self) -> dict:
+        """As metrics.json holds it: the periods, and ``cutoff_year``, the cutoff as a number
+        with its interval (the decimal year its period starts; a period's span before the
+        first for ``before``), so that tables and plots can hold it."""
+        years = [decimal_year(p) for p in self.interval] if self.interval else None
         return {
+            "n": self.changes,
             "kind": self.kind,
             "cutoff": self.cutoff,
-            "cutoff_ci95": list(self.interval) if self.interval else None,
+            "cutoff_interval": list(self.interval) if self.interval else None,
+            "cutoff_year": None if self.cutoff is None else decimal_year(self.cutoff),
+            "cutoff_year_ci95": years if self.cutoff is not None else None,
             "p_value": self.p_value,
             "level_at": self.levels[0],
             "level_after": self.levels[1],
@@ -121,6 +128,18 @@ def _last_above(z: np.ndarray, threshold: float) -> np.ndarray:
     above = np.nan_to_num(z, nan=-np.inf) > threshold
     last = z.shape[-1] - 1 - np.argmax(above[..., ::-1], axis=-1)
     return np.where(above.any(axis=-1), last, -2)
+
+
+def decimal_year(label: str) -> float:
+    """A period label as the decimal year its period starts (2019-Q3: 2019.5); ``before P``:
+    one span of P earlier."""
+    from chronoprobe.time import Period
+
+    before = label.startswith("before ")
+    period = Period.parse(label.removeprefix("before "))
+    first, last = period.months()
+    start = period.year + (first - 1) / 12
+    return start - (last - first + 1) / 12 if before else start
 
 
 def _period_label(index: int, order: Sequence[str]) -> str:

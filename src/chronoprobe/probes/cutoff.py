@@ -273,9 +273,16 @@ def cutoff_metrics(predictions: Sequence[dict], params: CutoffParams) -> dict:
         "evidence": evidence[0] if len(evidence) == 1 else evidence,
         "estimator": ESTIMATOR,
         "periods": order,
-        "cutoff": None if overall is None else overall["cutoff"],
-        "cutoff_kind": None if overall is None else overall["kind"],
-        "cutoff_ci95": None if overall is None else overall["cutoff_ci95"],
+        **{
+            key: (overall or {}).get(field)
+            for key, field in (
+                ("cutoff", "cutoff"),
+                ("cutoff_kind", "kind"),
+                ("cutoff_interval", "cutoff_interval"),
+                ("cutoff_year", "cutoff_year"),
+                ("cutoff_year_ci95", "cutoff_year_ci95"),
+            )
+        },
         "overall": overall,
         "by_relation": by_relation,
     }
@@ -285,7 +292,7 @@ def _figures(metrics: dict) -> dict:
     def said(group: dict | None) -> str:
         if not group or group.get("cutoff") is None:
             return (group or {}).get("kind", "none")
-        interval = group.get("cutoff_ci95")
+        interval = group.get("cutoff_interval")
         at = f"{group['kind']} {group['cutoff']}" if group["kind"] != "step" else group["cutoff"]
         return f"{at} [{interval[0]}, {interval[1]}]" if interval else at
 

@@ -18,7 +18,7 @@ def said(group: dict | None) -> str:
         why = group.get("why")
         return f"{group.get('kind')} ({why})" if why else "none found"
     where = {"step": "", "after": "at or after ", "before": ""}.get(group["kind"], "")
-    interval = group.get("cutoff_ci95")
+    interval = group.get("cutoff_interval")
     ends = f" [{interval[0]}, {interval[1]}]" if interval else ""
     return f"{where}{group['cutoff']}{ends}"
 
