@@ -1,32 +1,29 @@
 """Effective knowledge cutoffs: the last period whose answers a model prefers to the answers
-before them, found on its preference curve.
+before them, as a changepoint of its preference curve.
 
 Cheng et al. ("Dated Data: Tracing Knowledge Cutoffs in Large Language Models", COLM 2024)
 define a resource's *effective cutoff* as the version of it a model aligns with best. For facts
 the versions are periods, and the evidence is the facts that changed: wherever a subject's
-answer changed at period t (its answers differ from the period before), the model either prefers
-the new answers (a preference of 1), the earlier ones (0), or neither (0.5, a tie). A model that
-knows the world up to period c prefers the new answers of the changes at c, and the earlier
-answers of the change right after c (the answer it knows); before c, a model that knows every
-fact of its past prefers the new answers too, while one that knows only the present of c prefers
-either with even chance; after c, the new answers are unknown to it. Either way the preference of
-period c stands above that of the periods after it, and no later period's does.
+answer changed at period t (its answers differ from the period before), the model either
+prefers the new answers (a preference of 1), the earlier ones (0), or neither (0.5, a tie). A
+model that knows the world up to period c prefers the new answers of the changes up to c more
+than those of the changes after it, which it cannot know: its preference curve (the mean
+preference of the changes at each period) falls after c, a step down.
 
-The estimator, exactly. Let the periods that have changes be ``p_0 < ... < p_{m-1}``, and each
-change i have its period and preference ``w_i``; ``v`` is the variance of all ``w``. For each
-period ``j``, its excess is ``z_j = (mean_j - mean_after) / sqrt(v (1/n_j + 1/n_after))``, the
-mean preference of its changes against the mean of every change after it (for the last period,
-against every change before it, so that a model whose knowledge ends with the set's last period
-is told too). The cutoff is the last period whose excess is significant: ``z_j`` above the
-``1 - alpha`` quantile of the largest excess over every period when the changes' periods are
-shuffled (``permutations`` times; a max-T permutation test, so that the chance of a false
-cutoff anywhere on the curve is ``alpha``). A cutoff at ``p_{m-1}`` is ``"after"``: the model
-knows the set's whole span. Without a significant excess the curve has one level, and the mean
-preference with its 95% interval tells which: above 0.5, the model prefers every change's new
-answers (``"after"``, at or after ``p_{m-1}``); below 0.5, none of them (``"before"`` ``p_0``);
-across 0.5, no cutoff is found (``"none"``). The estimate's 95% interval is the percentile
-bootstrap over subjects (a subject's changes resampled together), each resample deciding by the
-same threshold.
+The estimator, exactly. Let the periods that have changes be ``p_1 < ... < p_m``, and for each
+change i its period ``k_i`` and preference ``w_i``. For each split ``j`` in 1..m-1 (the first
+``j`` periods known), fit one level before and one after by least squares; the sum of squared
+errors is smallest where ``S_1^2/N_1 + S_2^2/N_2`` is largest (``S`` the sum of the preferences
+of a segment, ``N`` its count), among the splits whose level falls (``S_1/N_1 > S_2/N_2``).
+The best split ``j`` is a cutoff at ``p_j`` when it is significant: a permutation test (the
+changes' periods shuffled ``permutations`` times; the p-value the share of shuffles whose best
+split fits as much better than one level as the real one, counted with it) below
+``alpha``. Otherwise the curve has one level, and the mean preference with its 95% interval
+tells which: above 0.5, the model prefers every change's new answers (its cutoff is at or after
+``p_m``: ``"after"``); below 0.5, none of them (before ``p_1``: ``"before"``); across 0.5, no
+preference, and no cutoff is found (``"none"``). The estimate's 95% interval is the percentile
+bootstrap of the split over subjects (a subject's changes resampled together), each resample
+deciding by the fit alone: a split where the level falls, else the side of 0.5 its mean lies on.
 """
 
 from __future__ import annotations
@@ -47,19 +44,20 @@ STEP, AFTER, BEFORE, NONE = "step", "after", "before", "none"
 class Cutoff:
     """A model's effective cutoff over a group of changes.
 
-    ``kind``: ``step`` (the preference of ``cutoff`` stands above every later period's),
-    ``after`` (the cutoff is at or after ``cutoff``, the last period with changes), ``before``
-    (before ``cutoff``'s period, the first), ``none`` (``cutoff`` None). ``interval``: the
-    bootstrap's 95% interval as two periods (``before P`` for a low end before the first).
-    ``p_value``: the max-T permutation p-value of the cutoff's excess (None without one).
-    ``levels``: the mean preference at the cutoff and after it. ``curve``: per period, the
-    mean preference with its interval, its excess and the changes it rests on."""
+    ``kind``: ``step`` (the preference falls after ``cutoff``), ``after`` (every change's new
+    answers preferred: the cutoff is at or after ``cutoff``, the last period), ``before`` (none
+    preferred: before ``cutoff``, the first period), ``none`` (no preference either way;
+    ``cutoff`` None). ``interval``: the bootstrap's 95% interval as two periods (``before`` the
+    first for a low end before it). ``split``: the least-squares split (the last period
+    before the fall), significant or not (None where the level never falls). ``curve``: per period, the mean preference with its
+    interval and the changes it rests on. ``changes``, ``subjects``: what it rests on."""
 
     kind: str
     cutoff: str | None
+    split: str | None
     interval: tuple[str, str] | None
     p_value: float | None
-    levels: tuple[float | None, float | None]
+    levels: tuple[float | None, float | None]  # the preference before and after the split
     preference: float | None  # over every change, with its interval
     preference_ci95: tuple[float, float] | None
     curve: list[dict]
@@ -78,8 +76,9 @@ class Cutoff:
             "cutoff_interval": list(self.interval) if self.interval else None,
             "cutoff_year": None if self.cutoff is None else decimal_year(self.cutoff),
             "cutoff_year_ci95": years if self.cutoff is not None else None,
+            "best_split": self.split,
             "p_value": self.p_value,
-            "level_at": self.levels[0],
+            "level_before": self.levels[0],
             "level_after": self.levels[1],
             "preference": self.preference,
             "preference_ci95": list(self.preference_ci95) if self.preference_ci95 else None,
@@ -87,47 +86,6 @@ class Cutoff:
             "subjects": self.subjects,
             "curve": self.curve,
         }
-
-
-def excess(sums: np.ndarray, counts: np.ndarray, variance: float) -> np.ndarray:
-    """For (..., m) per-period sums and counts of preferences, each period's standardised
-    excess over the periods after it (the last period's over those before it); NaN where a
-    side is empty or nothing varies."""
-    total_s, total_n = sums.sum(axis=-1, keepdims=True), counts.sum(axis=-1, keepdims=True)
-    after_s = total_s - np.cumsum(sums, axis=-1)
-    after_n = total_n - np.cumsum(counts, axis=-1)
-    other_s = np.concatenate([after_s[..., :-1], total_s - sums[..., -1:]], axis=-1)
-    other_n = np.concatenate([after_n[..., :-1], total_n - counts[..., -1:]], axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        difference = sums / counts - other_s / other_n
-        spread = np.sqrt(variance * (1 / counts + 1 / other_n))
-        z = difference / spread
-    return np.where((counts > 0) & (other_n > 0) & (spread > 0), z, np.nan)
-
-
-def _shuffled_maxima(
-    periods: np.ndarray, wins: np.ndarray, m: int, variance: float, permutations: int, seed: int
-) -> np.ndarray:
-    """The largest excess over periods in each of ``permutations`` shuffles of the changes'
-    periods: the null distribution of the max-T test."""
-    rng = np.random.default_rng(seed)
-    counts = np.bincount(periods, minlength=m).astype(float)
-    largest, block = [], max(1, (1 << 22) // max(len(wins), 1))
-    for start in range(0, permutations, block):
-        size = min(block, permutations - start)
-        shuffled = rng.permuted(np.tile(periods, (size, 1)), axis=1)
-        flat = (shuffled + (np.arange(size) * m)[:, None]).ravel()
-        sums = np.bincount(flat, np.tile(wins, size), size * m).reshape(size, m)
-        z = excess(sums, np.broadcast_to(counts, (size, m)), variance)
-        largest.append(np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=-1))
-    return np.concatenate(largest)
-
-
-def _last_above(z: np.ndarray, threshold: float) -> np.ndarray:
-    """The last period of each row whose excess is above ``threshold`` (-2: none)."""
-    above = np.nan_to_num(z, nan=-np.inf) > threshold
-    last = z.shape[-1] - 1 - np.argmax(above[..., ::-1], axis=-1)
-    return np.where(above.any(axis=-1), last, -2)
 
 
 def decimal_year(label: str) -> float:
@@ -140,6 +98,52 @@ def decimal_year(label: str) -> float:
     first, last = period.months()
     start = period.year + (first - 1) / 12
     return start - (last - first + 1) / 12 if before else start
+
+
+def _gains(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """For (..., m) per-period sums and counts, the (..., m - 1) gain of each split over one
+    level (how much smaller its squared error is), -inf where the level does not fall or a
+    segment is empty."""
+    s1, n1 = np.cumsum(sums, axis=-1)[..., :-1], np.cumsum(counts, axis=-1)[..., :-1]
+    total_s, total_n = sums.sum(axis=-1, keepdims=True), counts.sum(axis=-1, keepdims=True)
+    s2, n2 = total_s - s1, total_n - n1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = s1**2 / n1 + s2**2 / n2 - total_s**2 / total_n
+        falls = s1 / n1 > s2 / n2
+    return np.where((n1 > 0) & (n2 > 0) & falls, gain, -np.inf)
+
+
+def _decide(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The index of the last known period for each (..., m) row: the best falling split, else
+    m - 1 (a level above 0.5) or -1 (at or below)."""
+    m = sums.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        level = sums.sum(axis=-1) / counts.sum(axis=-1)
+    by_level = np.where(level > 0.5, m - 1, -1)
+    if m < 2:
+        return by_level
+    gains = _gains(sums, counts)
+    best = gains.argmax(axis=-1)
+    found = np.take_along_axis(gains, best[..., None], axis=-1)[..., 0] > 0
+    return np.where(found, best, by_level)
+
+
+def _permutation_p(
+    periods: np.ndarray, wins: np.ndarray, m: int, observed: float, permutations: int, seed: int
+) -> float:
+    """The share of shuffles of the changes' periods whose best split gains at least
+    ``observed`` (the real data counted as one of them)."""
+    rng = np.random.default_rng(seed)
+    counts = np.bincount(periods, minlength=m).astype(float)
+    above, block = 0, max(1, (1 << 22) // max(len(wins), 1))
+    for start in range(0, permutations, block):
+        size = min(block, permutations - start)
+        shuffled = rng.permuted(np.tile(periods, (size, 1)), axis=1)
+        flat = (shuffled + (np.arange(size) * m)[:, None]).ravel()
+        sums = np.bincount(flat, np.tile(wins, size), size * m).reshape(size, m)
+        gains = _gains(sums, np.broadcast_to(counts, (size, m)))
+        above += int((gains.max(axis=-1) >= observed - 1e-12).sum())
+    return (above + 1) / (permutations + 1)
 
 
 def _period_label(index: int, order: Sequence[str]) -> str:
@@ -166,39 +170,35 @@ def effective_cutoff(
     index = {p: i for i, p in enumerate(present)}
     k = np.fromiter((index[p] for p in periods), np.int64, len(periods))
     w = np.asarray(wins, dtype=np.float64)
-    m, variance = len(present), float(w.var())
-    sums, counts = np.bincount(k, w, m), np.bincount(k, minlength=m).astype(float)
-    z = excess(sums, counts, variance)
-    threshold, maxima = np.inf, np.array([])
-    if m > 1 and variance > 0:
-        maxima = _shuffled_maxima(k, w, m, variance, permutations, seed)
-        threshold = float(np.quantile(maxima, 1 - alpha))
+    m = len(present)
+    sums = np.bincount(k, w, m)
+    counts = np.bincount(k, minlength=m).astype(float)
     overall = mean(list(w), list(subjects), resamples=resamples, seed=seed)
     curve = []
     for i, period in enumerate(present):
         mine = k == i
         chosen = [s for s, keep in zip(subjects, mine, strict=True) if keep]
         point = mean(list(w[mine]), chosen, resamples=resamples, seed=seed)
-        curve.append(
-            {
-                "period": period,
-                "preference": point.value,
-                "ci95": None if point.low is None else [point.low, point.high],
-                "excess": None if np.isnan(z[i]) else float(z[i]),
-                "n": point.n,
-            }
+        low_high = None if point.low is None else [point.low, point.high]
+        curve.append({"period": period, "preference": point.value, "ci95": low_high, "n": point.n})
+    gains = _gains(sums, counts)
+    split = int(gains.argmax()) if m > 1 else 0
+    p_value, levels, best = None, (None, None), None
+    kind = NONE
+    if m > 1 and np.isfinite(gains[split]) and gains[split] > 0:
+        best = present[split]
+        p_value = _permutation_p(k, w, m, float(gains[split]), permutations, seed)
+        before, after = slice(0, split + 1), slice(split + 1, m)
+        levels = (
+            float(sums[before].sum() / counts[before].sum()),
+            float(sums[after].sum() / counts[after].sum()),
         )
-    last = int(_last_above(z, threshold))
-    kind, at, p_value, levels = NONE, None, None, (None, None)
-    if last >= 0:
-        kind, at = (AFTER if last == m - 1 else STEP), last
-        p_value = (int((maxima >= z[last]).sum()) + 1) / (len(maxima) + 1)
-        after = k > last
-        levels = (float(w[k == last].mean()), float(w[after].mean()) if after.any() else None)
-    elif overall.low is not None and overall.low > 0.5:
-        kind, at = AFTER, m - 1
-    elif overall.high is not None and overall.high < 0.5:
-        kind, at = BEFORE, -1
+        kind = STEP if p_value < alpha else NONE
+    if kind != STEP:
+        if overall.low is not None and overall.low > 0.5:
+            kind, split = AFTER, m - 1
+        elif overall.high is not None and overall.high < 0.5:
+            kind, split = BEFORE, -1
     interval = None
     ids, groups = cluster_ids(list(subjects), len(w))
     if resamples > 0 and groups > 1:
@@ -206,18 +206,19 @@ def effective_cutoff(
         per_subject_counts = np.zeros((groups, m))
         np.add.at(per_subject_sums, (ids, k), w)
         np.add.at(per_subject_counts, (ids, k), 1.0)
-        decided = []
-        for c in resample_counts(groups, resamples, seed):
-            s, n = c @ per_subject_sums, c @ per_subject_counts
-            found = _last_above(excess(s, n, variance), threshold)
-            level = s.sum(axis=-1) / n.sum(axis=-1)
-            by_level = np.where(level > 0.5, m - 1, -1)
-            decided.append(np.where(found >= 0, found, by_level))
-        low, high = np.percentile(np.concatenate(decided), [2.5, 97.5], method="nearest")
+        decided = np.concatenate(
+            [
+                _decide(c @ per_subject_sums, c @ per_subject_counts)
+                for c in resample_counts(groups, resamples, seed)
+            ]
+        )
+        low, high = np.percentile(decided, [2.5, 97.5], method="nearest")
         interval = (_period_label(int(low), present), _period_label(int(high), present))
+    cutoff = None if kind == NONE else _period_label(split, present)
     return Cutoff(
         kind,
-        None if at is None else _period_label(at, present),
+        cutoff,
+        best,
         interval,
         p_value,
         levels,

@@ -44,6 +44,7 @@ from chronoprobe.probes.series_matrix import period_order
 from chronoprobe.probes.view import SKIPPED, Progress, RowsFormat, View
 
 KEYS = ("id", "period", "split", "relation", "subject")
+OTHERS = 3  # other subjects' sentences an answer's popularity is read from
 SCORES, ANSWERS = "scores", "answers"
 ESTIMATOR = (
     "the changepoint of the preference curve: the least-squares step down over periods, "
@@ -66,6 +67,13 @@ class CutoffParams(GenerateParams):
         description="The fewest changed facts a relation's estimate rests on; a relation with "
         "fewer is listed with its count and no estimate.",
     )
+    calibrate: bool = Field(
+        True,
+        description="Scores: compare each answer's score in the subject's sentence less its "
+        "mean score in three other subjects' sentences of the relation (how likely the model "
+        "finds the answer whoever the subject is), so that a popular answer is not taken for "
+        "knowledge; off: the raw scores.",
+    )
     permutations: int = Field(
         PERMUTATIONS,
         ge=1,
@@ -84,6 +92,9 @@ class Change:
     row: AskedRow
     new: tuple[tuple[str, ...], ...]
     old: tuple[tuple[str, ...], ...]
+    # sentences of the same relation about other subjects: where an answer's score says how
+    # likely the model finds it whoever the subject is
+    others: tuple = ()
 
     @property
     def cloze(self):
@@ -113,6 +124,7 @@ def read_changes(path: str | Path) -> list[Change]:
     known = rows[0].source.known
     order = period_order([r.period for r in rows if r.period])
     position = {p: i for i, p in enumerate(order)}
+    others = _other_subjects(rows)
     out = []
     for row in rows:
         if row.split == DELETED or row.period is None or row.timeline is not None:
@@ -125,13 +137,25 @@ def read_changes(path: str | Path) -> list[Change]:
         now = set(row.keys)
         new, old = sorted(now - previous), sorted(previous - now)
         if new and old:
-            out.append(Change(row, _names(known, new), _names(known, old)))
+            refs = tuple(c for subject, c in others.get(row.relation, ()) if subject != row.subject)
+            out.append(Change(row, _names(known, new), _names(known, old), refs[:OTHERS]))
     if not out:
         raise ValueError(
             f"{path}: no changed fact (no row whose answers differ from its subject's answers "
             "in the period before): an effective cutoff needs a set over several periods in "
             "which facts change, e.g. chronoprobe build drift KG --first 2010 --last 2020"
         )
+    return out
+
+
+def _other_subjects(rows: Sequence[AskedRow]) -> dict[str, list[tuple[str, Any]]]:
+    """Per relation, the sentence of each of its first subjects (in the file's order), at
+    most one more than :data:`OTHERS`, so that every change has that many about others."""
+    out: dict[str, list[tuple[str, Any]]] = {}
+    for row in rows:
+        mine = out.setdefault(row.relation, [])
+        if len(mine) <= OTHERS and all(subject != row.subject for subject, _ in mine):
+            mine.append((row.subject, row.cloze))
     return out
 
 
@@ -149,31 +173,49 @@ def _uses_scores(model: Any, params: CutoffParams) -> bool:
 
 def predict_cutoff(model, rows: Sequence[Change], params: CutoffParams, progress: Progress):
     if _uses_scores(model, params):
-        return _by_scores(model, rows, progress)
+        return _by_scores(model, rows, params, progress)
     return _by_answers(model, rows, params, progress)
 
 
-def _by_scores(model, changes: Sequence[Change], progress: Progress) -> list[dict]:
+def _by_scores(model, changes: Sequence[Change], params, progress: Progress) -> list[dict]:
+    """Each change's new and earlier answers scored in its sentence; with ``calibrate``, less
+    each answer's mean score in other subjects' sentences of the relation, so that an answer
+    the model finds likely whoever the subject is (a popular club) is not taken for one it
+    knows of this subject."""
     from chronoprobe.probes.cloze_views import in_gap
 
-    labels = [[n[0] for n in (*c.new, *c.old)] for c in changes]
+    def contexts(change: Change) -> tuple:
+        return (change.cloze, *change.others) if params.calibrate else (change.cloze,)
+
     unique = list(
         dict.fromkeys(
-            (c.cloze, label) for c, ls in zip(changes, labels, strict=True) for label in ls
+            (cloze, n[0])
+            for c in changes
+            for n in (*c.new, *c.old)
+            for cloze in contexts(c)
         )
     )
     requests = [
         ScoreRequest(in_gap(cloze, label), label, right_context=True) for cloze, label in unique
     ]
     scored = dict(zip(unique, model.score(requests, progress=progress), strict=True))
+
+    def lift(change: Change, label: str) -> float | None:
+        own = scored[change.cloze, label]
+        others = [scored[c, label] for c in contexts(change)[1:]]
+        if own is None or any(s is None for s in others):
+            return None
+        popular = sum(s.logprob for s in others) / len(others) if others else 0.0
+        return own.logprob - popular
+
     out = []
     for change in changes:
-        new = [scored[change.cloze, n[0]] for n in change.new]
-        old = [scored[change.cloze, n[0]] for n in change.old]
-        if any(s is None for s in (*new, *old)):
+        new = [lift(change, n[0]) for n in change.new]
+        old = [lift(change, n[0]) for n in change.old]
+        if any(v is None for v in (*new, *old)):
             out.append({**change.key(), SKIPPED: model.unfit_reason})
             continue
-        best_new, best_old = max(s.logprob for s in new), max(s.logprob for s in old)
+        best_new, best_old = max(new), max(old)
         preference = 1.0 if best_new > best_old else 0.0 if best_new < best_old else 0.5
         out.append(
             {
