@@ -122,7 +122,7 @@ for family in (
         "Effective knowledge cutoffs (Dated Data)",
         "Cheng et al., Dated Data: Tracing Knowledge Cutoffs in Large Language Models, COLM 2024",
         ("docs/cutoff.md",),
-        views=("cutoff",),
+        views=("cutoff", "doc-cutoff"),
     ),
 ):
     FAMILIES.add(family.name, family)
