@@ -189,10 +189,7 @@ def _by_scores(model, changes: Sequence[Change], params, progress: Progress) -> 
 
     unique = list(
         dict.fromkeys(
-            (cloze, n[0])
-            for c in changes
-            for n in (*c.new, *c.old)
-            for cloze in contexts(c)
+            (cloze, n[0]) for c in changes for n in (*c.new, *c.old) for cloze in contexts(c)
         )
     )
     requests = [

@@ -128,9 +128,9 @@ def _date(value: Any) -> TimePoint:
     return TimePoint.parse(value)
 
 
-def _texts(where: Iterator[tuple[str, dict]]) -> list[tuple[dict, str | None]]:
-    """(row, problem) of each row: its id, text, date and other text fields; a problem (why
-    the row is no dated text) raises ValueError at the row's place."""
+def _texts(where: Iterator[tuple[str, dict]]) -> list[tuple[dict, str]]:
+    """(row, place) of each (place, row) given: the row's id, text, date and other text
+    fields; a row that is no dated text raises ValueError naming its place."""
     out = []
     for place, row in where:
         if "text" in row:
