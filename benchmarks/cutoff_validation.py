@@ -81,9 +81,8 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     share = result["within_one"] / result["pairs"] if result["pairs"] else float("nan")
-    print(
-        f"(model, relation) pairs within one period: {result['within_one']} of {result['pairs']} ({share:.0%})"
-    )
+    pairs = f"{result['within_one']} of {result['pairs']} ({share:.0%})"
+    print(f"(model, relation) pairs within one period: {pairs}")
     print(
         f"models over all relations: {result['overall_within_one']} of {result['overall_models']}"
     )

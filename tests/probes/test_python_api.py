@@ -82,6 +82,7 @@ CASES = [
     ("date-context", "dates", {"model": "llama"}),
     ("recite", "lamatk", {"trained": "memorize"}),
     ("doc-cutoff", "world", {"model": "llama", "rows": "snippets.parquet", "limit": 200}),
+    ("cutoff", "drift", {"model": "roberta", "permutations": 100}),
 ]
 
 

@@ -49,7 +49,8 @@ class Cutoff:
     preferred: before ``cutoff``, the first period), ``none`` (no preference either way;
     ``cutoff`` None). ``interval``: the bootstrap's 95% interval as two periods (``before`` the
     first for a low end before it). ``split``: the least-squares split (the last period
-    before the fall), significant or not (None where the level never falls). ``curve``: per period, the mean preference with its
+    before the fall), significant or not (None where the level never falls). ``curve``: per
+    period, the mean preference with its
     interval and the changes it rests on. ``changes``, ``subjects``: what it rests on."""
 
     kind: str

@@ -371,7 +371,9 @@ def check_rows_kind(view: View, path: Path) -> None:
         names = fits[0] if len(fits) == 1 else f"{', '.join(fits[:-1])} or {fits[-1]}"
         kind, reader = (
             f"rows for the {names} view",
-            f"probe them with `chronoprobe probe {fits[0]}`",
+            f"probe them with `chronoprobe probe {fits[0]}`"
+            if len(fits) == 1
+            else "probe them with `chronoprobe probe VIEW`, VIEW one of those",
         )
     else:
         found = [(k, r) for k, fields, r in OTHER_ROWS if all(f in first for f in fields)]
