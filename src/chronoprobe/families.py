@@ -117,6 +117,13 @@ for family in (
         ("docs/timeline.md",),
         builders=("timeline", "timeline-oracle"),
     ),
+    Family(
+        "cutoff",
+        "Effective knowledge cutoffs (Dated Data)",
+        "Cheng et al., Dated Data: Tracing Knowledge Cutoffs in Large Language Models, COLM 2024",
+        ("docs/cutoff.md",),
+        views=("cutoff", "doc-cutoff"),
+    ),
 ):
     FAMILIES.add(family.name, family)
 

@@ -81,6 +81,8 @@ CASES = [
     ("span-ppl", "ecbd", {"model": "llama", "limit": 12}),
     ("date-context", "dates", {"model": "llama"}),
     ("recite", "lamatk", {"trained": "memorize"}),
+    ("doc-cutoff", "world", {"model": "llama", "rows": "snippets.parquet", "limit": 200}),
+    ("cutoff", "drift", {"model": "roberta", "permutations": 100}),
 ]
 
 

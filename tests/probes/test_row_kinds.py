@@ -64,14 +64,14 @@ def test_cloze_rows_given_to_span_ppl_name_every_cloze_view(tmp_path):
     path = rows_file(tmp_path, as_dicts())
     with pytest.raises(
         ValueError,
-        match=r"examples.jsonl:1: these are rows for the generate, multi-token, pll or "
+        match=r"examples.jsonl:1: these are rows for the cutoff, generate, multi-token, pll or "
         r"single-token view \(fields answer_labels, answers, id, period, query, relation, split, "
         r"subject\)",
     ) as err:
         read_rows_for("span-ppl", path)
     assert str(err.value).endswith(
         "not the span-ppl view's (it needs sentence, span_start, span_end, span); "
-        "probe them with `chronoprobe probe generate`"
+        "probe them with `chronoprobe probe VIEW`, VIEW one of those"
     )
 
 

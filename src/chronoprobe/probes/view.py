@@ -193,11 +193,16 @@ class ProbeParams(ModelOptions, ServedOptions, EngineOptions):
 class RowsFormat:
     """What a view reads: its rows file in a probe set, the fields that tell its rows from
     other files' and how to read them (cloze rows by default: a query with one [MASK] and
-    its answer labels)."""
+    its answer labels); ``also``: other sets of fields its reader takes as well (rows of
+    another view's kind, which are named as that view's)."""
 
     file: str = EXAMPLES
     fields: tuple[str, ...] = ("query", "answer_labels")
     read: Callable[[Path], Sequence[Any]] = read_rows
+    also: tuple[tuple[str, ...], ...] = ()
+
+    def takes(self, row: dict) -> bool:
+        return any(all(f in row for f in fields) for fields in (self.fields, *self.also))
 
 
 CLOZE_ROWS = RowsFormat()
@@ -318,6 +323,8 @@ VIEWS: Registry[View] = Registry(
         "recite": "chronoprobe.probes.recite:RECITE",
         "generate": "chronoprobe.probes.generate:GENERATE",
         "date-context": "chronoprobe.probes.date_consistency:DATE_CONTEXT",
+        "cutoff": "chronoprobe.probes.cutoff:CUTOFF",
+        "doc-cutoff": "chronoprobe.probes.doc_cutoff:DOC_CUTOFF",
     },
 )
 
@@ -353,14 +360,16 @@ def check_rows_kind(view: View, path: Path) -> None:
         number, first = next(iter(numbered_lines(path)), (0, None))
     except ValueError:
         return  # broken JSON: the view's reader names the line
-    if not isinstance(first, dict) or all(f in first for f in view.rows.fields):
+    if not isinstance(first, dict) or view.rows.takes(first):
         return
     fits = [v.name for _, v in VIEWS.items() if all(f in first for f in v.rows.fields)]
     if fits:
         names = fits[0] if len(fits) == 1 else f"{', '.join(fits[:-1])} or {fits[-1]}"
         kind, reader = (
             f"rows for the {names} view",
-            f"probe them with `chronoprobe probe {fits[0]}`",
+            f"probe them with `chronoprobe probe {fits[0]}`"
+            if len(fits) == 1
+            else "probe them with `chronoprobe probe VIEW`, VIEW one of those",
         )
     else:
         found = [(k, r) for k, fields, r in OTHER_ROWS if all(f in first for f in fields)]

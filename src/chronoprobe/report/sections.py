@@ -68,6 +68,8 @@ SECTIONS: Registry[SectionKind] = Registry(
         "probe:single-token": "chronoprobe.report.drift_section",
         "probe:multi-token": "chronoprobe.report.drift_section",
         "probe:pll": "chronoprobe.report.drift_section",
+        "probe:cutoff": "chronoprobe.report.cutoff_section",
+        "probe:doc-cutoff": "chronoprobe.report.doc_cutoff_section",
         "kgqa": "chronoprobe.report.kgqa_section",
         "series": "chronoprobe.report.series_section",
         "report": "chronoprobe.report.sections",

@@ -104,7 +104,10 @@ def _iso(years: np.ndarray, months: np.ndarray) -> pa.Array:
 
 
 def write_snippets(kg: TemporalKG, seed: int = 0) -> pa.Table:
-    """Dated snippets: the start and end of every fact, and what holds in some of its years."""
+    """Dated snippets: the start and end of every fact, and what holds in some of its years.
+
+    Each says which fact's relation it tells (``relation``) and how (``kind``: ``start``,
+    ``end`` or ``state``), so texts can be grouped by what they are about."""
     first, last = kg.year_range()
     facts = kg.facts
     subjects, objects = _labels(kg, "subject"), _labels(kg, "object")
@@ -125,7 +128,7 @@ def write_snippets(kg: TemporalKG, seed: int = 0) -> pa.Table:
             text = pc.binary_join_element_wise(
                 _date_prefix(start_y[rows], start_m[rows]), _fill(begin, s, o), ""
             )
-            pieces.append((rows, _iso(start_y[rows], start_m[rows]), start_y[rows], text))
+            pieces.append((rows, _iso(start_y[rows], start_m[rows]), start_y[rows], text, "start"))
         if finish:
             done = rows[end_known[rows]]
             text = pc.binary_join_element_wise(
@@ -133,7 +136,7 @@ def write_snippets(kg: TemporalKG, seed: int = 0) -> pa.Table:
                 _fill(finish, subjects.take(done), objects.take(done)),
                 "",
             )
-            pieces.append((done, _iso(end_y[done], end_m[done]), end_y[done], text))
+            pieces.append((done, _iso(end_y[done], end_m[done]), end_y[done], text, "end"))
         if state:
             span = np.maximum(end_y[rows] - start_y[rows] + 1, 1)
             count = np.minimum(span, STATE_YEARS)
@@ -144,15 +147,18 @@ def write_snippets(kg: TemporalKG, seed: int = 0) -> pa.Table:
             )
             years = start_y[rows][which] + offset
             text = _fill(state, s.take(which), o.take(which))
-            pieces.append((rows[which], _text(years), years, text))
+            pieces.append((rows[which], _text(years), years, text, "state"))
     index = np.concatenate([p[0] for p in pieces])
     order = np.lexsort((index, np.concatenate([p[2] for p in pieces])))
+    kinds = np.concatenate([np.full(len(p[0]), p[4]) for p in pieces])
     table = pa.table(
         {
             "entity": entity.take(pa.array(index[order])),
             "date": pa.concat_arrays([p[1] for p in pieces]).take(pa.array(order)),
             "year": pa.array(np.concatenate([p[2] for p in pieces])[order], pa.int32()),
             "text": pa.concat_arrays([p[3] for p in pieces]).take(pa.array(order)),
+            "relation": pa.array(relation[index[order]], pa.string()),
+            "kind": pa.array(kinds[order], pa.string()),
         }
     )
     ids = pc.binary_join_element_wise("s", _text(np.arange(table.num_rows)), "")

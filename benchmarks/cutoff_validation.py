@@ -1,0 +1,100 @@
+"""How often the effective-cutoff estimator recovers a model's known cutoff: the table of
+docs/cutoff.md, from a run of experiments/cutoff-validation.yaml.
+
+    chronoprobe run experiments/cutoff-validation.yaml --out runs/cutoff-validation
+    python benchmarks/cutoff_validation.py runs/cutoff-validation
+
+Every model of a cutoff step over a model series is named by its period, which is its true
+cutoff (it read the world's text up to that period, the last one last). For each (model,
+relation) with an estimate, and over all relations, the estimate is within one period of the
+truth when the step's cutoff is at most one period away (see
+:func:`chronoprobe.metrics.cutoff.within`); relations with too few changes are counted apart,
+with their reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from chronoprobe.metrics.cutoff import Cutoff, within
+
+
+def _as_cutoff(group: dict) -> Cutoff:
+    return Cutoff(
+        group["kind"], group["cutoff"], None, None, (None, None), None, None, [],
+        group["changes"], group["subjects"],
+    )  # fmt: skip
+
+
+def table(run: Path) -> dict:
+    rows, missed, few = [], Counter(), Counter()
+    for step in sorted((run / "steps").iterdir()):
+        path = step / "metrics.json"
+        if not path.is_file() or json.loads(path.read_text()).get("view") != "cutoff":
+            continue
+        metrics = json.loads(path.read_text())
+        for model, entry in metrics["models"].items():
+            order = entry["periods"]
+            groups = {"all": entry["overall"], **entry["by_relation"]}
+            for relation, group in groups.items():
+                if group is None or group.get("kind") == "too few changes":
+                    few[relation] += 1
+                    continue
+                hit = within(_as_cutoff(group), model, order)
+                rows.append(
+                    {
+                        "step": step.name,
+                        "model": model,
+                        "relation": relation,
+                        "estimate": group["cutoff"],
+                        "kind": group["kind"],
+                        "interval": group.get("cutoff_interval"),
+                        "changes": group["changes"],
+                        "within_one": hit,
+                    }
+                )
+                if not hit:
+                    missed[relation] += 1
+    pairs = [r for r in rows if r["relation"] != "all"]
+    overall = [r for r in rows if r["relation"] == "all"]
+    return {
+        "pairs": len(pairs),
+        "within_one": sum(r["within_one"] for r in pairs),
+        "overall_models": len(overall),
+        "overall_within_one": sum(r["within_one"] for r in overall),
+        "missed_by_relation": dict(missed),
+        "too_few_changes": dict(few),
+        "rows": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="the run directory of cutoff-validation.yaml")
+    parser.add_argument("--json", action="store_true", help="print every row as JSON")
+    args = parser.parse_args()
+    result = table(args.run)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    share = result["within_one"] / result["pairs"] if result["pairs"] else float("nan")
+    pairs = f"{result['within_one']} of {result['pairs']} ({share:.0%})"
+    print(f"(model, relation) pairs within one period: {pairs}")
+    print(
+        f"models over all relations: {result['overall_within_one']} of {result['overall_models']}"
+    )
+    print("missed, by relation:", result["missed_by_relation"])
+    print("too few changes, by relation:", result["too_few_changes"])
+    for row in result["rows"]:
+        if row["relation"] == "all" or not row["within_one"]:
+            print(
+                f"  {row['step']:14} {row['model']:6} {row['relation']:6} {row['kind']:6} "
+                f"{row['estimate']} {row['interval']} ({row['changes']} changes)"
+            )
+
+
+if __name__ == "__main__":
+    main()
