@@ -198,7 +198,7 @@ def vllm_part(args, folder: Path, env: dict) -> dict:
         from bench_client_cost import plain_loop, running_stub
 
         with running_stub(["Globex", "Acme Corp"], folder) as url:
-            plain_s = plain_loop(url, prompts, args.concurrency, 12)
+            plain_s, _ = plain_loop(url, prompts, args.concurrency, 12)  # wall, CPU
             ours = probe_served(data, url, "stub", args.concurrency, folder / "ours", env)
         return {
             "status": "stubbed",
