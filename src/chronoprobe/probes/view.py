@@ -318,6 +318,7 @@ VIEWS: Registry[View] = Registry(
         "recite": "chronoprobe.probes.recite:RECITE",
         "generate": "chronoprobe.probes.generate:GENERATE",
         "date-context": "chronoprobe.probes.date_consistency:DATE_CONTEXT",
+        "judge-agreement": "chronoprobe.probes.judge_agreement:JUDGE_AGREEMENT",
     },
 )
 
