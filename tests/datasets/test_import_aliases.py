@@ -109,6 +109,14 @@ def test_any_source_kg_convert_reads_gives_aliases_directly(source, tmp_path):
 def test_kg_convert_keeps_the_aliases_of_sparql_names_and_of_facts(tmp_path):
     from chronoprobe.kg.graph import TemporalKG
 
+    # a JSONL file of entities alone, and a dump excerpt of dated entities alone
+    invoke("kg", "convert", ENTITIES, "--format", "jsonl", "-o", tmp_path / "entities")
+    assert "The Blues" in TemporalKG.load(tmp_path / "entities").aliases("Q9616")
+    invoke("kg", "convert", DUMP, "--format", "wikidata-json", "-o", tmp_path / "dump")
+    assert TemporalKG.load(tmp_path / "dump").aliases("Q18656")[:2] == [
+        "Manchester United",
+        "Man United",
+    ]
     invoke("kg", "convert", SPARQL_NAMES, "--format", "wikidata-sparql", "-o", tmp_path / "names")
     kg = TemporalKG.load(tmp_path / "names")
     assert (len(kg), kg.aliases("Q9616"), kg.label("Q18656")) == (

@@ -50,7 +50,15 @@ from chronoprobe.models.requests import Cloze, PromptRequest
 from chronoprobe.params import ExistingPath, seed_field
 from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
 from chronoprobe.probes.coverage import answered_part, one_model_figures, splits_left_out
-from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
+from chronoprobe.probes.judging import (
+    DEFAULT_RULE,
+    RULES,
+    Gold,
+    first_line,
+    judge,
+    normalize,
+    split_words,
+)
 from chronoprobe.probes.known_answers import History, KnownAnswers, answer_keys
 from chronoprobe.probes.model_judge import JUDGE_RULE, Asked
 from chronoprobe.probes.responses import Responses, ResponsesSpec
@@ -677,9 +685,12 @@ def _names_other_period(row: AskedRow, text: str, rule: str) -> bool:
     if not others:
         return False
     then = history.named(others)
+    said = set(split_words(first_line(text)).words)
+    if rule != "fuzzy" and not any(said & set(split_words(n).words) for g in then for n in g):
+        return False  # no word of theirs said: no rule but fuzzy can find them named
     similar = row.source.known.named(row.source.known.similar(row.relation, text, set(others)))
     gold = Gold([n[0] for n in then], [n[1:] for n in then], [*names, *similar])
-    return judge(text, gold)[rule]
+    return judge(text, gold, (rule,))[rule]
 
 
 def _judge(row: AskedRow, text: str) -> dict[str, bool]:

@@ -691,49 +691,57 @@ def _names(text: Words, gold: Gold, names: Sequence[str], others: Sequence[str])
     return stated is None or (stated[0] <= asked[1] and asked[0] <= stated[1])
 
 
-def _f1(said: Sequence[str], name: Sequence[str]) -> tuple[float, int, float]:
-    common = sum((Counter(said) & Counter(name)).values())
+def _f1(said: Counter, size: int, name: Sequence[str]) -> tuple[float, int, float]:
+    """SQuAD's token F1 of the answer's words (``said``, counted; ``size`` of them) and a
+    name's, then the words shared and the share of the name's words said."""
+    common = sum(min(count, said[word]) for word, count in Counter(name).items() if word in said)
     if not common:
         return 0.0, 0, 0.0
-    precision, recall = common / len(said), common / len(name)
+    precision, recall = common / size, common / len(name)
     return 2 * precision * recall / (precision + recall), common, recall
 
 
-def _fuzzy(line: str, said: Sequence[str], name: str) -> tuple[float, int, float]:
+def _fuzzy(line: str, said: set[str], name: str) -> tuple[float, int, float]:
     from rapidfuzz import fuzz
 
     words = split_words(name).words
-    common = len(set(said) & set(words))
-    return fuzz.token_set_ratio(line.lower(), name.lower()), common, common / max(len(words), 1)
+    common = len(said.intersection(words))
+    return fuzz.token_set_ratio(line, name.lower()), common, common / max(len(words), 1)
 
 
-def _beats(gold: list[tuple], others: list[tuple], threshold: float) -> bool:
-    """Whether the best gold score reaches ``threshold`` and no other entity's is better
-    (score, then words shared, then the share of its name covered)."""
-    best = max(gold)
-    return best[0] >= threshold and best >= max(others, default=best)
+def _beats(score, names: Sequence[str], others: Sequence[str], threshold: float) -> bool:
+    """Whether the best gold name's ``score`` reaches ``threshold`` and no other entity's
+    is better (score, then words shared, then the share of its name covered)."""
+    best = max(score(n) for n in names)
+    if best[0] < threshold:
+        return False
+    return all(score(n) <= best for n in others)
 
 
-def judge(answer: str, gold: Gold) -> dict[str, bool]:
-    """Whether ``answer`` is correct for ``gold``, by each rule of :data:`RULES`."""
+def judge(answer: str, gold: Gold, rules: Sequence[str] = RULES) -> dict[str, bool]:
+    """Whether ``answer`` is correct for ``gold``, by each rule of ``rules`` (of
+    :data:`RULES`)."""
     line = first_line(answer)
     text = split_words(line)
     labels = [label for label in gold.labels if normalize(label)]
     if not labels or not text.words:
-        return dict.fromkeys(RULES, False)
+        return dict.fromkeys(rules, False)
     names = list(dict.fromkeys([*labels, *(a for group in gold.aliases for a in group)]))
     names = [n for n in names if normalize(n)]
     others = [n for n in dict.fromkeys(n for group in gold.distractors for n in group)]
     others = [n for n in others if normalize(n)]
     said = " ".join(text.words)
-    f1 = [_f1(text.words, split_words(n).words) for n in names]
-    f1_others = [_f1(text.words, split_words(n).words) for n in others]
-    fuzzy = [_fuzzy(line, text.words, n) for n in names]
-    fuzzy_others = [_fuzzy(line, text.words, n) for n in others]
-    return {
-        "exact": said in {normalize(label) for label in labels},
-        "alias": said in {normalize(n) for n in names},
-        "names": _names(text, gold, names, others),
-        "token_f1": _beats(f1, f1_others, TOKEN_F1_THRESHOLD),
-        "fuzzy": _beats(fuzzy, fuzzy_others, FUZZY_THRESHOLD),
+    counted, lower, words = Counter(text.words), line.lower(), set(text.words)
+    verdicts = {
+        "exact": lambda: said in {normalize(label) for label in labels},
+        "alias": lambda: said in {normalize(n) for n in names},
+        "names": lambda: _names(text, gold, names, others),
+        "token_f1": lambda: _beats(
+            lambda n: _f1(counted, len(text.words), split_words(n).words),
+            names,
+            others,
+            TOKEN_F1_THRESHOLD,
+        ),
+        "fuzzy": lambda: _beats(lambda n: _fuzzy(lower, words, n), names, others, FUZZY_THRESHOLD),
     }
+    return {rule: verdicts[rule]() for rule in rules}
