@@ -6,11 +6,13 @@ prints the judge's agreement, Cohen's kappa, the share of right answers it accep
 wrong ones it accepts (false correct), with 95% intervals, beside the default rule's.
 
 ``--judge SPEC`` calibrates any model (``package:smollm2``, a Hugging Face id, ``openai:NAME``
-with ``--base-url``). ``--stub-right`` calibrates a stub OpenAI-compatible server on
-127.0.0.1 scripted to give the person's verdict on every answer: the end of the scale a
-perfect judge reaches, which shows the measurement itself loses nothing.
+with ``--base-url``); ``--sample N`` asks it a seeded random draw of N answers of each set
+instead of every answer (a slow judge on a CPU). ``--stub-right`` calibrates a stub
+OpenAI-compatible server on 127.0.0.1 scripted to give the person's verdict on every answer:
+the end of the scale a perfect judge reaches, which shows the measurement itself loses
+nothing.
 
-    python benchmarks/judge_calibration.py --judge package:smollm2 --device cpu
+    python benchmarks/judge_calibration.py --judge package:smollm2 --device cpu --sample 100
     python benchmarks/judge_calibration.py --stub-right
 """
 
@@ -55,6 +57,20 @@ def _truth() -> dict[str, bool]:
     }
 
 
+def _drawn(folder: Path, name: str, sample: int | None, work: Path) -> Path:
+    """The folder of the set to ask: the shipped one, or a seeded draw of ``sample`` answers."""
+    if sample is None:
+        return folder
+    import random
+
+    lines = (folder / name).read_text(encoding="utf-8").splitlines()
+    drawn = sorted(random.Random(f"judge:{name}").sample(range(len(lines)), sample))
+    out = work / "drawn"
+    out.mkdir(exist_ok=True)
+    (out / name).write_text("".join(lines[i] + "\n" for i in drawn), encoding="utf-8")
+    return out
+
+
 def _cell(figures: dict, name: str) -> str:
     value, interval = figures.get(name), figures.get(f"{name}_ci95")
     if value is None:
@@ -69,6 +85,7 @@ def main() -> None:
     group.add_argument("--stub-right", action="store_true", help="a stub scripted to be right")
     parser.add_argument("--base-url", help="the server of an openai: judge")
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--sample", type=int, help="a seeded draw of N answers of each set")
     args = parser.parse_args()
     spec = "openai:stub-right" if args.stub_right else args.judge
     env = {**os.environ}
@@ -79,8 +96,8 @@ def main() -> None:
     with served as server, tempfile.TemporaryDirectory() as work:
         base = server.url if args.stub_right else args.base_url
         for name in ("calibration.jsonl", "strong.jsonl"):
-            out = Path(work) / name
-            command = ["chronoprobe", "probe", "judge-agreement", str(SETS), "--rows", name,
+            out, sets = Path(work) / name, _drawn(SETS, name, args.sample, Path(work))
+            command = ["chronoprobe", "probe", "judge-agreement", str(sets), "--rows", name,
                        "-m", spec, "--device", args.device, "-o", str(out)]  # fmt: skip
             command += ["--base-url", base] if base else []
             subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)

@@ -16,7 +16,7 @@ from chronoprobe.jsonl import read_jsonl, write_jsonl
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 # four rows of the TempLAMA training release, as published (Eden Hazard, Robin van Persie)
-ROWS = FIXTURES / "templama" / "real_rows.jsonl"
+ROWS = FIXTURES / "judging" / "templama_rows.jsonl"
 DUMP = FIXTURES / "wikidata" / "templama_answers.json"  # their clubs, as a dump gives them
 SPARQL_NAMES = FIXTURES / "sparql" / "answer_names.json"
 ENTITIES = FIXTURES / "judging" / "templama_aliases.jsonl"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from chronoprobe.datasets.drift import NAMES_FILE
 from chronoprobe.jsonl import read_jsonl, write_jsonl
 from chronoprobe.probes.generate import GenerateParams, predict_generate, read_asked_rows
 from chronoprobe.probes.responses import Responses
+from chronoprobe.set_files import NAMES_FILE
 from chronoprobe.time import period_range
 
 

@@ -113,11 +113,11 @@ def _aliases_of(ctx: StepContext, params: Any, rows: list[dict]) -> tuple[dict, 
 
 
 def _import_templama(ctx: StepContext, params: Any, fmt: str) -> None:
-    from chronoprobe.datasets.drift import NAMES_FILE
     from chronoprobe.datasets.ops import drift_headline
     from chronoprobe.datasets.templama import read_templama, release_names
     from chronoprobe.datasets.writers import write_drift_rows
     from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.set_files import NAMES_FILE
 
     problems = _problems(params)
     rows, deleted = read_templama(params.paths, problems, fmt)

@@ -233,6 +233,16 @@ class GenerateParams(ProbeParams):
     def _known_placeholders(cls, template: str) -> str:
         return checked_template(template)
 
+    @field_validator("judge")
+    @classmethod
+    def _a_model_spec(cls, judge: str | None) -> str | None:
+        """A judge that names no model is refused before anything runs."""
+        if judge is not None:
+            from chronoprobe.models.spec import parse_spec
+
+            parse_spec(judge)
+        return judge
+
     @model_validator(mode="after")
     def _protocol_and_responses(self) -> GenerateParams:
         """A protocol sets its options (a different value given for one is an error); judged

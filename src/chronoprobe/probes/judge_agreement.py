@@ -27,7 +27,7 @@ from chronoprobe.metrics.uncertainty import Estimate, estimate, proportion, summ
 from chronoprobe.probes.calibration import Record, _kappa, cohen_kappa, read_records
 from chronoprobe.probes.judging import RULES, judge
 from chronoprobe.probes.model_judge import Asked, ask
-from chronoprobe.probes.view import ProbeParams, Progress, View
+from chronoprobe.probes.view import ProbeParams, Progress, RowsFormat, View
 
 KEYS = ("id", "run", "decoding", "source", "period")
 FIGURES = ("accuracy", "kappa", "recall", "false_correct")
@@ -120,8 +120,9 @@ JUDGE_AGREEMENT = View(
     "hand-judged set, as --judge asks it in probe generate, and report its agreement with the "
     "person, Cohen's kappa, the share of right answers it accepts and of wrong ones it "
     "accepts (false correct), with 95% intervals, beside the judging rules' on the same "
-    "answers.\n\nExample: chronoprobe probe judge-agreement tests/fixtures/judging -m "
-    "package:smollm2 -o judge-smollm2/ (add --rows strong.jsonl for the second set)",
+    "answers. The shipped sets: tests/fixtures/judging, calibration.jsonl (the default) and "
+    "strong.jsonl (--rows strong.jsonl).\n\nExample: chronoprobe probe judge-agreement "
+    "tests/fixtures/judging -m package:smollm2 -o judge-smollm2/",
     params=JudgeAgreementParams,
     predict=predict_judge_agreement,
     summarize=summarize_judge_agreement,
@@ -129,7 +130,5 @@ JUDGE_AGREEMENT = View(
     columns=_columns,
     metrics=judge_agreement_metrics,
     figures=lambda m: {f: m["overall"][f] for f in FIGURES} | {"n": m["overall"]["n"]},
-    read=read_records,
-    rows_file="calibration.jsonl",
-    row_fields=("answer", "human", "named"),
+    rows=RowsFormat("calibration.jsonl", ("answer", "human", "named"), read_records),
 )

@@ -89,27 +89,34 @@ def ask(model: Any, items: Sequence[Asked], progress=None) -> list[bool | None]:
     return out
 
 
-def load_judge(spec: str, params: Any) -> Any:
-    """The judge model of ``spec``, loaded as the probed models are (``params``: a view's
-    :class:`~chronoprobe.probes.view.ProbeParams`; ``judge_base_url`` names another server for
-    an ``openai:`` judge), answering from and into the answer cache unless
-    ``reuse_answers`` is off."""
-    from chronoprobe.models import load_model
-    from chronoprobe.models.served import is_served
+def load_judge(spec: Any, params: Any) -> Any:
+    """The judge model of ``spec`` (a :class:`~chronoprobe.models.spec.ModelSpec` or its
+    text), loaded as the probed models are (``params``: a view's
+    :class:`~chronoprobe.probes.view.ProbeParams`: their device, precision and batches, its
+    own weights and family; ``judge_base_url`` names another server for an ``openai:``
+    judge), answering from and into the answer cache unless ``reuse_answers`` is off."""
+    from dataclasses import asdict, replace
 
-    served = params.served_options()
+    from chronoprobe.models import load_model
+    from chronoprobe.models.spec import LoadOptions, parse_spec
+
+    chosen = spec if not isinstance(spec, str) else parse_spec(spec)
+    options = params.load_options()
+    served = dict(options.served)
     if getattr(params, "judge_base_url", None):
         served["base_url"] = params.judge_base_url
-    if is_served(spec):
-        model = load_model(spec, served=served)
-    else:  # the probed models' device, precision and batches; its own weights and family
-        options = {**params.load_options(), "family": None, "revision": None}
-        model = load_model(spec, **{**options, "trust_remote_code": False})
+    if chosen.served:
+        options = LoadOptions(served=served)
+    else:
+        options = replace(
+            options, family=None, revision=None, trust_remote_code=False, device_map=None
+        )
+    model = load_model(chosen, **asdict(options))
     if model.family not in ("causal", "seq2seq"):
-        raise ValueError(f"--judge {spec}: a {model.family} model cannot answer in words")
-    if not params.reuse_answers:
+        raise ValueError(f"--judge {chosen}: a {model.family} model cannot answer in words")
+    if not params.reuse_answers or not chosen.answers_cached:
         return model
     from chronoprobe.core.cache_dir import default_cache_dir
     from chronoprobe.models.request_cache import answer_cache
 
-    return answer_cache(spec, model, default_cache_dir())
+    return answer_cache(chosen, model, default_cache_dir(), options)

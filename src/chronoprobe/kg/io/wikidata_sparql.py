@@ -37,6 +37,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -492,12 +493,8 @@ def _load_file(
         except Skipped as why:
             collected.skipped[str(why)] += 1
             statement = None
-        except Invalid as err:
-            problems.report(str(path), line, f"results.bindings[{index}]: {err}", kind=err.kind)
-            continue
-        except DECODE_ERRORS as err:
-            reason, kind = _binding_problem(raw, err)
-            problems.report(str(path), line, f"results.bindings[{index}]: {reason}", kind=kind)
+        except (Invalid, *DECODE_ERRORS) as err:
+            _bad_binding(problems, path, line, index, raw, err)
             continue
         assumptions.note(binding, statement, line)
         if statement is not None:
@@ -523,14 +520,21 @@ def _load_names(
             if roles.get("subject") is None:
                 raise Invalid("no subject", "missing subject")
             entity = _entity(roles, "subject")
-        except Invalid as err:
-            problems.report(str(path), line, f"results.bindings[{index}]: {err}", kind=err.kind)
-            continue
-        except DECODE_ERRORS as err:
-            reason, kind = _binding_problem(raw, err)
-            problems.report(str(path), line, f"results.bindings[{index}]: {reason}", kind=kind)
+        except (Invalid, *DECODE_ERRORS) as err:
+            _bad_binding(problems, path, line, index, raw, err)
             continue
         collected.add_names(entity, roles.get("subject_label"), roles.get("subject_alias"))
+
+
+def _bad_binding(
+    problems: Problems, path: Path, line: int, index: int, raw: Any, err: Exception
+) -> None:
+    """Report a binding that is no sound record: invalid, or not decodable."""
+    if isinstance(err, Invalid):
+        reason, kind = str(err), err.kind
+    else:
+        reason, kind = _binding_problem(raw, err)
+    problems.report(str(path), line, f"results.bindings[{index}]: {reason}", kind=kind)
 
 
 def _binding_problem(raw: msgspec.Raw | bytes, err: Exception) -> tuple[str, str]:
