@@ -356,6 +356,18 @@ def test_a_name_denied_or_excluded_is_not_the_answer(answer):
     assert "names" not in rules_true(answer, Gold(["Angela Merkel"]))
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I'm not sure, but I think it is Angela Merkel.",
+        "I don't know for certain. Probably Angela Merkel.",
+        "Not entirely sure; Angela Merkel, I believe",
+    ],
+)
+def test_a_negation_in_a_clause_of_its_own_does_not_deny_the_name(answer):
+    assert "names" in rules_true(answer, Gold(["Angela Merkel"]))
+
+
 def test_what_follows_the_name_does_not_deny_it():
     merkel = Gold(["Angela Merkel"])
     assert "names" in rules_true("Angela Merkel, but not in 2022", merkel)
@@ -376,6 +388,7 @@ def test_what_follows_the_name_does_not_deny_it():
         ("Boris Johnson or Theresa May", Gold(["Boris Johnson"])),
         ("Boris Johnson, or rather Theresa May", Gold(["Boris Johnson"])),
         ("whether Boris Johnson", Gold(["Boris Johnson"])),
+        ("Either Boris Johnson", Gold(["Boris Johnson"])),  # "Either" is no given name
     ],
 )
 def test_a_name_offered_among_candidates_is_no_answer(answer, gold):
@@ -385,6 +398,7 @@ def test_a_name_offered_among_candidates_is_no_answer(answer, gold):
 def test_or_before_another_name_of_a_gold_answer_is_no_hedge():
     both = Gold(["Boris Johnson", "Theresa May"])
     assert "names" in rules_true("Boris Johnson or Theresa May", both)
+    assert "names" in rules_true("Either Boris Johnson or Theresa May", both)
     assert "names" in rules_true(
         "Manchester United, or Man United",
         Gold(["Manchester United F.C."], [["Manchester United", "Man United"]]),

@@ -69,6 +69,29 @@ def test_reordered_names_and_other_names_of_a_country(answer, gold):
     assert names(answer, gold)
 
 
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [
+        ("Labour leader", Gold(["Leader of the Labour Party"])),  # reordered, without Party
+        ("the Conservative chairman", Gold(["Chairman of the Conservative Party"])),
+        ("UK PM", Gold(["Prime Minister of the United Kingdom"])),  # a country, then initials
+        ("the Turkish PM", Gold(["Prime Minister of Turkey"])),
+        ("US VP", Gold(["Vice President of the United States"])),
+        ("the Kyrgyz Prime Minister", Gold(["Prime Minister of Kyrgyzstan"])),
+        ("an Emirati citizen", Gold(["United Arab Emirates"])),
+    ],
+)
+def test_reordered_names_without_a_type_word_and_a_country_with_initials(answer, gold):
+    assert names(answer, gold)
+
+
+def test_a_country_with_initials_is_no_other_office():
+    assert not names("the Turkish PM", Gold(["President of Turkey"]))
+    assert not names("UK DPM", Gold(["Prime Minister of the United Kingdom"]))
+    assert not names("the UK pm", Gold(["Prime Minister of the United Kingdom"]))  # no initials
+    assert not names("Labour leader", Gold(["Leader of the Conservative Party"]))
+
+
 def test_a_reordered_name_is_still_refused_when_longer():
     oxford = Gold(["University of Oxford"])
     assert not names("Oxford Brookes University", oxford)
@@ -92,6 +115,39 @@ def test_a_reordered_name_is_still_refused_when_longer():
 )
 def test_a_type_word_may_be_left_out_or_added(answer, gold):
     assert names(answer, gold)
+
+
+def test_dropping_a_type_word_drops_the_and_before_it():
+    assert names("Dow Jones", Gold(["Dow Jones & Company"]))
+    assert names("Dow Jones and Company", Gold(["Dow Jones & Company"]))
+
+
+ENGLAND = "England national association football team"
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [
+        ("England", Gold([ENGLAND])),
+        ("He played for England.", Gold([ENGLAND, "Chelsea F.C."])),
+        ("the England team", Gold([ENGLAND])),
+        ("Switzerland", Gold(["Swiss national football team"])),  # the country of its adjective
+        ("the US", Gold(["United States men's national soccer team"])),
+        # the country's youth teams the KG knows are read otherwise
+        ("England", Gold([ENGLAND], (), [["England national under-21 football team"]])),
+    ],
+)
+def test_a_country_names_its_senior_national_football_team(answer, gold):
+    assert names(answer, gold)
+
+
+def test_a_country_names_no_other_team_of_it():
+    assert not names("England", Gold(["England national under-21 football team"]))
+    assert not names("Brazil", Gold(["Brazil Olympic football team"]))
+    assert not names("England", Gold(["England national rugby union team"]))
+    assert not names("England", Gold(["Chelsea F.C."], (), [[ENGLAND]]))
+    assert not names("England", Gold(["England women's national football team"]))
+    assert not names("England U21", Gold([ENGLAND]))
 
 
 def test_a_short_form_is_no_other_entitys_longer_name():
@@ -122,6 +178,21 @@ def test_a_person_by_other_given_names_titles_and_order(answer, gold):
     assert names(answer, gold)
 
 
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [
+        ("Mauricio Roberto Pochettino Trossero", "Mauricio Pochettino"),
+        ("Xavier Trias i Vidal de Llobatera", "Xavier Trias"),
+        ("Mariano Rajoy Brey", "Mariano Rajoy"),
+        ("Luis Enrique Martínez García", "Luis Enrique"),
+    ],
+)
+def test_a_person_with_family_names_added_where_a_person_is_asked(answer, gold):
+    assert names(answer, Gold([gold], relation="P286"))
+    assert not names(answer, Gold([gold]))  # a team or a place, for all we know
+    assert not names(answer, Gold([gold], relation="P286", distractors=[[answer]]))
+
+
 def test_a_family_name_alone_names_a_person_where_a_person_is_asked():
     harris = Gold(["Kamala Harris"], relation="P6")
     assert names("Harris", harris)
@@ -136,7 +207,9 @@ def test_a_family_name_alone_names_a_person_where_a_person_is_asked():
 
 def test_a_person_is_not_named_by_another_persons_longer_name():
     gold = Gold(["Kamala Harris"], relation="P6")
-    assert not names("Kamala Harris Jones", gold)
+    assert not names("Kamala Harris Jones", Gold(["Kamala Harris"], (), [["Kamala Harris Jones"]]))
+    assert not names("Kamala Harris Jones", Gold(["Kamala Harris"]))  # no person asked
+    assert not names("Ken Griffey Jr.", Gold(["Ken Griffey"], relation="P286"))  # the son
     assert not names("Harris Tweed", gold)
     assert not names("Team Kamala Harris", gold)
     assert not names("Kamala h. Harris", gold)  # a lower-case letter is no initial

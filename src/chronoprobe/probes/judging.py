@@ -17,8 +17,9 @@ The rules, strictest first:
     ("Cambridge University"); by its initials ("LSE", "VP of the US"); a party by its
     members' name ("the Democrats"); a person by some of their given names and their family
     name, with given names or initials added, in the other order, or, where the question
-    asks for a person (:data:`PERSON_RELATIONS`) or a title comes first, by the family name
-    alone); a word or a space more or less inside a name (a hyphen: "Chan-o-cha",
+    asks for a person (:data:`PERSON_RELATIONS`), with family names added after it
+    ("Mauricio Roberto Pochettino Trossero"), and, there or where a title comes first, by the
+    family name alone); a word or a space more or less inside a name (a hyphen: "Chan-o-cha",
     "Co-operation") does not matter. And
 
     - it ends at the end of the answer, at a boundary, or before a connective word (and, or,
@@ -72,11 +73,13 @@ The rules, strictest first:
     two or more capitalised words that open a clause and end at a comma, bracket or dash:
     "Olaf Scholz, the German Chancellor" names a person, not the office; words of the
     question are no such name ("Eden Hazard, the Belgian, plays for Chelsea"). The first name
-    is no answer where words before it deny it (:data:`NEGATIONS`: "I don't think it is
-    Angela Merkel") or name everyone but it (:data:`EXCLUSIONS`, :data:`ALL_BUT`: "Someone
+    is no answer where words before it in its clause deny it (:data:`NEGATIONS`: "I don't
+    think it is Angela Merkel"; "I'm not sure, but I think it is Angela Merkel" does not) or
+    name everyone but it (:data:`EXCLUSIONS`, :data:`ALL_BUT`: "Someone
     other than Angela Merkel", "Anyone but Angela Merkel"), nor where it is offered among
     candidates (:data:`ALTERNATIVES`: "Either Theresa May or Boris Johnson", "Boris Johnson
-    or Theresa May"); "or" before another name of a gold answer is no such offer. What
+    or Theresa May"); "or" before another name of a gold answer is no such offer ("Either
+    Antonio Conte or Bortolo Mutti" where both coached the team that year). What
     follows the first name does not change it ("Angela Merkel, but not in 2022").
 ``token_f1``
     SQuAD's token F1 between the answer's words and a gold name's words is at least
@@ -116,6 +119,7 @@ from chronoprobe.probes.names import (
     _COUNTRIES,
     _TITLE_WORDS,
     COUNTRY_NAMES,
+    GENERATIONAL,
     NAME_SUFFIXES,
     PARTICLES,
     TITLES,
@@ -138,6 +142,7 @@ FUZZY_THRESHOLD = 70.0
 PARAPHRASE_SHARE = 0.5  # the least share of a name's words a demonym paraphrase keeps
 LONGEST_SPAN = 12  # the most words of the answer one name is looked for in
 MOST_ADDED = 3  # given names or initials an answer may add to a person's name
+MOST_FAMILY = 2  # family names an answer may add after a person's name
 
 # Wikidata properties whose values are people: a family name alone names a gold answer of
 # these (head of government or state, head coach, chairperson, spouse, parents, children,
@@ -150,7 +155,7 @@ CONNECTIVES = frozenset(
     "and or but nor as at by for from in into on onto to with within under over since until "
     "till during after before when while where whereas who whom whose which that than then "
     "is was are were be been being has have had became become becomes also now still via "
-    "plus".split()
+    "plus either neither whether".split()
 )
 # Lower-case words that may stand between an answer's start and the name, as a year may: they
 # say which holder or when, not which entity. Ordinals ("the 21st President", "the
@@ -193,6 +198,8 @@ ALL_BUT = frozenset("anyone anybody anything everyone everybody everything all".
 ALTERNATIVES = frozenset("either whether or".split())
 # Before a name these affirm it, with words that deny elsewhere: "none other than Angela Merkel"
 AFFIRMATIONS = (("none", "other", "than"), ("no", "other", "than"))
+# Punctuation that ends a sentence, and with it the reach of a negation before a name
+SENTENCE_ENDS = frozenset(".;!?")
 # Words that give a period for the name right after it: "(since 2021)", "until 2012", "in 2008"
 SINCE = frozenset("since from".split())
 UNTIL = frozenset("until till to through".split())
@@ -358,6 +365,29 @@ def _with_given_names(said: Said, form: Form) -> Iterator[tuple[int, int, float]
             yield start, end, len(words) / (end - start + initials)
 
 
+def _with_family_names(
+    text: Words, start: int, end: int, share: float
+) -> tuple[int, int, float] | None:
+    """A person's name said from word ``start`` to before word ``end`` with up to
+    :data:`MOST_FAMILY` more family names after it, and their particles ("Mauricio Roberto
+    Pochettino Trossero", "Xavier Trias i Vidal de Llobatera"); None where none follows. A
+    generation (Jr, III) or a word in capitals is no family name. Only where the question
+    asks for a person (:data:`PERSON_RELATIONS`): "Real Madrid Castilla" is no Real Madrid."""
+    at, added, last = end, 0, end
+    while at < len(text.words) and not text.hard[at]:
+        word = text.words[at]
+        if word in PARTICLES:
+            at += 1
+            continue
+        acronym_like = text.caps[at] == len(word) > 1
+        if added == MOST_FAMILY or word in GENERATIONAL or acronym_like or not _added(text, at):
+            break
+        at, added, last = at + 1, added + 1, at + 1
+    if last == end:
+        return None
+    return start, last, share * (end - start) / (last - start)
+
+
 def _spelled_out(said: Said, form: Form) -> Iterator[tuple[int, int, float]]:
     """The name with a word it writes as initials spelled out ("Los Angeles Galaxy")."""
     text, words = said.text, form.words
@@ -380,21 +410,23 @@ def _spelled_out(said: Said, form: Form) -> Iterator[tuple[int, int, float]]:
             yield start, at, len(words) / (at - start)
 
 
-def _mentions(said: Said, names: Sequence[str], gold: bool) -> list[Mention]:
-    return [
-        Mention(
-            start,
-            end,
-            share,
-            gold,
-            not _TITLE_WORDS.intersection(form.words),
-            form.strength,
-            form.surname,
-        )
-        for name in names
-        for form in name_forms(name)
-        for start, end, share in _spans(said, form)
-    ]
+def _mentions(said: Said, names: Sequence[str], gold: bool, persons: bool) -> list[Mention]:
+    """Where each name of ``names`` is said, in each of its forms; where the answer is known to
+    be a person (``persons``), a person's name with family names added too."""
+    out = []
+    for name in names:
+        for form in name_forms(name):
+            spans = list(_spans(said, form))
+            if persons and form.person:
+                spans += [
+                    longer for span in spans if (longer := _with_family_names(said.text, *span))
+                ]
+            titled = not _TITLE_WORDS.intersection(form.words)
+            out += [
+                Mention(start, end, share, gold, titled, form.strength, form.surname)
+                for start, end, share in spans
+            ]
+    return out
 
 
 def _premodifier(text: Words, i: int) -> bool:
@@ -490,14 +522,25 @@ def _inside(inner: Mention, outer: Mention) -> bool:
     )
 
 
+def _clause_start(text: Words, at: int) -> int:
+    """Where the clause holding word ``at`` begins: after the last "but" or end of a sentence
+    (:data:`SENTENCE_ENDS`) before it."""
+    start = 0
+    for i in range(1, at + 1):
+        if SENTENCE_ENDS.intersection(text.punct[i]) or text.words[i - 1] == "but":
+            start = i
+    return start
+
+
 def _denied(text: Words, lead: int) -> bool:
     """Whether the words before the answer's first name (its title and premodifiers start at
-    word ``lead``) deny it (:data:`NEGATIONS`) or name everyone but it (:data:`EXCLUSIONS`,
+    word ``lead``) deny it (:data:`NEGATIONS`, in its own clause: "I'm not sure, but I think
+    it is Angela Merkel" does not deny her) or name everyone but it (:data:`EXCLUSIONS`,
     :data:`ALL_BUT`); words that affirm it (:data:`AFFIRMATIONS`) do neither."""
     before = text.words[:lead]
     if before[-3:] in AFFIRMATIONS:
         before = before[:-3]
-    if NEGATIONS.intersection(before):
+    if NEGATIONS.intersection(before[_clause_start(text, lead) :]):
         return True
     if before[-1:] in (("of",), ("from",)):
         before = before[:-1]
@@ -508,11 +551,12 @@ def _denied(text: Words, lead: int) -> bool:
 
 def _hedged(text: Words, lead: int, end: int, gold_starts: set[int]) -> bool:
     """Whether the answer offers its first name (from word ``lead`` to before word ``end``) as
-    one of several candidates: "either", "whether" or "or" before it, or "or" after it and
-    before anything but another gold name."""
-    if ALTERNATIVES.intersection(text.words[:lead]):
-        return True
-    return end < len(text.words) and text.words[end] == "or" and end + 1 not in gold_starts
+    one of several candidates: "or" after it and before anything but another gold name, or
+    else "either", "whether" or "or" before it ("Either Antonio Conte or Bortolo Mutti", both
+    gold answers, offers no wrong candidate)."""
+    if end < len(text.words) and text.words[end] == "or":
+        return end + 1 not in gold_starts
+    return bool(ALTERNATIVES.intersection(text.words[:lead]))
 
 
 def _country_at(words: Sequence[str], start: int) -> int | None:
@@ -641,12 +685,12 @@ def _time_at(text: Words, at: int, leading: bool = False) -> tuple[int, int] | N
 
 def _names(text: Words, gold: Gold, names: Sequence[str], others: Sequence[str]) -> bool:
     said = Said(text)
-    mentions = _mentions(said, names, True)
+    persons = gold.relation in PERSON_RELATIONS
+    mentions = _mentions(said, names, True, persons)
     if not mentions:
         return False
-    mentions += _mentions(said, others, False)
+    mentions += _mentions(said, others, False, persons)
     question = frozenset(split_words(gold.question).words) if gold.question else frozenset()
-    persons = gold.relation in PERSON_RELATIONS
     # a country's team is not the country, its citizen or government is; another entity's
     # mention may end either way
     country = any(split_words(n).words in _COUNTRIES for n in names)

@@ -24,17 +24,21 @@ and, *read* rather than written (a reading loses a tie to another entity's name,
 :class:`Form`):
 
 - without a trailing type word (:data:`TYPE_SUFFIXES`: University, Party, County Cricket
-  Club, Football Club, Foundation, Company, ...): "Harvard" for "Harvard University",
-  "Lancashire" for "Lancashire County Cricket Club";
+  Club, Football Club, Foundation, Company, ...) and an "and" before it: "Harvard" for
+  "Harvard University", "Lancashire" for "Lancashire County Cricket Club", "Dow Jones" for
+  "Dow Jones & Company";
+- a country's senior national football team by the country: "England" for "England national
+  association football team" (never a youth, Olympic, women's or other sport's team);
 - reordered: "X University" for "University of X" and back, "London Mayor" and "London's
-  Mayor" for "Mayor of London", "Attorney General of the United States" for "United States
-  Attorney General";
+  Mayor" for "Mayor of London", "Labour leader" for "Leader of the Labour Party", "Attorney
+  General of the United States" for "United States Attorney General";
 - with another name of a country it holds (:data:`COUNTRY_NAMES`: US, USA, UK, Britain,
   Russian Federation): "US Vice President", "President of the USA";
 - by its initials (an initialism said in capitals: "LSE", "UKIP", "OECD", "P&G"), or with a
   run of its capitalised words said by their initials ("LA Lakers", "AC Milan", "VP of the
-  US"); a word the name writes as initials may be spelled out ("Los Angeles Galaxy" for "LA
-  Galaxy", "United Kingdom Independence Party");
+  US"), also after a country said first ("UK PM", "the Turkish PM", "US VP"); a word the
+  name writes as initials may be spelled out ("Los Angeles Galaxy" for "LA Galaxy", "United
+  Kingdom Independence Party");
 - a party by its members' name ("Republican", "the Democrats", "the Conservatives");
 - a person (a name of two to five capitalised words and none of an organisation's or an
   office's) by a subset of their given names and their family name ("Ronna McDaniel" for
@@ -142,18 +146,26 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "afghanistan": ("afghan",),
     "albania": ("albanian",),
     "algeria": ("algerian",),
+    "andorra": ("andorran",),
     "angola": ("angolan",),
     "argentina": ("argentine", "argentinian"),
     "armenia": ("armenian",),
     "australia": ("australian",),
     "austria": ("austrian",),
     "azerbaijan": ("azerbaijani",),
+    "bahrain": ("bahraini",),
     "bangladesh": ("bangladeshi",),
     "belarus": ("belarusian",),
     "belgium": ("belgian",),
+    "benin": ("beninese",),
+    "bhutan": ("bhutanese",),
     "bolivia": ("bolivian",),
+    "bosnia and herzegovina": ("bosnian",),
     "brazil": ("brazilian",),
+    "brunei": ("bruneian",),
     "bulgaria": ("bulgarian",),
+    "burkina faso": ("burkinabe",),
+    "cambodia": ("cambodian",),
     "cameroon": ("cameroonian",),
     "canada": ("canadian",),
     "chile": ("chilean",),
@@ -165,16 +177,25 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "cyprus": ("cypriot",),
     "czech republic": ("czech",),
     "denmark": ("danish",),
+    "dominican republic": ("dominican",),
+    "east timor": ("timorese", "east timorese"),
     "ecuador": ("ecuadorian",),
     "egypt": ("egyptian",),
+    "el salvador": ("salvadoran", "salvadorian"),
     "england": ("english",),
     "estonia": ("estonian",),
     "ethiopia": ("ethiopian",),
+    "fiji": ("fijian",),
     "finland": ("finnish",),
     "france": ("french",),
+    "gabon": ("gabonese",),
+    "georgia": ("georgian",),
     "germany": ("german",),
     "ghana": ("ghanaian",),
     "greece": ("greek",),
+    "guatemala": ("guatemalan",),
+    "haiti": ("haitian",),
+    "honduras": ("honduran",),
     "hungary": ("hungarian",),
     "iceland": ("icelandic",),
     "india": ("indian",),
@@ -187,25 +208,46 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "ivory coast": ("ivorian",),
     "jamaica": ("jamaican",),
     "japan": ("japanese",),
+    "jordan": ("jordanian",),
     "kazakhstan": ("kazakh",),
     "kenya": ("kenyan",),
+    "kosovo": ("kosovar",),
+    "kuwait": ("kuwaiti",),
+    "kyrgyzstan": ("kyrgyz",),
+    "laos": ("laotian",),
     "latvia": ("latvian",),
     "lebanon": ("lebanese",),
+    "liberia": ("liberian",),
+    "libya": ("libyan",),
     "lithuania": ("lithuanian",),
     "luxembourg": ("luxembourgish",),
+    "madagascar": ("malagasy",),
     "malaysia": ("malaysian",),
+    "mali": ("malian",),
     "malta": ("maltese",),
+    "mauritius": ("mauritian",),
     "mexico": ("mexican",),
+    "moldova": ("moldovan",),
+    "monaco": ("monegasque",),
     "mongolia": ("mongolian",),
+    "montenegro": ("montenegrin",),
     "morocco": ("moroccan",),
+    "mozambique": ("mozambican",),
+    "myanmar": ("burmese",),
+    "namibia": ("namibian",),
     "nepal": ("nepalese", "nepali"),
     "netherlands": ("dutch",),
     "new zealand": ("new zealand",),
+    "nicaragua": ("nicaraguan",),
     "nigeria": ("nigerian",),
     "north korea": ("north korean",),
+    "north macedonia": ("macedonian",),
     "northern ireland": ("northern irish",),
     "norway": ("norwegian",),
+    "oman": ("omani",),
     "pakistan": ("pakistani",),
+    "panama": ("panamanian",),
+    "papua new guinea": ("papua new guinean",),
     "paraguay": ("paraguayan",),
     "peru": ("peruvian",),
     "philippines": ("filipino", "philippine"),
@@ -214,34 +256,46 @@ DEMONYMS: dict[str, tuple[str, ...]] = {
     "qatar": ("qatari",),
     "romania": ("romanian",),
     "russia": ("russian",),
+    "rwanda": ("rwandan",),
+    "san marino": ("sammarinese",),
     "saudi arabia": ("saudi", "saudi arabian"),
     "scotland": ("scottish",),
     "senegal": ("senegalese",),
     "serbia": ("serbian",),
+    "sierra leone": ("sierra leonean",),
     "singapore": ("singaporean",),
     "slovakia": ("slovak",),
     "slovenia": ("slovenian",),
+    "somalia": ("somali",),
     "south africa": ("south african",),
     "south korea": ("south korean",),
     "spain": ("spanish",),
     "sri lanka": ("sri lankan",),
+    "sudan": ("sudanese",),
     "sweden": ("swedish",),
     "switzerland": ("swiss",),
     "syria": ("syrian",),
     "taiwan": ("taiwanese",),
+    "tajikistan": ("tajik",),
     "tanzania": ("tanzanian",),
     "thailand": ("thai",),
+    "togo": ("togolese",),
+    "trinidad and tobago": ("trinidadian",),
     "tunisia": ("tunisian",),
     "turkey": ("turkish",),
+    "turkmenistan": ("turkmen",),
     "uganda": ("ugandan",),
     "ukraine": ("ukrainian",),
+    "united arab emirates": ("emirati",),
     "united kingdom": ("british",),
     "united states": ("american",),
     "united states of america": ("american",),
     "uruguay": ("uruguayan",),
+    "uzbekistan": ("uzbek",),
     "venezuela": ("venezuelan",),
     "vietnam": ("vietnamese",),
     "wales": ("welsh",),
+    "yemen": ("yemeni",),
     "zambia": ("zambian",),
     "zimbabwe": ("zimbabwean",),
 }
@@ -269,6 +323,8 @@ _TITLE_WORDS = TITLES | TITLE_MODIFIERS | _ADJECTIVES  # "German Chancellor Ange
 _LONGEST_NAME = max(len(c) for c in COUNTRY_NAMES)
 _OTHER_NAMES = frozenset(name for names in COUNTRY_NAMES.values() for name in names)
 _NOT_NAMES = NOT_PERSON | NAME_SUFFIXES | NAME_PREFIXES | (FUNCTION_WORDS - PARTICLES)
+# The words between a country and "team" in the name of its senior national football team
+_SENIOR_TEAM = frozenset("national association football soccer men mens".split())
 _INNER_AMPERSAND = re.compile(r"(?<=[^\W_])&(?=[^\W_])")
 _SPACED_AMPERSAND = re.compile(r"\s&\s")
 
@@ -381,13 +437,16 @@ def _core(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _without_type(words: tuple[str, ...]) -> tuple[str, ...]:
-    """``words`` without the type words at their end (never all of them)."""
+    """``words`` without the type words at their end, and an "and" before them ("Dow Jones"
+    for "Dow Jones & Company"), never all of them."""
     cut = True
     while cut:
         cut = False
         for phrase in TYPE_SUFFIXES:
             if len(words) > len(phrase) and words[-len(phrase) :] == phrase:
                 words, cut = words[: -len(phrase)], True
+                if len(words) > 1 and words[-1] == "and":
+                    words = words[:-1]
                 break
     return words
 
@@ -483,6 +542,25 @@ def _initialisms(written: Words) -> list[Form]:
     return [f for f in forms if len(f.words) > 1 or f.initials]
 
 
+def _country_initialisms(written: Words, forms: list[Form]) -> list[Form]:
+    """A form that says a country first (its name, another name or its adjective) with the
+    capitalised words after it by their initials: "UK PM", "the Turkish PM", "US VP"."""
+    capitalised = {w for w, c in zip(written.words, written.capital, strict=True) if c}
+    out = []
+    for form in forms:
+        if form.lead or form.initials:
+            continue
+        words = form.words
+        end = _country_at(words, 0)
+        if end is None and words[0] in _ADJECTIVES:
+            end = 1
+        rest = words[end:] if end else ()
+        if 2 <= len(rest) <= 3 and set(rest) <= capitalised and not FUNCTION_WORDS & set(rest):
+            letters = "".join(w[0] for w in rest)
+            out.append(Form((*words[:end], letters), strength=READ, initials=frozenset({end})))
+    return out
+
+
 def _shortened(runs: tuple[tuple[int, int], ...]) -> list[tuple[tuple[int, int], ...]]:
     """Each run whole, or its first two or more words ("Los Angeles" of "Los Angeles Lakers")."""
     options = [[(i, k) for k in range(i + 2, j + 1)] for i, j in runs]
@@ -516,7 +594,8 @@ def _country_at(words: tuple[str, ...], start: int) -> int | None:
 
 
 def _reordered(words: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """ "P H" for "H of P" ("London Mayor", "Cambridge University"), "H of P" for a country's
+    """ "P H" for "H of P" ("London Mayor", "Cambridge University", and without a type word
+    of P: "Labour leader"), "H of P" for a country's
     "P H" ("Attorney General of the United States"), "University of X" for "X University"."""
     out = []
     if words.count("of") == 1:
@@ -524,6 +603,8 @@ def _reordered(words: tuple[str, ...]) -> list[tuple[str, ...]]:
         head, place = words[:at], words[at + 1 :]
         if 1 <= len(head) <= 3 and 1 <= len(place) <= 3 and not FUNCTION_WORDS & set(place):
             out.append((*place, *head))
+            if _without_type(place) != place:  # "Labour leader" for "Leader of the Labour Party"
+                out.append((*_without_type(place), *head))
     country = _country_at(words, 0)
     if country is not None and 0 < country < len(words):
         out.append((*words[country:], "of", *words[:country]))
@@ -553,6 +634,21 @@ def _members(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     return [(*base, stem + ending) for stem in stems for ending in ("", "s")]
 
 
+def _national_team(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """A country's senior national football team by the country's name ("England" for
+    "England national association football team", "Switzerland" for "Swiss national football
+    team"); never a youth, Olympic, women's or other sport's team, whose country names
+    another team."""
+    if len(words) < 3 or words[-1] != "team" or "national" not in words:
+        return []
+    for size in range(min(_LONGEST_COUNTRY, len(words) - 2), 0, -1):
+        said, rest = words[:size], words[size:-1]
+        country = next((c for c, adjs in _COUNTRIES.items() if said == c or said in adjs), None)
+        if country is not None and set(rest) <= _SENIOR_TEAM:
+            return [country]
+    return []
+
+
 @lru_cache(maxsize=1 << 16)
 def name_forms(name: str) -> tuple[Form, ...]:
     """The ways ``name`` may be said (see the module docstring), each once, written forms
@@ -578,13 +674,14 @@ def name_forms(name: str) -> tuple[Form, ...]:
         if country in _COUNTRIES and words[-size - 1] == "of":
             forms += [Form(d + head) for d in _COUNTRIES[country]]
             break
-    read = [_without_type(words), *_reordered(words), *_members(words)]
+    read = [_without_type(words), *_reordered(words), *_members(words), *_national_team(words)]
     read += [w for form in [words, *read] for w in _country_names(form)]
     read += _country_names(words) if words in COUNTRY_NAMES else []
     forms += [Form(w, strength=READ) for w in read]
     if forms[0].person:
         forms += _person_forms(written.words)
     forms += _initialisms(written)
+    forms += _country_initialisms(written, forms)
     seen: dict[tuple[tuple[str, ...], int], Form] = {}
     for form in forms:
         key = (form.words, form.lead)
