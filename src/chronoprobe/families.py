@@ -107,7 +107,7 @@ for family in (
         ("docs/generative.md",),
         aliases=("generate", "dates"),
         builders=("dates",),
-        views=("generate", "date-context"),
+        views=("generate", "date-context", "judge-agreement"),
     ),
     Family(
         "timeline",

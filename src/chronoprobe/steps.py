@@ -331,10 +331,11 @@ class ReadOnce:
 
 
 def files_fingerprint(params: Any) -> list | ReadOnce | None:
-    """For steps that read files named in their params (``paths``, a ``mapping``): files
-    change without their names changing, so the cache keys on what each holds too, of every
-    file under a folder given (see :func:`chronoprobe.inputs.file_identity`)."""
-    paths = [*getattr(params, "paths", []), *filter(None, [getattr(params, "mapping", None)])]
+    """For steps that read files named in their params (``paths``, a ``mapping``, an
+    ``aliases`` KG): files change without their names changing, so the cache keys on what each
+    holds too, of every file under a folder given (see :func:`chronoprobe.inputs.file_identity`)."""
+    named = [getattr(params, key, None) for key in ("mapping", "aliases")]
+    paths = [*getattr(params, "paths", []), *filter(None, named)]
     files = [f for p in paths for f in (sorted(p.rglob("*")) if p.is_dir() else [p])]
     pipes = [str(f) for f in files if is_pipe(f)]
     if pipes:

@@ -313,13 +313,19 @@ def test_fewer_exemplars_than_shots_are_warned_of_once_and_counted(tmp_path):
     rows = read_asked_rows(path)
     params = GenerateParams(shots=3)
     model = ScriptedModel({})
+    judging = GENERATE.warnings(model, rows, GenerateParams(shots=2))
     assert GENERATE.warnings(model, rows, params) == [
+        *judging,
         "1 of 5 rows have fewer than 3 exemplars to draw (same relation and period, another "
         "subject, no answer in common; fewest: 2); their prompts hold fewer shots "
-        "(exemplars in metrics.json)"
+        "(exemplars in metrics.json)",
     ]
-    assert GENERATE.warnings(model, rows, GenerateParams(shots=2)) == []
-    assert GENERATE.warnings(model, rows, GenerateParams()) == []
+    # what the rows are judged without: a KG of other entities, aliases
+    assert [w.split(":")[0] for w in judging] == [
+        "no answer_names.jsonl beside examples.jsonl",
+        "no gold answer has aliases",
+    ]
+    assert GENERATE.warnings(model, rows, GenerateParams()) == judging
     predictions = predict_generate(model, rows, params, None)
     # s5 (Governor and Mayor) may show only the senators s1 and s2
     assert [p["exemplars"] for p in predictions] == [3, 3, 3, 3, 2]
@@ -362,7 +368,7 @@ def test_a_deleted_row_is_never_correct(rows_file):
         model = ScriptedModel({("In 2020, Carla Diaz was employed by", False): ["Initech"]})
 
 
-def test_answers_are_judged_against_other_periods_and_the_names_file(tmp_path):
+def test_answers_are_judged_against_the_names_file_and_not_the_files_other_rows(tmp_path):
     rows = [
         row(
             "x19", "2019", "X", "Xi Wu plays for [MASK].", ["Inter Milan"], None, [["Inter"]], "P54"
@@ -370,35 +376,37 @@ def test_answers_are_judged_against_other_periods_and_the_names_file(tmp_path):
         row(
             "x20", "2020", "X", "Xi Wu plays for [MASK].", ["Juventus F.C."], "updated", None, "P54"
         ),
-        row(
-            "y20",
-            "2020",
-            "Y",
-            "Yo Ko plays for [MASK].",
-            ["Paris Saint-Germain F.C."],
-            None,
-            None,
-            "P54",
-        ),
+        row("y20", "2020", "Y", "Yo Ko plays for [MASK].", ["Inter Miami CF"], None, None, "P54"),
     ]
     data = tmp_path / "data"
     write_jsonl(data / "examples.jsonl", rows)
     asked = {r.id: r for r in read_asked_rows(data / "examples.jsonl")}
     from chronoprobe.probes.generate import _gold
 
-    gold = _gold(asked["x20"], "Inter")
-    assert list(gold.labels) == ["Juventus F.C."]
-    assert gold.distractors == [("Inter Milan", "Inter")]  # Xi Wu's 2019 team
-    assert _gold(asked["x19"], "Paris").distractors[-1] == ("Paris Saint-Germain F.C.",)
-    assert _gold(asked["x19"], "Miami").distractors == [("Juventus F.C.",)]
-    # the builder's names file adds the KG's other answers of the relation
-    names = [{"id": "Q1", "relation": "P54", "names": ["Inter Miami CF", "Inter Miami"]}]
+    # without a names file the file's other rows are no KG: nothing to refuse
+    gold = _gold(asked["x19"], "Inter Miami")
+    assert list(gold.labels) == ["Inter Milan"] and gold.distractors == []
+    assert (gold.question, gold.period, gold.relation) == ("Xi Wu plays for ___.", "2019", "P54")
+    # the names file (the KG) gives the other entities, and entities named as a gold answer
+    names = [
+        {"id": "Q1", "relation": "P54", "names": ["Inter Miami CF", "Inter Miami"]},
+        {"id": "Q2", "relation": "P54", "names": ["Inter Milan", "Inter"]},
+        {"id": "Q3", "relation": "P54", "names": ["Juventus F.C.", "Juventus"]},
+        {"id": "Q4", "relation": "P102", "names": ["Inter Miami Party"]},
+    ]
     write_jsonl(data / "answer_names.jsonl", names)
     asked = {r.id: r for r in read_asked_rows(data / "examples.jsonl")}
-    assert ("Inter Miami CF", "Inter Miami") in _gold(asked["x19"], "Inter Miami").distractors
+    assert _gold(asked["x19"], "Inter Miami").distractors == [("Inter Miami CF", "Inter Miami")]
+    # the row's answers have no ids: the KG's entity of the gold label is the gold answer
+    assert ("Inter Milan", "Inter") not in _gold(asked["x19"], "Inter").distractors
+    assert ("Inter Milan", "Inter") in _gold(asked["x20"], "Inter").distractors
     model = ScriptedModel({("In 2019, Xi Wu plays for", False): ["Inter Miami"]})
     (got,) = predict_generate(model, [asked["x19"]], GenerateParams(), None)
     assert got["judged"] == dict.fromkeys(RULES, False)
+    # the stale answer is told by the file's other periods, not by the verdict
+    model = ScriptedModel({("In 2020, Xi Wu plays for", False): ["Inter"]})
+    (got,) = predict_generate(model, [asked["x20"]], GenerateParams(), None)
+    assert got["other_period"] and not got["correct"]
     write_jsonl(data / "answer_names.jsonl", [{"id": "Q1", "relation": "P54"}])
     with pytest.raises(ValueError, match=r"answer_names.jsonl:1: not an answer name"):
         read_asked_rows(data / "examples.jsonl")

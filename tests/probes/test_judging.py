@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from chronoprobe.probes.judging import RULES, Gold, judge, name_forms, normalize, split_words
+from chronoprobe.probes.names import WRITTEN
 
 INTER = Gold(["Inter Milan"], [["Inter", "Internazionale"]])
 APPLE = Gold(["Apple Inc."], [["Apple"]])
 USA = Gold(["United States"], [["United States of America", "USA", "US"]])
 DEMOCRATS = Gold(["Democratic Party"], [[]])
+JAPAN_KNOWN = Gold(["Democratic Party"], [[]], [["Democratic Party of Japan"]])
 POTUS = Gold(["President of the United States"], [["US President", "POTUS"]])
 ITALY = Gold(["Italy national association football team"])
 JUVENTUS = Gold(["Juventus F.C."], [["Juventus"]], [["Real Madrid CF", "Real Madrid"]])
@@ -27,7 +29,7 @@ def rules_true(answer: str, gold: Gold) -> set[str]:
         ("Inter Miami", INTER, set()),
         ("Apple Records", APPLE, set()),
         ("US Virgin Islands", USA, set()),
-        ("Democratic Party of Japan", DEMOCRATS, set()),
+        ("Democratic Party of Japan", JAPAN_KNOWN, set()),
         ("President of the United States Senate", POTUS, set()),
         # and their right counterparts
         ("Inter", INTER, {"alias", "names"}),
@@ -179,17 +181,34 @@ def test_a_generic_noun_may_follow_an_organisation_but_not_a_country():
     assert "names" not in rules_true("the Dortmund side, then Bayern", stale)
 
 
-def test_a_longer_name_with_of_and_a_place_is_not_the_name():
-    # the rule cannot tell the same party's longer name from another country's party, so
-    # it takes neither: a wrong entity counted correct costs more than a miss
+def test_a_party_said_with_its_country_is_the_party_unless_the_kg_tells_otherwise():
     liberal = Gold(["Liberal Party"])
-    assert "names" not in rules_true("Liberal Party of Canada", liberal)
-    conservative = Gold(["Conservative Party"])
-    assert "names" not in rules_true("Conservative Party of the United Kingdom", conservative)
-    assert "names" in rules_true("Conservative Party, of the United Kingdom", conservative)
-    # told of the other party, the lenient rules see it too
+    assert "names" in rules_true("the Liberal Party of Canada", liberal)
+    assert "names" in rules_true("the Canadian Liberal Party", liberal)
+    assert "names" not in rules_true("Conservative Party of the United Kingdom", liberal)
+    # the KG knows the longer name: another entity, whichever rule
     canada = Gold(["Liberal Party"], [[]], [["Liberal Party of Canada"]])
     assert rules_true("Liberal Party of Canada", canada) == set()
+    # the gold's own names say another country
+    british = Gold(["Liberal Party"], [["Liberal Party (UK)", "Liberals"]])
+    assert "names" not in rules_true("the Liberal Party of Canada", british)
+    assert "names" in rules_true("the Liberal Party of the United Kingdom", british)
+    assert "names" in rules_true("the British Liberal Party", british)
+    # the KG knows another party of that very name: the country picks one, not known which
+    homonyms = Gold(["Democratic Party"], [[]], [["Democratic Party"]])
+    assert "names" not in rules_true("the Democratic Party of the United States", homonyms)
+    assert "names" in rules_true("the Democratic Party", homonyms)
+    told = Gold(
+        ["Democratic Party"], [["Democratic Party (United States)"]], [["Democratic Party"]]
+    )
+    assert "names" in rules_true("the Democratic Party of the United States", told)
+    assert "names" in rules_true("the US Democratic Party", told)
+    assert "names" not in rules_true("the Democratic Party of Italy", told)
+    # only a party takes its country so: an office of another country is another office
+    assert "names" not in rules_true("President of France", Gold(["president"]))
+    assert "names" not in rules_true(
+        "Leader of the Opposition of Canada", Gold(["Leader of the Opposition"])
+    )
 
 
 def test_a_possessive_followed_by_a_word_names_a_thing_of_the_owner():
@@ -268,11 +287,13 @@ def test_an_adjective_names_its_country_only(answer, gold):
     assert "names" not in rules_true(answer, gold)
 
 
+def written(name: str) -> dict[str, int]:
+    """The forms ``name`` is written in (not the readings of it), with their leads."""
+    return {" ".join(f.words): f.lead for f in name_forms(name) if f.strength == WRITTEN}
+
+
 def test_demonym_forms_are_only_for_a_whole_country():
-    assert {" ".join(f.words) for f in name_forms("United Kingdom")} == {
-        "united kingdom",
-        "british",
-    }
+    assert set(written("United Kingdom")) == {"united kingdom", "british"}
     assert "american" not in {" ".join(f.words) for f in name_forms("American Airlines")}
 
 
@@ -303,7 +324,13 @@ def test_a_middle_initial_the_answer_adds_is_read_past():
     powell = Gold(["Jerome Powell"])
     assert "names" in rules_true("Jerome H. Powell", powell)
     assert "names" in rules_true("Jerome H Powell, since 2018", powell)
-    assert "names" not in rules_true("Jerome Hayden Powell", powell)  # a word is no initial
+    assert "names" in rules_true("Jerome Hayden Powell", powell)  # a given name added
+    gates = Gold(["William Henry Gates III"])
+    assert "names" in rules_true("William H. Gates III", gates)  # a given name by its initial
+    assert "names" not in rules_true("W. H. Gates III", gates)  # none said in full
+    johnson = Gold(["Boris Johnson"], relation="P6")
+    assert "names" not in rules_true("Lyndon B. Johnson", johnson)  # an initial and a name added
+    assert "names" in rules_true("Jerome Hayden Powell Jr", Gold(["Jerome Powell Jr"]))
     assert "names" not in rules_true("Jerome h. Powell", powell)  # nor a lower-case letter
     # another entity with that initial is named better than the gold name without it
     bush = Gold(["George Bush"], [[]], [["George W. Bush"]])
@@ -329,6 +356,18 @@ def test_a_name_denied_or_excluded_is_not_the_answer(answer):
     assert "names" not in rules_true(answer, Gold(["Angela Merkel"]))
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I'm not sure, but I think it is Angela Merkel.",
+        "I don't know for certain. Probably Angela Merkel.",
+        "Not entirely sure; Angela Merkel, I believe",
+    ],
+)
+def test_a_negation_in_a_clause_of_its_own_does_not_deny_the_name(answer):
+    assert "names" in rules_true(answer, Gold(["Angela Merkel"]))
+
+
 def test_what_follows_the_name_does_not_deny_it():
     merkel = Gold(["Angela Merkel"])
     assert "names" in rules_true("Angela Merkel, but not in 2022", merkel)
@@ -349,6 +388,7 @@ def test_what_follows_the_name_does_not_deny_it():
         ("Boris Johnson or Theresa May", Gold(["Boris Johnson"])),
         ("Boris Johnson, or rather Theresa May", Gold(["Boris Johnson"])),
         ("whether Boris Johnson", Gold(["Boris Johnson"])),
+        ("Either Boris Johnson", Gold(["Boris Johnson"])),  # "Either" is no given name
     ],
 )
 def test_a_name_offered_among_candidates_is_no_answer(answer, gold):
@@ -358,6 +398,7 @@ def test_a_name_offered_among_candidates_is_no_answer(answer, gold):
 def test_or_before_another_name_of_a_gold_answer_is_no_hedge():
     both = Gold(["Boris Johnson", "Theresa May"])
     assert "names" in rules_true("Boris Johnson or Theresa May", both)
+    assert "names" in rules_true("Either Boris Johnson or Theresa May", both)
     assert "names" in rules_true(
         "Manchester United, or Man United",
         Gold(["Manchester United F.C."], [["Manchester United", "Man United"]]),
@@ -375,10 +416,14 @@ def test_demonym_paraphrases_keep_first_and_last_word_and_half_the_name():
     assert "names" in rules_true("the Italian national football team", ITALY)
     assert "names" not in rules_true("the Spanish national team", ITALY)
     assert "names" not in rules_true("national team", ITALY)
-    forms = {" ".join(f.words): f.lead for f in name_forms("Prime Minister of Italy")}
-    assert forms == {"prime minister of italy": 0, "italian prime minister": 0}
-    forms = {" ".join(f.words): f.lead for f in name_forms("Italy national football team")}
-    assert forms == {"italy national football team": 1, "italian national football team": 1}
+    assert written("Prime Minister of Italy") == {
+        "prime minister of italy": 0,
+        "italian prime minister": 0,
+    }
+    assert written("Italy national football team") == {
+        "italy national football team": 1,
+        "italian national football team": 1,
+    }
 
 
 def test_another_entity_named_better_is_not_correct():

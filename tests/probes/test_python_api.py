@@ -5,6 +5,7 @@ writes (the same metrics.json and predictions, served from the same cache)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -72,7 +73,8 @@ def test_a_run_gives_each_step_its_folder_and_metrics(built):
         outcome["drift"].probe()
 
 
-# (view, the step whose set it reads, options): every registered view
+JUDGING = Path(__file__).parents[1] / "fixtures" / "judging"
+# (view, the step whose set it reads, or the set's folder, options): every registered view
 CASES = [
     ("single-token", "drift", {"model": "roberta"}),
     ("multi-token", "drift", {"model": "roberta", "max_tokens": 2}),
@@ -83,6 +85,7 @@ CASES = [
     ("recite", "lamatk", {"trained": "memorize"}),
     ("doc-cutoff", "world", {"model": "llama", "rows": "snippets.parquet", "limit": 200}),
     ("cutoff", "drift", {"model": "roberta", "permutations": 100}),
+    ("judge-agreement", JUDGING, {"model": "llama", "limit": 6}),  # a shipped set, no step
 ]
 
 
@@ -98,7 +101,8 @@ def test_a_probe_from_python_holds_what_the_command_writes(built, tmp_path, view
         options["model"] = str(models[options["model"]])
     else:
         options["trained"] = outcome[options["trained"]].dir
-    result = chronoprobe.probe(view, outcome[data].dir, device="cpu", **options)
+    folder = data if isinstance(data, Path) else outcome[data].dir
+    result = chronoprobe.probe(view, folder, device="cpu", **options)
     assert result.view == view and result.out is None
     entry = result.model()
     assert entry["predicted"] == result.predictions.num_rows
@@ -107,7 +111,7 @@ def test_a_probe_from_python_holds_what_the_command_writes(built, tmp_path, view
     name = result.models[0]
     assert result.rows(name) == result.rows()
     # the command line gives the same files, from the same cache entry
-    words = ["probe", view, str(outcome[data].dir), "--device", "cpu", "-o", str(tmp_path / "o")]
+    words = ["probe", view, str(folder), "--device", "cpu", "-o", str(tmp_path / "o")]
     for key, value in options.items():
         flag = {"model": "-m", "trained": "--model"}.get(key, "--" + key.replace("_", "-"))
         words += [flag, str(value)]

@@ -68,6 +68,20 @@ def test_the_generate_section_shows_every_rule_side_by_side():
     assert notes == [
         "2 rows had fewer than 3 exemplars to draw (fewest: 1); their prompts hold fewer shots."
     ]
+    # judged without aliases, and by a model judge too: the section says so
+    judged_with = {"rows": 4, "rows_with_aliases": 0, "note": "no gold answer has aliases"}
+    judged_with["judge"] = {"model": "openai:judge", "unclear_replies": 1}
+    group["accuracy_judge"] = 0.5
+    metrics |= {"judged_with": judged_with, "rules": [*RULES, "judge"]}
+    blocks = generate_blocks("m", metrics)
+    notes = [b.text for b in blocks if isinstance(b, Text) and b.style == "note"]
+    assert notes[:2] == [
+        "Judged by labels alone: no gold answer has aliases.",
+        "judge: every answer also judged by openai:judge (the rule 'judge'; replies neither "
+        "yes nor no, counted incorrect: 1).",
+    ]
+    table = next(b for b in blocks if isinstance(b, Table))
+    assert table.columns[2:8] == [*RULES, "judge"]
 
 
 @pytest.mark.parametrize(

@@ -79,20 +79,59 @@ def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headl
 
 
 class TemplamaParams(ImportParams):
-    pass
+    aliases: ExistingPath | None = Field(
+        None,
+        description="A KG giving the answers' other names, joined by Wikidata id: a KG "
+        "directory (`kg convert`), or a file a `kg convert` format reads (a Wikidata dump "
+        "slice, SPARQL results of labels and skos:altLabel, JSONL entities with aliases). "
+        "Judging then reads every answer's aliases; without it, only the released names, "
+        "and metrics.json says so. Example: --aliases answers-kg/.",
+    )
+    aliases_lang: str = Field(
+        "en", description="Language of the aliases read from a source file (with --aliases)."
+    )
+
+
+def _aliases_of(ctx: StepContext, params: Any, rows: list[dict]) -> tuple[dict, dict]:
+    """The ``--aliases`` KG's names by id (empty without one), and what metrics.json says of
+    them: where they came from and how many answers got some."""
+    answers = {i for row in rows for i in row["answers"]}
+    if params.aliases is None:
+        return {}, {"source": None, "answers": len(answers), "with_aliases": 0}
+    from chronoprobe.kg.entity_names import read_entity_names
+
+    read = read_entity_names(params.aliases, params.aliases_lang)
+    for line in read.skipped:
+        ctx.log.warning(f"--aliases: skipped {line}")
+    counts = {
+        "source": read.source,
+        "answers": len(answers),
+        "in_kg": sum(i in read.names for i in answers),
+        "with_aliases": sum(len(read.names.get(i, ())) > 1 for i in answers),
+    }
+    return read.names, counts
 
 
 def _import_templama(ctx: StepContext, params: Any, fmt: str) -> None:
     from chronoprobe.datasets.ops import drift_headline
-    from chronoprobe.datasets.templama import read_templama
+    from chronoprobe.datasets.templama import read_templama, release_names
     from chronoprobe.datasets.writers import write_drift_rows
+    from chronoprobe.jsonl import write_jsonl
+    from chronoprobe.set_files import NAMES_FILE
 
     problems = _problems(params)
     rows, deleted = read_templama(params.paths, problems, fmt)
     if not rows:
         raise _nothing(params, problems, "rows")
+    names, aliases = _aliases_of(ctx, params, rows)
+    write_jsonl(ctx.out_dir / NAMES_FILE, release_names(rows, names))
     stats = write_drift_rows(ctx.out_dir, rows, deleted)
-    _finish(ctx, params, problems, "drift", drift_headline(stats))
+    if not aliases["with_aliases"]:
+        ctx.log.warning(
+            "no answer has aliases: generated answers are judged by the released names alone "
+            "(give --aliases KG to add the KG's other names)"
+        )
+    _finish(ctx, params, problems, "drift", {**drift_headline(stats), "aliases": aliases})
 
 
 @variant(
@@ -115,9 +154,11 @@ def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, 
     one object or a list), most_frequent_answer and most_recent_answer are kept as fields.
     Splits (unchanged, updated, new) compare each query with its answers at the previous year
     of the files; queries that disappear are counted as deleted in stats.json, not written.
-    Writes examples.jsonl and stats.json, as `build drift` does.
+    Writes examples.jsonl and stats.json, as `build drift` does, and answer_names.jsonl: every
+    answer of the files with its names, the KG that judging generated answers reads. With
+    --aliases KG each answer takes the KG's aliases, joined by Wikidata id.
 
-    Example: chronoprobe import templama train.json val.json test.json -o templama/
+    Example: chronoprobe import templama train.json val.json test.json --aliases kg/ -o templama/
     """
     _import_templama(ctx, params, "templama")
 

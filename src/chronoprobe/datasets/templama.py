@@ -146,3 +146,41 @@ def assign_splits(rows: list[dict]) -> dict[str, int]:
     for period, before in previous.items():
         deleted[period] = len(set(by_period[before]) - set(by_period[period]))
     return {p: deleted[p] for p in ordered[1:] if deleted[p]}
+
+
+def release_names(
+    rows: list[dict], aliases: dict[str, tuple[str, ...]] | None = None
+) -> list[dict]:
+    """The release's KG for judging (the ``answer_names.jsonl`` that ``build drift`` writes):
+    every entity that answers a row's relation anywhere in the rows (``most_frequent_answer``
+    and ``most_recent_answer`` included), its released label first, then the names
+    ``aliases`` gives it (an id -> names map read from a KG, :mod:`chronoprobe.kg.entity_names`).
+    With ``aliases``, each row's ``answer_aliases`` are set from it too."""
+    aliases = aliases or {}
+    labels: dict[tuple[str, str], str] = {}
+    for row in rows:
+        answers = [
+            {"id": i, "label": label}
+            for i, label in zip(row["answers"], row["answer_labels"], strict=True)
+        ]
+        extra = [row.get(name) for name in EXTRA_ANSWERS]
+        for answer in [*answers, *(a for a in extra if a)]:
+            labels.setdefault((row["relation"], answer["id"]), answer["label"] or answer["id"])
+        if aliases:
+            row["answer_aliases"] = [
+                _other_names(label, aliases.get(i, ()))
+                for i, label in zip(row["answers"], row["answer_labels"], strict=True)
+            ]
+    return [
+        {
+            "id": entity,
+            "relation": relation,
+            "names": [label, *_other_names(label, aliases.get(entity, ()))],
+        }
+        for (relation, entity), label in sorted(labels.items())
+    ]
+
+
+def _other_names(label: str, names: tuple[str, ...]) -> list[str]:
+    """The names a KG gives an entity besides its released ``label``."""
+    return [n for n in names if n != label]

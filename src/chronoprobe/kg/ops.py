@@ -179,8 +179,9 @@ def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) ->
 
     Bad records are reported as FILE:LINE: REASON. By default they are skipped and counted by
     reason; with strict the first one stops the conversion. A conversion that gives neither a
-    fact nor a dated entity writes nothing and fails, saying why; one of dated entities alone
-    (new entities from a dump slice) is a KG that `build ecbd` reads.
+    fact nor a dated entity nor an alias writes nothing and fails, saying why; one of dated
+    entities alone (new entities from a dump slice) is a KG that `build ecbd` reads, one of
+    names alone (SPARQL labels and skos:altLabel) one that `import templama --aliases` reads.
 
     Example: chronoprobe kg convert latest-all.json.bz2 -f wikidata-json --relations P39,P54 -o kg/
     """
@@ -216,17 +217,19 @@ def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) ->
     skipped = kg.meta.get("skipped") or {}
     not_facts = ", ".join(f"{k} {v:,}" for k, v in skipped.items() if v)
     dated = kg.entities.num_rows - kg.entities.column("start_year").null_count
-    if not len(kg) and not dated:
+    named = sum(bool(a) for a in kg.entities.column("aliases").to_pylist())
+    if not len(kg) and not dated and not named:
         why = [f"{problems.total:,} bad records (above)"] if problems.total else []
         why += [f"records that are no time-scoped facts: {not_facts}"] if not_facts else []
         raise ValueError(
             f"no facts and no dated entities in {', '.join(map(str, params.paths))}"
             + (f" ({'; '.join(why)})" if why else " (no records)")
         )
-    if not len(kg):  # new entities of a dump slice: what ECBD reads
+    if not len(kg):  # new entities of a dump slice (what ECBD reads), or names alone
         ctx.log.warning(
             f"no time-scoped facts, only entities ({kg.entities.num_rows:,}, {dated:,} of them "
-            "dated): `build ecbd` reads them; the builders of the other families need facts"
+            f"dated, {named:,} with aliases): `build ecbd` reads dated entities, `import "
+            "templama --aliases` their names; the builders of the other families need facts"
         )
     if not_facts:  # valid records that are not facts (no time, deprecated, ...)
         ctx.log.info(f"not facts: {not_facts}")

@@ -55,9 +55,14 @@ class Record(msgspec.Struct, forbid_unknown_fields=False):
     period: str | None = None
     run: str = ""  # which run of the model gave the answer: a row may have several
     decoding: str = "greedy"  # or "sample"
+    query: str = ""  # the row's statement, [MASK] for the gap
+    relation: str | None = None  # the row's relation (a Wikidata property id)
 
     def gold(self) -> Gold:
-        return Gold(self.labels, self.aliases, self.distractors)
+        question = self.query.replace("[MASK]", "___") or None
+        return Gold(
+            self.labels, self.aliases, self.distractors, question, self.period, self.relation
+        )
 
     @property
     def name(self) -> str:
@@ -139,12 +144,16 @@ def _kappa(counts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Agreement:
-    """One rule against the person: agreement, chance-corrected agreement, and the errors."""
+    """One rule against the person: agreement, chance-corrected agreement, the share of the
+    right answers it accepts (recall) and of the wrong ones it accepts (false correct), and
+    the errors."""
 
     rule: str
     n: int
     accuracy: Estimate
     kappa: Estimate
+    recall: Estimate  # of the answers the person calls correct, the share the rule does
+    false_correct: Estimate  # of the answers the person calls incorrect, the share it accepts
     false_positives: int  # the rule says correct, the person does not
     false_negatives: int
     distractor_positives: int  # false positives naming a stale or similar entity
@@ -152,14 +161,17 @@ class Agreement:
     disagreements: tuple[str, ...]  # record names (:attr:`Record.name`)
 
 
-def agreement(records: Sequence[Record]) -> list[Agreement]:
-    """Each rule's agreement with the person's verdicts, rules in :func:`verdicts`' order."""
+def agreement(
+    records: Sequence[Record], said: dict[str, Sequence[bool]] | None = None
+) -> list[Agreement]:
+    """Each rule's agreement with the person's verdicts: ``said`` (rule -> a verdict per
+    record, a model judge's say), else every rule of :func:`verdicts`, in its order."""
     human = np.array([r.human for r in records], dtype=bool)
     distractor = np.array([r.named in DISTRACTOR for r in records], dtype=bool)
     other = np.array([r.named == "other" for r in records], dtype=bool)
     out = []
-    for rule, said in verdicts(records).items():
-        rule_says = np.array(said, dtype=bool)
+    for rule, verdict in (verdicts(records) if said is None else said).items():
+        rule_says = np.array(verdict, dtype=bool)
         agree = rule_says == human
         value = cohen_kappa(list(rule_says), list(human))
         out.append(
@@ -170,6 +182,8 @@ def agreement(records: Sequence[Record]) -> list[Agreement]:
                 kappa=estimate(
                     value, partial(_kappa, a=rule_says, b=human), len(records), len(records)
                 ),
+                recall=proportion(list(rule_says[human])),
+                false_correct=proportion(list(rule_says[~human])),
                 false_positives=int(np.sum(rule_says & ~human)),
                 false_negatives=int(np.sum(~rule_says & human)),
                 distractor_positives=int(np.sum(rule_says & ~human & distractor)),
@@ -180,27 +194,29 @@ def agreement(records: Sequence[Record]) -> list[Agreement]:
     return out
 
 
+def interval(e: Estimate, digits: int = 3) -> str:
+    """A figure with its 95% interval, as the docs' tables show it."""
+    if e.value is None:
+        return "undefined"
+    if e.low is None:
+        return f"{e.value:.{digits}f}"
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
 def markdown_table(rows: Sequence[Agreement]) -> str:
     """The agreement table as the docs show it."""
-
-    def interval(e: Estimate, digits: int) -> str:
-        if e.value is None:
-            return "undefined"
-        if e.low is None:
-            return f"{e.value:.{digits}f}"
-        return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
-
     lines = [
-        "| rule | accuracy [95% CI] | Cohen's kappa [95% CI] | false positives "
-        "| of them a stale or similar entity | of them another wrong entity "
+        "| rule | agreement [95% CI] | Cohen's kappa [95% CI] | right answers accepted [95% CI] "
+        "| false correct [95% CI] | false positives: a stale or similar entity, another "
         "| false negatives | n |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for a in rows:
         name = f"`{a.rule}`" + (" (old)" if a.rule in OLD_RULES else "")
         lines.append(
-            f"| {name} | {interval(a.accuracy, 3)} | {interval(a.kappa, 3)} "
-            f"| {a.false_positives} | {a.distractor_positives} | {a.other_entity_positives} "
+            f"| {name} | {interval(a.accuracy)} | {interval(a.kappa)} | {interval(a.recall)} "
+            f"| {interval(a.false_correct)} ({a.false_positives}) "
+            f"| {a.distractor_positives}, {a.other_entity_positives} "
             f"| {a.false_negatives} | {a.n} |"
         )
     return "\n".join(lines)

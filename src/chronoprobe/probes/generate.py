@@ -43,15 +43,24 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 import msgspec
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
 from chronoprobe.params import ExistingPath, seed_field
 from chronoprobe.probes.categories import CATEGORIES, category, fact_timelines
 from chronoprobe.probes.coverage import answered_part, one_model_figures, splits_left_out
-from chronoprobe.probes.judging import DEFAULT_RULE, RULES, Gold, judge, normalize
-from chronoprobe.probes.known_answers import KnownAnswers, answer_keys
+from chronoprobe.probes.judging import (
+    DEFAULT_RULE,
+    RULES,
+    Gold,
+    first_line,
+    judge,
+    normalize,
+    split_words,
+)
+from chronoprobe.probes.known_answers import History, KnownAnswers, answer_keys
+from chronoprobe.probes.model_judge import JUDGE_RULE, Asked
 from chronoprobe.probes.responses import Responses, ResponsesSpec
 from chronoprobe.probes.rows import ProbeLine, probe_lines
 from chronoprobe.probes.timeline_judging import (
@@ -180,13 +189,27 @@ class GenerateParams(ProbeParams):
         "top-p 1, at most 50 tokens, so that Partial can occur. Without it: one greedy answer "
         "per row, Correct or Incorrect.",
     )
-    match: Literal[RULES] = Field(  # type: ignore[valid-type]
+    match: Literal[(*RULES, JUDGE_RULE)] = Field(  # type: ignore[valid-type]
         DEFAULT_RULE,
         description="The rule that makes a row Correct, Partial or Incorrect and gives the "
         "headline accuracy (every rule is reported): exact (a label), alias (a label or "
-        "alias), names (the answer names a gold answer, ending at its end, punctuation or a "
-        "connective: 'the 2022 US President', not 'Inter Miami' for Inter), token_f1 (SQuAD "
-        "token F1 >= 0.5), fuzzy (ChroKnowledge's token-set ratio >= 70).",
+        "alias), names (the answer names a gold answer in a form people write it: 'LSE', "
+        "'Cambridge University', 'the 2022 US President', not 'Inter Miami' for Inter), "
+        "token_f1 (SQuAD token F1 >= 0.5), fuzzy (ChroKnowledge's token-set ratio >= 70), "
+        "judge (the --judge model's verdict).",
+    )
+    judge: str | None = Field(
+        None,
+        description="A model judging every answer, as a rule beside the others (judge): any "
+        "model spec, openai:NAME included; asked whether the answer is correct for the "
+        "period, given the question and the gold answers with their aliases; its answers "
+        "are cached. Measure a judge first: chronoprobe probe judge-agreement. Example: "
+        "--judge openai:gpt-4o-mini.",
+    )
+    judge_base_url: str | None = Field(
+        None,
+        description="The OpenAI-compatible server an openai: --judge is asked at (default: "
+        "--base-url).",
     )
     responses: ExistingPath | None = Field(
         None,
@@ -203,11 +226,22 @@ class GenerateParams(ProbeParams):
         description="Count deleted rows (they carry the previous period's answers) in the "
         "overall and per-period figures too.",
     )
+    _judge: object = PrivateAttr(None)  # the --judge model, loaded once per probed model
 
     @field_validator("template")
     @classmethod
     def _known_placeholders(cls, template: str) -> str:
         return checked_template(template)
+
+    @field_validator("judge")
+    @classmethod
+    def _a_model_spec(cls, judge: str | None) -> str | None:
+        """A judge that names no model is refused before anything runs."""
+        if judge is not None:
+            from chronoprobe.models.spec import parse_spec
+
+            parse_spec(judge)
+        return judge
 
     @model_validator(mode="after")
     def _protocol_and_responses(self) -> GenerateParams:
@@ -229,6 +263,10 @@ class GenerateParams(ProbeParams):
                 "gap_first applies to rows asked by the template; with form question every "
                 "row is asked as a question"
             )
+        if self.match == JUDGE_RULE and self.judge is None:
+            raise ValueError("match judge needs a judge model: --judge MODEL")
+        if self.judge is not None and self.engine != "local":
+            raise ValueError("a --judge model judges here: engine must be local")
         for key, value in PROTOCOLS.get(self.protocol or "", {}).items():
             if getattr(self, key) not in (value, fields[key].default):
                 raise ValueError(
@@ -464,12 +502,14 @@ class ExemplarPool:
 
 @dataclass
 class ProbeFile:
-    """What every row of one probe file shares: its exemplars, the answers it knows (to judge
-    by) and its row ids (to check responses against)."""
+    """What every row of one probe file shares: its exemplars, its KG's answers (to judge by:
+    the names file beside it), each subject's answers in the file's periods (to tell a stale
+    answer) and its row ids (to check responses against)."""
 
     path: Path
     pool: ExemplarPool
     known: KnownAnswers
+    history: History = field(default_factory=History)
     ids: set[str] = field(default_factory=set)
 
 
@@ -483,7 +523,8 @@ def read_asked_rows(path: str | Path) -> list[AskedRow]:
     raises ValueError naming file and line."""
     path = Path(path)
     groups: dict[tuple[str | None, str | None], list[AskedRow]] = {}
-    known = KnownAnswers()
+    names = path.parent / NAMES_FILE
+    known = KnownAnswers.read(names) if names.is_file() else KnownAnswers()
     rows: list[AskedRow] = []
     source = ProbeFile(path, ExemplarPool(groups), known)
     for item, cloze in probe_lines(path, AskedLine):
@@ -504,11 +545,9 @@ def read_asked_rows(path: str | Path) -> list[AskedRow]:
         )
         rows.append(row)
         source.ids.add(row.id)
-        known.add_row(row.subject, row.relation, row.period, keys, row.labels, row.aliases)
+        source.history.add_row(row.subject, row.relation, row.period, keys, row.labels, row.aliases)
         if item.split != DELETED and item.answer_labels:
             groups.setdefault((item.relation, item.period), []).append(row)
-    if (path.parent / NAMES_FILE).is_file():
-        known.read_names(path.parent / NAMES_FILE)
     return rows
 
 
@@ -629,27 +668,39 @@ def _current(row: AskedRow) -> tuple[set[str], list[list[str]]]:
 
 
 def _gold(row: AskedRow, text: str) -> Gold:
-    """The row's current answers and the entities ``text`` may name instead: the subject's
-    answers of other periods and similarly named answers."""
+    """The row's current answers and the entities of its KG that ``text`` may name instead:
+    answers of the relation named like it, and those named exactly as a gold answer."""
     known = row.source.known
     keys, names = _current(row)
-    others = known.other_periods(row.subject, row.relation, row.period, keys)
-    similar = known.similar(row.relation, text, keys | set(others))
-    return Gold([n[0] for n in names], [n[1:] for n in names], known.named(others + similar))
+    if keys and all(k.startswith("=") for k in keys):  # no ids: the KG's namesakes are they
+        keys = keys | set(known.homonyms(row.relation, [n[0] for n in names], set()))
+    similar = known.similar(row.relation, text, keys)
+    same = known.homonyms(row.relation, [n for group in names for n in group], keys | set(similar))
+    return Gold(
+        [n[0] for n in names],
+        [n[1:] for n in names],
+        known.named(similar + same),
+        question=row.cloze.filled("___"),
+        period=row.period,
+        relation=row.relation,
+    )
 
 
 def _names_other_period(row: AskedRow, text: str, rule: str) -> bool:
-    """Whether ``text`` names, by ``rule``, an answer the subject has in another period and
-    not in this one: stale knowledge, or knowledge from later."""
-    known = row.source.known
+    """Whether ``text`` names, by ``rule``, an answer the subject has in another period of the
+    file and not in this one: stale knowledge, or knowledge from later."""
+    history = row.source.history
     keys, names = _current(row)
-    others = known.other_periods(row.subject, row.relation, row.period, keys)
+    others = history.other_periods(row.subject, row.relation, row.period, keys)
     if not others:
         return False
-    then = known.named(others)
-    similar = known.named(known.similar(row.relation, text, set(others)))
+    then = history.named(others)
+    said = set(split_words(first_line(text)).words)
+    if rule != "fuzzy" and not any(said & set(split_words(n).words) for g in then for n in g):
+        return False  # no word of theirs said: no rule but fuzzy can find them named
+    similar = row.source.known.named(row.source.known.similar(row.relation, text, set(others)))
     gold = Gold([n[0] for n in then], [n[1:] for n in then], [*names, *similar])
-    return judge(text, gold)[rule]
+    return judge(text, gold, (rule,))[rule]
 
 
 def _judge(row: AskedRow, text: str) -> dict[str, bool]:
@@ -659,9 +710,14 @@ def _judge(row: AskedRow, text: str) -> dict[str, bool]:
     return judged_rules(right, RULES)
 
 
-def _judged(row: AskedRow, answered: Answered, rule: str) -> dict:
-    greedy = [_judge(row, text) for text, _ in answered.greedy]
-    sampled = [_judge(row, text) for text, _ in answered.sampled]
+def _judged(
+    row: AskedRow,
+    answered: Answered,
+    rule: str,
+    greedy: list[dict[str, bool]],
+    sampled: list[dict[str, bool]],
+    unclear: int = 0,
+) -> dict:
     first = answered.greedy[0][0]
     timeline = {}
     if row.timeline is not None:
@@ -675,7 +731,10 @@ def _judged(row: AskedRow, answered: Answered, rule: str) -> dict:
         "prediction": first,
         "correct": greedy[0][rule],
         "judged": greedy[0],
-        "other_period": _names_other_period(row, first, rule),
+        # another period's answers are named by the rule, by `names` for the model judge
+        "other_period": _names_other_period(
+            row, first, DEFAULT_RULE if rule == JUDGE_RULE else rule
+        ),
         "exemplars": answered.exemplars,
         "greedy": [text for text, _ in answered.greedy],
         "greedy_raw": [raw for _, raw in answered.greedy],
@@ -684,21 +743,86 @@ def _judged(row: AskedRow, answered: Answered, rule: str) -> dict:
         "samples_raw": [raw for _, raw in answered.sampled],
         "sample_judged": sampled,
         "category": category([j[rule] for j in greedy], [j[rule] for j in sampled]),
+        "gold_aliases": sum(len(a) for a in row.aliases) if row.split != DELETED else 0,
+        "judge_unclear": unclear,
     }
+
+
+def _asked(row: AskedRow, text: str) -> Asked:
+    """What the model judge is told of one answer: the question, the period, the gold."""
+    _, names = _current(row)
+    return Asked(row.cloze.filled("___").strip(), row.period, names, text)
+
+
+def _with_judge(model, rows, answers, judged, progress: Progress) -> list[int]:
+    """The model judge's verdict added to each answer's (``judged``, in place) as the rule
+    ``judge``; per row, how many answers got no clear yes or no (counted incorrect)."""
+    from chronoprobe.probes.model_judge import ask
+
+    items, where = [], []
+    for i, (row, got) in enumerate(zip(rows, answers, strict=True)):
+        if isinstance(got, str):
+            continue
+        for text, _ in [*got.greedy, *got.sampled]:
+            items.append(_asked(row, text))
+        where.append(i)
+    verdicts = iter(ask(model, items, progress))
+    unclear = [0] * len(rows)
+    for i in where:
+        greedy, sampled = judged[i]
+        for verdict in [*greedy, *sampled]:
+            said = next(verdicts)
+            verdict[JUDGE_RULE] = bool(said)
+            unclear[i] += said is None
+    return unclear
 
 
 def predict_generate(
     model, rows: Sequence[AskedRow], params: GenerateParams, progress: Progress
 ) -> list[dict]:
-    """Each row's answers (asked of ``model``, or read from a :class:`Responses`), judged."""
+    """Each row's answers (asked of ``model``, or read from a :class:`Responses`), judged
+    by every rule (and by the ``--judge`` model, loaded by :func:`with_judge`)."""
     if isinstance(model, Responses):
         answers = _read_responses(model, rows)
     else:
         answers = _ask_model(model, rows, params, progress)
-    return [
-        {**row.key(), SKIPPED: got} if isinstance(got, str) else _judged(row, got, params.match)
+    judged = [
+        None
+        if isinstance(got, str)
+        else (
+            [_judge(row, text) for text, _ in got.greedy],
+            [_judge(row, text) for text, _ in got.sampled],
+        )
         for row, got in zip(rows, answers, strict=True)
     ]
+    unclear = [0] * len(rows)
+    if params._judge is not None:
+        unclear = _with_judge(params._judge, rows, answers, judged, progress)
+    return [
+        {**row.key(), SKIPPED: got}
+        if isinstance(got, str)
+        else _judged(row, got, params.match, *judged[i], unclear[i])
+        for i, (row, got) in enumerate(zip(rows, answers, strict=True))
+    ]
+
+
+def with_judge(params: GenerateParams, model, log) -> GenerateParams:
+    """The params to probe ``model`` with: with ``--judge``, the judge model loaded once
+    (answering from the answer cache); as they are otherwise."""
+    if params.judge is None:
+        return params
+    from chronoprobe.probes.model_judge import load_judge
+
+    log(f"judge: {params.judge}")
+    mine = params.model_copy()
+    mine._judge = load_judge(params.judge, params)
+    return mine
+
+
+def _rules(predictions: Sequence[dict]) -> list[str]:
+    """The rules that judged these predictions: every rule, and the model judge if one did."""
+    judged = any(p["judged"].get(JUDGE_RULE) is not None for p in predictions)
+    return [*RULES, *([JUDGE_RULE] if judged else [])]
 
 
 def _summarize(rule: str):
@@ -706,9 +830,10 @@ def _summarize(rule: str):
         """Accuracy by ``rule`` and by every rule, the share naming another period's answer,
         the share of empty answers and the category shares; each with its Wilson 95%
         interval (``<share>_ci95``)."""
+        rules = _rules(predictions)
         shares = {
-            "accuracy": proportion([p["judged"][rule] for p in predictions]),
-            **{f"accuracy_{r}": proportion([p["judged"][r] for p in predictions]) for r in RULES},
+            "accuracy": proportion([bool(p["judged"].get(rule)) for p in predictions]),
+            **{f"accuracy_{r}": proportion([p["judged"][r] for p in predictions]) for r in rules},
             "other_period": proportion([p["other_period"] for p in predictions]),
             "empty": proportion([not (p["prediction"] or "").strip() for p in predictions]),
             **{c: proportion([p["category"] == c for p in predictions]) for c in CATEGORIES},
@@ -764,7 +889,8 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
         "empty": overall["empty"],
         "empty_ci95": overall["empty_ci95"],
         "match": params.match,
-        "rules": list(RULES),
+        "rules": _rules(predictions),
+        "judged_with": judged_with(predictions, params),
         "coverage": coverage,
         # the share asked each way, of the rows the figures count
         "forms": {
@@ -790,6 +916,24 @@ def generate_metrics(predictions: Sequence[dict], params: GenerateParams) -> dic
     }
 
 
+def judged_with(predictions: Sequence[dict], params: GenerateParams) -> dict:
+    """What the answers were judged against: how many rows' gold answers have aliases (a
+    release without them is judged by its labels alone, and ``note`` says so), whether the
+    probe set has a KG of other entities (its names file), and the model judge."""
+    rows = [p for p in predictions if p.get("split") != DELETED]
+    aliased = sum(p.get("gold_aliases", 0) > 0 for p in rows)
+    out: dict = {"rows": len(rows), "rows_with_aliases": aliased}
+    if rows and not aliased:
+        out["note"] = (
+            "no gold answer has aliases: answers were judged by the answers' labels alone "
+            "(import with --aliases KG, or build from a KG with aliases, to add them)"
+        )
+    if params.judge is not None:
+        unclear = sum(p.get("judge_unclear", 0) for p in predictions)
+        out["judge"] = {"model": str(params.judge), "unclear_replies": unclear}
+    return out
+
+
 def _aggregate(per_model: dict[str, dict], params: GenerateParams) -> dict:
     """The accuracy over the models: of one model, its own figure, with its n, interval and
     coverage; over several, their mean (see :func:`one_model_figures`)."""
@@ -800,7 +944,8 @@ def _figures(metrics: dict) -> dict:
     """What the command line shows of one model: accuracy by every rule, the share of empty
     answers and the categories, each with its interval."""
     overall = metrics["overall"]
-    names = {**{rule: f"accuracy_{rule}" for rule in RULES}, "empty": "empty"}
+    rules = metrics.get("rules", RULES)
+    names = {**{rule: f"accuracy_{rule}" for rule in rules}, "empty": "empty"}
     names.update({c: c for c in CATEGORIES})
     out: dict = {}
     for shown, key in names.items():
@@ -813,7 +958,7 @@ def _columns() -> list[tuple]:
     import pyarrow as pa
 
     strings = pa.list_(pa.string())
-    judged = pa.struct([(rule, pa.bool_()) for rule in RULES])
+    judged = pa.struct([(rule, pa.bool_()) for rule in (*RULES, JUDGE_RULE)])
     timeline = pa.struct([*((f, pa.string()) for f in TIMELINE_FIELDS), ("lenient", pa.bool_())])
     types = {"answer_labels": strings, "timeline": timeline}
     keys = [(k, types.get(k, pa.string())) for k in KEYS]
@@ -833,6 +978,8 @@ def _columns() -> list[tuple]:
         ("samples_raw", strings),
         ("sample_judged", pa.list_(judged)),
         ("category", pa.string()),
+        ("gold_aliases", pa.int32()),
+        ("judge_unclear", pa.int32()),
     ]
 
 
@@ -849,6 +996,28 @@ def exemplar_shortage(rows: Sequence[AskedRow], params: GenerateParams) -> tuple
 
 
 def _warnings(model, rows: Sequence[AskedRow], params: GenerateParams) -> list[str]:
+    return [*_judging_warnings(rows), *_asking_warnings(model, rows, params)]
+
+
+def _judging_warnings(rows: Sequence[AskedRow]) -> list[str]:
+    """What the answers are judged without: a KG of other entities, aliases."""
+    out = []
+    if rows and not rows[0].source.known.names:
+        out.append(
+            f"no {NAMES_FILE} beside {rows[0].source.path.name}: answers are judged without "
+            "the KG's other entities (a longer name of another entity is not refused); "
+            "`build drift` and `import templama` write it"
+        )
+    current = [r for r in rows if r.split != DELETED and r.timeline is None]
+    if current and not any(any(a) for r in current for a in r.aliases):
+        out.append(
+            "no gold answer has aliases: answers are judged by the answers' labels alone "
+            "(`import templama --aliases KG` adds a KG's); metrics.json says so"
+        )
+    return out
+
+
+def _asking_warnings(model, rows: Sequence[AskedRow], params: GenerateParams) -> list[str]:
     if isinstance(model, Responses):
         if rows:
             model.check_ids(rows[0].source.ids, rows[0].source.path)
@@ -875,10 +1044,11 @@ def _warnings(model, rows: Sequence[AskedRow], params: GenerateParams) -> list[s
 
 def _for_model(params: GenerateParams, model, say) -> GenerateParams:
     """The options one model is asked with: how its questions are put (auto made chat or
-    plain by its tokenizer's chat template), said where any row is asked as a question."""
-    if isinstance(model, Responses):
-        return params
-    return with_question_prompt(params, model)
+    plain by its tokenizer's chat template), said where any row is asked as a question; and
+    the ``--judge`` model, loaded once."""
+    if not isinstance(model, Responses):
+        params = with_question_prompt(params, model)
+    return with_judge(params, model, say)
 
 
 def _answered_by(params: GenerateParams) -> list[tuple[str, ResponsesSpec]]:

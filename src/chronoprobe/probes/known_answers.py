@@ -1,18 +1,23 @@
-"""The other entities a generated answer may name instead of the gold ones, from the probe set.
+"""The other entities a generated answer may name instead of the gold ones: the probe set's KG.
 
 Judging (:mod:`chronoprobe.probes.judging`) needs, for each answer, the names of entities it
-could mean instead of a gold answer. A probe file holds them itself:
+could mean instead of a gold answer. They come from the ``answer_names.jsonl`` file beside the
+rows, the probe set's KG: ``build drift`` writes every entity that answers a probed relation
+anywhere in the KG, and ``import templama`` every answer of the released files (with their
+aliases, from ``--aliases KG``), each with its label and aliases. Nothing else of the file
+counts, so an answer's verdict depends on its row, the KG and the answer alone, never on which
+other rows the file holds: a file and any subset of it are judged alike. Rows without a names
+file are judged against their own answers alone, with no other entity to refuse.
 
-- the *other periods' answers* of the same subject and relation (a stale answer, or one from
-  after the period asked): every row of the file counts, whatever part of it is probed;
-- *similarly named answers*: every answer entity of the same relation in the file, for any
-  subject, and every entity of the ``answer_names.jsonl`` file that ``build drift`` writes
-  beside the rows (each entity that answers a probed relation anywhere in the KG, with its
-  label and aliases). An imported TempLAMA set has no KG: its own answers serve.
+Of the entities of the row's relation, an answer is judged against
 
-Of the similarly named entities, an answer is judged against those sharing a distinctive word
-with it (a word in at most :data:`COMMON` names of the relation), the :data:`MOST_SIMILAR` that
-share the most words; the other periods' answers are always kept.
+- those sharing a distinctive word with it (a word in at most :data:`COMMON` names of the
+  relation), the :data:`MOST_SIMILAR` that share the most words;
+- those named exactly as a gold answer (homonyms: the KG's four parties called "Democratic
+  Party"), so that a rule can tell when a gold name alone does not say which entity is meant.
+
+The subject's answers of the file's other periods (:class:`History`) say whether an answer is
+stale (``other_period`` in the generate view); they are no part of any verdict.
 
 An entity is told apart by its id where the row gives the answers' ids, else by its
 normalised label.
@@ -48,51 +53,33 @@ def answer_keys(ids: Sequence[str], labels: Sequence[str]) -> list[str]:
 
 @dataclass
 class KnownAnswers:
-    """Every answer entity a probe file (and its names file) knows, by relation and by
-    (subject, relation, period)."""
+    """Every answer entity of a probe set's KG (its names file), by relation."""
 
     names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> label, aliases
     # relation -> word of a name (or of its paraphrases) -> keys
     words: dict[str | None, dict[str, set[str]]] = field(default_factory=dict)
-    # (subject, relation) -> period -> keys
-    history: dict[tuple[str | None, str | None], dict[str | None, set[str]]] = field(
-        default_factory=dict
-    )
+    # relation -> a normalised name -> keys
+    exact: dict[str | None, dict[str, set[str]]] = field(default_factory=dict)
 
     def add_entity(self, relation: str | None, key: str, names: Sequence[str]) -> None:
         known = self.names.setdefault(key, tuple(n for n in names if n))
         index = self.words.setdefault(relation, {})
+        exact = self.exact.setdefault(relation, {})
         for name in known:
+            exact.setdefault(normalize(name), set()).add(key)
             for form in name_forms(name):
                 for word in form.words:
                     index.setdefault(word, set()).add(key)
 
-    def add_row(
-        self,
-        subject: str | None,
-        relation: str | None,
-        period: str | None,
-        keys: Sequence[str],
-        labels: Sequence[str],
-        aliases: Sequence[Sequence[str]],
-    ) -> None:
-        for i, (key, label) in enumerate(zip(keys, labels, strict=True)):
-            self.add_entity(relation, key, [label, *(aliases[i] if i < len(aliases) else [])])
-        self.history.setdefault((subject, relation), {}).setdefault(period, set()).update(keys)
-
-    def read_names(self, path: Path) -> None:
-        """Add the entities of a names file; a bad line raises ValueError naming file and line."""
+    @classmethod
+    def read(cls, path: Path) -> KnownAnswers:
+        """The entities of a names file; a bad line raises ValueError naming file and line."""
         from chronoprobe.jsonl import numbered_lines
 
+        known = cls()
         for _, entity in numbered_lines(path, NamedEntity, "not an answer name"):
-            self.add_entity(entity.relation, entity.id, entity.names)
-
-    def other_periods(
-        self, subject: str | None, relation: str | None, period: str | None, current: set[str]
-    ) -> list[str]:
-        """The keys of the subject's answers of the relation in other periods, not current."""
-        periods = self.history.get((subject, relation), {})
-        return sorted({k for p, keys in periods.items() if p != period for k in keys} - current)
+            known.add_entity(entity.relation, entity.id, entity.names)
+        return known
 
     def similar(self, relation: str | None, text: str, current: set[str]) -> list[str]:
         """The keys of the relation's answers named like ``text`` (see the module docstring)."""
@@ -104,6 +91,47 @@ class KnownAnswers:
                 shared.update(keys)
         ranked = sorted((k for k in shared if k not in current), key=lambda k: (-shared[k], k))
         return ranked[:MOST_SIMILAR]
+
+    def homonyms(self, relation: str | None, names: Sequence[str], current: set[str]) -> list[str]:
+        """The keys of the relation's other answers named exactly as one of ``names``."""
+        exact = self.exact.get(relation, {})
+        found = {k for name in names for k in exact.get(normalize(name), ())}
+        return sorted(found - current)
+
+    def named(self, keys: Sequence[str]) -> list[tuple[str, ...]]:
+        return [self.names[k] for k in keys if self.names.get(k)]
+
+
+@dataclass
+class History:
+    """The answers of each (subject, relation) in each period of one probe file, and their
+    names: what tells a stale answer (another period's) from a wrong one."""
+
+    periods: dict[tuple[str | None, str | None], dict[str | None, set[str]]] = field(
+        default_factory=dict
+    )
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def add_row(
+        self,
+        subject: str | None,
+        relation: str | None,
+        period: str | None,
+        keys: Sequence[str],
+        labels: Sequence[str],
+        aliases: Sequence[Sequence[str]],
+    ) -> None:
+        for i, (key, label) in enumerate(zip(keys, labels, strict=True)):
+            names = [label, *(aliases[i] if i < len(aliases) else [])]
+            self.names.setdefault(key, tuple(n for n in names if n))
+        self.periods.setdefault((subject, relation), {}).setdefault(period, set()).update(keys)
+
+    def other_periods(
+        self, subject: str | None, relation: str | None, period: str | None, current: set[str]
+    ) -> list[str]:
+        """The keys of the subject's answers of the relation in other periods, not current."""
+        periods = self.periods.get((subject, relation), {})
+        return sorted({k for p, keys in periods.items() if p != period for k in keys} - current)
 
     def named(self, keys: Sequence[str]) -> list[tuple[str, ...]]:
         return [self.names[k] for k in keys if self.names.get(k)]

@@ -325,6 +325,7 @@ VIEWS: Registry[View] = Registry(
         "date-context": "chronoprobe.probes.date_consistency:DATE_CONTEXT",
         "cutoff": "chronoprobe.probes.cutoff:CUTOFF",
         "doc-cutoff": "chronoprobe.probes.doc_cutoff:DOC_CUTOFF",
+        "judge-agreement": "chronoprobe.probes.judge_agreement:JUDGE_AGREEMENT",
     },
 )
 

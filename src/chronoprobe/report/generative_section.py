@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from chronoprobe.probes.categories import CATEGORIES, MIXED, TIMELINES
@@ -98,16 +99,21 @@ def category_timeline(model: str, by_period: dict[str, dict]) -> Block:
 
 
 def _group_table(
-    groups: dict[str, dict], name: str, caption: str, left_out: dict[str, str] | None = None
+    groups: dict[str, dict],
+    name: str,
+    caption: str,
+    left_out: dict[str, str] | None = None,
+    rules: Sequence[str] = RULES,
 ) -> Table:
-    """Accuracy by every rule, the share naming another period's answer, the empty answers and
-    the categories; with ``left_out``, a column of each group's rows left out and why (a group
-    with none answered is listed too, its figures dashes)."""
+    """Accuracy by every rule (``rules``: the model judge's too where it judged), the share
+    naming another period's answer, the empty answers and the categories; with ``left_out``,
+    a column of each group's rows left out and why (a group with none answered is listed too,
+    its figures dashes)."""
     extra = ["left out"] if left_out is not None else []
     return Table(
-        [name, "rows", *RULES, "other period", "empty", *CATEGORIES, *extra],
+        [name, "rows", *rules, "other period", "empty", *CATEGORIES, *extra],
         [
-            [k, g.get("n", 0), *(Percent.of(g.get(f"accuracy_{r}")) for r in RULES)]
+            [k, g.get("n", 0), *(Percent.of(g.get(f"accuracy_{r}")) for r in rules)]
             + [Percent.of(g.get("other_period")), Percent.of(g.get("empty"))]
             + [Percent.of(g.get(c)) for c in CATEGORIES]
             + ([left_out.get(k) or DASH] if left_out is not None else [])
@@ -184,7 +190,21 @@ def generate_blocks(model: str, metrics: dict) -> list[Block]:
     if coverage:
         blocks.append(Text(f"Coverage: {coverage_line(coverage)}.", style="note"))
     blocks += [Text(f"Warning: {w}", style="error") for w in metrics.get("warnings") or ()]
-    blocks.append(_group_table({"all": overall}, "group", "Every rule side by side, overall."))
+    judged_with = metrics.get("judged_with") or {}
+    if judged_with.get("note"):  # a release without aliases: the figures say so
+        blocks.append(Text(f"Judged by labels alone: {judged_with['note']}.", style="note"))
+    judge = judged_with.get("judge")
+    if judge:
+        blocks.append(
+            Text(
+                f"judge: every answer also judged by {judge['model']} (the rule 'judge'; "
+                f"replies neither yes nor no, counted incorrect: {judge['unclear_replies']:,}).",
+                style="note",
+            )
+        )
+    rules = metrics.get("rules", RULES)
+    overall_table = "Every rule side by side, overall."
+    blocks.append(_group_table({"all": overall}, "group", overall_table, rules=rules))
     forms = _form_table(metrics)
     if forms is not None:
         blocks.append(forms)

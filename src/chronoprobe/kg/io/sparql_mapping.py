@@ -24,6 +24,8 @@ ROLES = (
     "subject_label",
     "relation_label",
     "object_label",
+    "subject_alias",
+    "object_alias",
     "statement",
 )
 DEFAULT_VARIABLES = {
@@ -37,6 +39,8 @@ DEFAULT_VARIABLES = {
     "subject_label": "subjectLabel",
     "relation_label": "relationLabel",
     "object_label": "objectLabel",
+    "subject_alias": "subjectAltLabel",
+    "object_alias": "objectAltLabel",
     "statement": "statement",
 }
 # What a constant may fix, and the form its value takes.
@@ -143,6 +147,13 @@ class VariableMapping:
         if not given.intersection(TIMES):
             absent.append("start/end")
         return absent
+
+    def names_only(self, found: list[str]) -> bool:
+        """Whether results with the variables ``found`` hold names alone: entities (the
+        subject role) with their labels or aliases (skos:altLabel), and no facts."""
+        given = {role for role, name in self.variables if name in found} | set(dict(self.constants))
+        names = given & {"subject_label", "subject_alias"}
+        return "subject" in given and bool(names) and not given & {"relation", "object"}
 
     def unmapped(self, found: list[str]) -> list[str]:
         """Variables of ``found`` that fill no role."""

@@ -7,6 +7,13 @@ query in ``docs/loaders.md`` (``subject``, ``relation``, ``object``, ``start``, 
 ``startPrecision``, ``endPrecision``, ``subjectLabel``, ``relationLabel``, ``objectLabel``,
 ``statement``); roles the query fixed in its text (``?item p:P39 ?st``) are given as constants.
 
+Aliases come from ``?subjectAltLabel`` and ``?objectAltLabel`` (roles ``subject_alias`` and
+``object_alias``): one alias a binding (``skos:altLabel``), or several joined by ``|`` (a
+``GROUP_CONCAT`` with that separator), in the wanted language or untagged. Results that give
+entities and their names alone (a subject with a label or an alias, no relation, no object:
+the names query of ``docs/templama.md``) are read as entities with their labels and aliases,
+no facts: a KG of names, as ``import templama --aliases`` reads one.
+
 Three things differ from the JSON dump and are undone here, so both loaders agree:
 
 - the query service writes dates in XSD 1.1, where year ``0000`` is 1 BCE: ``-0058`` there
@@ -30,6 +37,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -98,7 +106,7 @@ class Skipped(Exception):
 
 @dataclass(frozen=True)
 class Statement:
-    """What one binding says: the fact, the statement it belongs to and its labels."""
+    """What one binding says: the fact, the statement it belongs to, its labels and aliases."""
 
     fact: Fact
     statement: str | None
@@ -106,6 +114,8 @@ class Statement:
     object_label: Term | None
     relation_label: Term | None
     no_precision: tuple[str, ...] = ()  # bounds read at day precision, for want of one
+    subject_alias: Term | None = None
+    object_alias: Term | None = None
 
 
 class _Roles:
@@ -222,6 +232,8 @@ def parse_binding(
         roles.get("object_label"),
         roles.get("relation_label"),
         tuple(b for b, day in (("start", start_day), ("end", end_day)) if day),
+        roles.get("subject_alias"),
+        roles.get("object_alias"),
     )
 
 
@@ -234,6 +246,28 @@ def merge(first: Fact, other: Fact) -> Fact:
     ends = [t for t in (first.end, other.end) if t is not None]
     start = min(starts, key=TimePoint.first_day, default=None)
     return replace(first, start=start, end=max(ends, key=TimePoint.last_day, default=None))
+
+
+ALIAS_SEPARATOR = "|"  # between aliases GROUP_CONCAT joined into one value (docs/templama.md)
+
+
+class _Aliases:
+    """Every alias seen per id, in the wanted language (or untagged), in order, each once."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.seen: dict[str, dict[str, None]] = {}
+
+    def offer(self, key: str, term: Term | None) -> None:
+        if term is None or term.type not in _LITERALS or term.lang not in (None, self.lang):
+            return
+        names = self.seen.setdefault(key, {})
+        for alias in term.value.split(ALIAS_SEPARATOR):
+            if alias.strip():
+                names[alias.strip()] = None
+
+    def of(self, key: str) -> tuple[str, ...]:
+        return tuple(self.seen.get(key, ()))
 
 
 class _Labels:
@@ -308,7 +342,7 @@ def _read(path: Path, mapping: VariableMapping, problems: Problems) -> _Read | N
             return None
     found = read.variables
     missing = mapping.missing(found)
-    if missing:
+    if missing and not mapping.names_only(found):
         variables = " ".join(f"?{name}" for name in found) or "none"
         raise ValueError(
             f"{path}:1: the results lack roles a fact needs: {', '.join(missing)}; variables "
@@ -337,6 +371,7 @@ class _Collected:
         self.by_statement: dict[str, _Pending] = {}
         self.skipped: Counter = Counter()
         self.entity_labels, self.relation_labels = _Labels(lang), _Labels(lang)
+        self.aliases = _Aliases(lang)
 
     def add(self, statement: Statement, file: str, line: int) -> None:
         fact = statement.fact
@@ -351,6 +386,13 @@ class _Collected:
         self.entity_labels.offer(fact.subject, statement.subject_label)
         self.entity_labels.offer(fact.object, statement.object_label)
         self.relation_labels.offer(fact.relation, statement.relation_label)
+        self.aliases.offer(fact.subject, statement.subject_alias)
+        self.aliases.offer(fact.object, statement.object_alias)
+
+    def add_names(self, entity: str, label: Term | None, alias: Term | None) -> None:
+        """An entity's label and alias from a results file of names alone."""
+        self.entity_labels.offer(entity, label)
+        self.aliases.offer(entity, alias)
 
     def build(self, problems: Problems, meta: dict) -> TemporalKG:
         builder = KGBuilder()
@@ -365,7 +407,8 @@ class _Collected:
                 item = item.fact
             builder.add_fact(item)
         for entity_id, label in self.entity_labels.items():
-            builder.add_entity(Entity(entity_id, label))
+            aliases = tuple(a for a in self.aliases.of(entity_id) if a != label)
+            builder.add_entity(Entity(entity_id, label, aliases))
         for relation_id, label in self.relation_labels.items():
             builder.add_relation(Relation(relation_id, label))
         return builder.build(meta={**meta, "skipped": dict(sorted(self.skipped.items()))})
@@ -434,6 +477,9 @@ def _load_file(
     if read is None:
         return
     locator = LineLocator(read.text)
+    if mapping.names_only(read.variables):
+        _load_names(path, read, locator, mapping, problems, collected)
+        return
     assumptions = _Assumptions(read.variables, mapping)
     reported = problems.total
     for index, raw in enumerate(read.bindings):
@@ -447,12 +493,8 @@ def _load_file(
         except Skipped as why:
             collected.skipped[str(why)] += 1
             statement = None
-        except Invalid as err:
-            problems.report(str(path), line, f"results.bindings[{index}]: {err}", kind=err.kind)
-            continue
-        except DECODE_ERRORS as err:
-            reason, kind = _binding_problem(raw, err)
-            problems.report(str(path), line, f"results.bindings[{index}]: {reason}", kind=kind)
+        except (Invalid, *DECODE_ERRORS) as err:
+            _bad_binding(problems, path, line, index, raw, err)
             continue
         assumptions.note(binding, statement, line)
         if statement is not None:
@@ -460,6 +502,39 @@ def _load_file(
     if read.broken is not None and problems.total == reported:  # the fault is between bindings
         problems.report(str(path), read.broken.line, read.broken.reason, kind=read.broken.kind)
     assumptions.warn(path, _Roles({}, mapping), problems)
+
+
+def _load_names(
+    path: Path,
+    read: _Read,
+    locator: LineLocator,
+    mapping: VariableMapping,
+    problems: Problems,
+    collected: _Collected,
+) -> None:
+    """A results file of names alone: each binding an entity with a label or an alias."""
+    for index, raw in enumerate(read.bindings):
+        line = locator.line_of(raw)
+        try:
+            roles = _Roles(_decode_binding(raw), mapping)
+            if roles.get("subject") is None:
+                raise Invalid("no subject", "missing subject")
+            entity = _entity(roles, "subject")
+        except (Invalid, *DECODE_ERRORS) as err:
+            _bad_binding(problems, path, line, index, raw, err)
+            continue
+        collected.add_names(entity, roles.get("subject_label"), roles.get("subject_alias"))
+
+
+def _bad_binding(
+    problems: Problems, path: Path, line: int, index: int, raw: Any, err: Exception
+) -> None:
+    """Report a binding that is no sound record: invalid, or not decodable."""
+    if isinstance(err, Invalid):
+        reason, kind = str(err), err.kind
+    else:
+        reason, kind = _binding_problem(raw, err)
+    problems.report(str(path), line, f"results.bindings[{index}]: {reason}", kind=kind)
 
 
 def _binding_problem(raw: msgspec.Raw | bytes, err: Exception) -> tuple[str, str]:
