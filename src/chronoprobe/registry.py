@@ -118,9 +118,11 @@ def _failed(module: str, err: Exception) -> str:
 
 
 def nearest(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest known spelling, or nothing."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """`` (did you mean 'x'?)`` for the closest known spelling, case aside (a paper's
+    TempLAMA is the importer templama), or nothing."""
+    folded = {k.casefold(): k for k in known}
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean {folded[close[0]]!r}?)" if close else ""
 
 
 _FREE = object()  # a name a registry may take

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,13 +23,37 @@ SHARED = "(shared)"  # the family column of a part every family uses
 FORMATS = ("table", "json", "markdown")
 
 
-def first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+# words a period follows without ending the sentence
+_ABBREVIATIONS = {"e.g", "i.e", "al", "vs", "cf", "approx", "resp", "Fig", "No"}
+_SENTENCE_END = re.compile(r"([.!?])\s+")
+
+
+SUMMARY_CHARACTERS = 200  # a longer first paragraph is summed up by its first sentence
+
+
+def summary(text: str | None) -> str:
+    """``text``'s first paragraph (its first sentence if it is long), whole however the
+    source wraps it; a paragraph that leads into a list ends in a colon: it ends there."""
+    paragraph = inspect.cleandoc(text or "").split("\n\n")[0]
+    joined = " ".join(paragraph.split())
+    long = len(joined) > SUMMARY_CHARACTERS
+    for end in _SENTENCE_END.finditer(joined if long else ""):
+        word = joined[: end.start()].rsplit(" ", 1)[-1].lstrip("(")
+        if word not in _ABBREVIATIONS and not (len(word) == 1 and word.isupper()):
+            joined = joined[: end.start() + 1]
+            break
+    return joined[:-1] + "." if joined.endswith(":") else joined
 
 
 def _variant_help(entry: Any) -> str:
     """A builder's or importer's help: its own, else its function's docstring."""
-    return first_line(getattr(entry, "help", "") or inspect.getdoc(entry.run))
+    return summary(getattr(entry, "help", "") or inspect.getdoc(entry.run))
+
+
+def _described(registry: Any, name: str) -> str:
+    """An entry's summary: its ``description``, else its docstring."""
+    entry = registry.get(name)
+    return summary(getattr(entry, "description", None) or inspect.getdoc(entry))
 
 
 def _owners(part: str) -> dict[str, str]:
@@ -81,7 +106,7 @@ def _views() -> Rows:
             "rows": view.rows.file,
             "drift rows": view.drift is not None,
             "report section": section_kind("probe", {"params": {"view": name}}).kind,
-            "about": first_line(view.help),
+            "about": summary(view.help),
         }
         for name, view in VIEWS.items()
     ]
@@ -113,6 +138,35 @@ def _importers() -> Rows:
     ]
 
 
+def _spec_forms() -> Rows:
+    """The forms of a model spec, as a user types them after ``-m``."""
+    from chronoprobe.models.spec import PACKAGES
+
+    packages = [
+        (
+            f"package:{name}",
+            f"{weights.filename.removesuffix('.gguf')}, shipped by the {weights.pip_name} "
+            "package (offline); `chronoprobe models path` prints its converted weights",
+        )
+        for name, weights in PACKAGES.items()
+    ]
+    forms = [
+        *packages,
+        (
+            "openai:MODEL",
+            "MODEL behind an OpenAI-compatible server (--base-url; an API, vLLM, Ollama); "
+            "`chronoprobe models serve SPEC` starts one on 127.0.0.1",
+        ),
+        ("ORG/NAME", "a Hugging Face id: from the hub, or offline from its local cache"),
+        ("DIR", "a local save_pretrained directory, or a `train` step's output"),
+        ("FILE.gguf", "GGUF weights, converted once into a save_pretrained directory"),
+    ]
+    return [
+        {"model": form, "registry": "model spec", "family": SHARED, "about": about}
+        for form, about in forms
+    ]
+
+
 def _models() -> Rows:
     from chronoprobe.families import SHARED_MODELS
     from chronoprobe.kgqa.params import QA_MODELS
@@ -120,12 +174,12 @@ def _models() -> Rows:
     from chronoprobe.tkg.params import TKG_MODELS
 
     owners = _owners("models")
-    return [
+    return _spec_forms() + [
         {
             "model": name,
             "registry": what,
             "family": SHARED if name in SHARED_MODELS else owners.get(name, ""),
-            "about": registry.describe(name),
+            "about": _described(registry, name),
         }
         for what, registry in (
             ("language model", ADAPTERS),
@@ -147,7 +201,7 @@ def _kinds() -> Rows:
             "family": SHARED if name in SHARED_KINDS else owners.get(name, ""),
             "command": f"chronoprobe {' '.join(kind.command)}" if kind.command else "",
             "trains": kind.trains,
-            "about": first_line(kind.help or inspect.getdoc(kind.run)),
+            "about": summary(kind.help or inspect.getdoc(kind.run)),
         }
         for name, kind in STEP_KINDS.items()
     ]
@@ -164,7 +218,7 @@ def _sections() -> Rows:
             "section": key,
             "family": owners.get(key, SHARED),
             "module": entry.build.__module__,
-            "about": first_line(inspect.getdoc(entry.build)),
+            "about": summary(inspect.getdoc(entry.build)),
         }
         for key, entry in SECTIONS.items()
     ]
