@@ -90,6 +90,7 @@ class LmEvalExportParams(Params):
     @field_validator("model")
     @classmethod
     def _local_weights(cls, model: str) -> str:
+        from chronoprobe.core.hub import missing_hub_model
         from chronoprobe.models.served import is_served
 
         if is_served(model):
@@ -97,6 +98,9 @@ class LmEvalExportParams(Params):
                 "lm-eval's hf model loads weights, not a server: name them (a directory, a "
                 ".gguf file, package:smollm2 or a Hugging Face id)"
             )
+        missing = missing_hub_model(model)
+        if missing:
+            raise ValueError(missing)
         return model
 
 

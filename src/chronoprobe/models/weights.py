@@ -19,11 +19,16 @@ SERVED_HINT = (
 def weights_location(spec: str) -> str:
     """What ``from_pretrained`` loads ``spec`` from: a directory (a GGUF file's conversion,
     made here on first use) or a hub id as given."""
+    from chronoprobe.core.hub import missing_hub_model
     from chronoprobe.models.served import is_served
-    from chronoprobe.models.spec import _converted_gguf, resolve_spec
 
     if is_served(spec):
         raise ValueError(f"{spec!r}: {SERVED_HINT}")
+    missing = missing_hub_model(spec)  # before torch is imported: at once
+    if missing:
+        raise ValueError(missing)
+    from chronoprobe.models.spec import _converted_gguf, resolve_spec
+
     source = resolve_spec(spec)
     if source.gguf_file:
         source = _converted_gguf(source)

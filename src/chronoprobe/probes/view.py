@@ -125,6 +125,19 @@ class ServedOptions(Params):
         None, ge=0, description="Price of a million generated tokens, for the cost."
     )
 
+    @field_validator("models")
+    @classmethod
+    def _loadable_hub_ids(cls, models: list[str] | None) -> list[str] | None:
+        """A hub id neither cached here nor reachable is refused at once, before any step
+        runs (loading it would import torch to fail half a minute later)."""
+        from chronoprobe.core.hub import missing_hub_model
+
+        for spec in models or []:
+            problem = missing_hub_model(spec)
+            if problem:
+                raise ValueError(problem)
+        return models
+
     @field_validator("api_key_env")
     @classmethod
     def _a_variable_name(cls, name: str) -> str:
