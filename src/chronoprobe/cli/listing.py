@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,42 +17,15 @@ import typer
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+from chronoprobe.registry import summary
 
 SHARED = "(shared)"  # the family column of a part every family uses
 FORMATS = ("table", "json", "markdown")
 
 
-# words a period follows without ending the sentence
-_ABBREVIATIONS = {"e.g", "i.e", "al", "vs", "cf", "approx", "resp", "Fig", "No"}
-_SENTENCE_END = re.compile(r"([.!?])\s+")
-
-
-SUMMARY_CHARACTERS = 200  # a longer first paragraph is summed up by its first sentence
-
-
-def summary(text: str | None) -> str:
-    """``text``'s first paragraph (its first sentence if it is long), whole however the
-    source wraps it; a paragraph that leads into a list ends in a colon: it ends there."""
-    paragraph = inspect.cleandoc(text or "").split("\n\n")[0]
-    joined = " ".join(paragraph.split())
-    long = len(joined) > SUMMARY_CHARACTERS
-    for end in _SENTENCE_END.finditer(joined if long else ""):
-        word = joined[: end.start()].rsplit(" ", 1)[-1].lstrip("(")
-        if word not in _ABBREVIATIONS and not (len(word) == 1 and word.isupper()):
-            joined = joined[: end.start() + 1]
-            break
-    return joined[:-1] + "." if joined.endswith(":") else joined
-
-
 def _variant_help(entry: Any) -> str:
     """A builder's or importer's help: its own, else its function's docstring."""
     return summary(getattr(entry, "help", "") or inspect.getdoc(entry.run))
-
-
-def _described(registry: Any, name: str) -> str:
-    """An entry's summary: its ``description``, else its docstring."""
-    entry = registry.get(name)
-    return summary(getattr(entry, "description", None) or inspect.getdoc(entry))
 
 
 def _owners(part: str) -> dict[str, str]:
@@ -179,7 +151,7 @@ def _models() -> Rows:
             "model": name,
             "registry": what,
             "family": SHARED if name in SHARED_MODELS else owners.get(name, ""),
-            "about": _described(registry, name),
+            "about": registry.describe(name),
         }
         for what, registry in (
             ("language model", ADAPTERS),

