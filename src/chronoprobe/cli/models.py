@@ -112,6 +112,14 @@ def _wait_ready(server: subprocess.Popen, url: str) -> None:
     raise ValueError(f"transformers serve stopped (exit {server.returncode}); its lines are above")
 
 
+def _stderr() -> int | None:
+    """This process's stderr, for the server's output (None where it has no file)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -163,7 +171,8 @@ def serve(
     console.print(f"starting transformers serve on {url} for {escape(spec)} ...", highlight=False)
     env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
     # its own session: Ctrl-C stops it through us, and a kill of this command (SIGTERM) too
-    server = subprocess.Popen(command, env=env, start_new_session=True)
+    # its log lines go to stderr: stdout is the line of options, for a script to read
+    server = subprocess.Popen(command, env=env, start_new_session=True, stdout=_stderr())
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         _wait_ready(server, url)
