@@ -85,17 +85,9 @@ def narrowed(table: Table) -> Table:
     columns = [list(column.cells) for column in table.columns]
     required = [None] * len(columns[-1]) if len(columns) == 6 else columns.pop(0)
     long, short, negative, negative_short, types, helps = columns
+    looks = ("box", "show_lines", "leading", "border_style", "row_styles", "pad_edge", "padding")
     out = Table(
-        highlight=True,
-        show_header=False,
-        expand=True,
-        box=table.box,
-        show_lines=table.show_lines,
-        leading=table.leading,
-        border_style=table.border_style,
-        row_styles=table.row_styles,
-        pad_edge=table.pad_edge,
-        padding=table.padding,
+        highlight=True, show_header=False, expand=True, **{k: getattr(table, k) for k in looks}
     )
     if len(table.columns) == 7:
         out.add_column(no_wrap=True)
