@@ -51,9 +51,9 @@ def test_every_help_fits_100_columns_with_room_for_its_descriptions():
 def test_a_long_name_and_a_list_of_choices_wrap_in_their_columns():
     result = runner.invoke(app, ["probe", "generate", "--help"], env={"COLUMNS": "100"})
     lines = result.output.splitlines()
-    (flag,) = [n for n, line in enumerate(lines) if "│    --trust-remote-code " in line]
+    (flag,) = [n for n, line in enumerate(lines) if re.match(r"│\s+--trust-remote-code ", line)]
     assert "--no-trust-remote-code" in lines[flag + 1]  # its negative form under it
-    (dtype,) = [n for n, line in enumerate(lines) if "│    --dtype " in line]
+    (dtype,) = [n for n, line in enumerate(lines) if re.match(r"│\s+--dtype ", line)]
     assert "<auto|float32|" in lines[dtype] and "bfloat16|" in lines[dtype + 1]
     kind = _broken_at_bars(Text("<auto|float32|bfloat16|float16>"))
     assert kind.plain.split("\n") == ["<auto|float32|", "bfloat16|", "float16>"]

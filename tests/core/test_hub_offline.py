@@ -53,13 +53,20 @@ def test_a_model_in_the_local_cache_is_not_refused_and_the_network_is_not_asked(
     assert hub.missing_hub_model(FAKE) is None
 
 
-def test_other_specs_are_not_judged_as_hub_ids(monkeypatch, tmp_path):
+def test_only_hub_ids_are_judged_so_and_bare_ones_too(monkeypatch, tmp_path):
+    """The params tell a hub id by its spec's scheme: a package, a server, a folder are never
+    looked up, and a bare id (roberta-base) is judged as one with an owner is."""
+    from chronoprobe.probes.view import ModelOptions
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(socket, "getaddrinfo", no_network)
-    (tmp_path / "org").mkdir()
-    (tmp_path / "org" / "model").mkdir()
+    (tmp_path / "org" / "model").mkdir(parents=True)
+    (tmp_path / "org" / "model" / "config.json").write_text("{}")
     monkeypatch.chdir(tmp_path)
-    for spec in ("package:smollm2", "openai:gpt-4o", "smollm2", "./x/y", "org/model"):
-        assert hub.missing_hub_model(spec) is None, spec
+    local = ["package:smollm2", "openai:gpt-4o", "smollm2", "org/model"]
+    assert [str(m) for m in ModelOptions(models=local).models] == local
+    with pytest.raises(ValueError, match="'roberta-base' is not in the local Hugging Face cache"):
+        ModelOptions(models=["roberta-base"])
 
 
 def test_a_name_server_that_never_answers_costs_the_reach_timeout_only(monkeypatch):

@@ -156,8 +156,9 @@ def test_build_timeline_oracle_writes_answers_a_judge_reads(tmp_path, sample):
     less = json.loads((tmp_path / "less" / "metrics.json").read_text())
     # it prints its figure: accuracy with its interval, overall and per complexity
     low, high = less["accuracy_ci95"]
-    assert f"│ all │ {less['n']} │ {less['accuracy']:.3f} │ [{low:.3f}, {high:.3f}] │" in (
-        said["less"]
+    assert (
+        f"│ all │ {less['n']} │ {less['accuracy']:.3f} │ [{low:.3f}, {high:.3f}] │"
+        in (said["less"])
     )
     assert f"({less['facts_dropped']} dropped)" in said["less"] and "dropped" in said["full"]
     assert full["accuracy"] == 1.0 and full["n"] == len(rows) and full["unanswered"] == 0

@@ -191,8 +191,8 @@ def test_the_task_code_is_written_by_this_chronoprobe_never_served_from_the_cach
     tmp_path, data, monkeypatch
 ):
     """lm_eval --include_path imports the folder's chronoprobe_task.py: an entry in the step
-    cache under the export's key, with its digests in order (as anyone who can write the cache
-    folder can make one), must not put its code there."""
+    cache under the export's key, with its digests in order and signed by the cache itself (an
+    older chronoprobe's, or one the cache was tricked into), must not put its code there."""
     from chronoprobe.export.lm_eval import LmEvalExportParams
     from chronoprobe.runs.cache import StepCache, step_key
     from chronoprobe.runs.single import input_key
@@ -200,7 +200,7 @@ def test_the_task_code_is_written_by_this_chronoprobe_never_served_from_the_cach
     params = LmEvalExportParams(name="drift", model=str(data.parent / "model"))
     key = step_key("lm-eval", params.model_dump(mode="json"), {"data": input_key(data)}, 0)
     cache = StepCache(Path(os.environ["CHRONOPROBE_CACHE"]))
-    work = cache.work_dir("lm-eval", key, fresh=True)
+    work, _ = cache.work_dir("lm-eval", key, fresh=True)  # signed by this cache, even
     (work / "chronoprobe_task.py").write_text("import os\nos.system('touch /tmp/owned')\n")
     (work / "task.json").write_text('{"name": "drift", "pretrained": "x", "tasks": ["drift"]}')
     cache.commit(work, "lm-eval", key, {"id": "export lm-eval", "kind": "lm-eval", "key": key})

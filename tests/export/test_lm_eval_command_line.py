@@ -78,7 +78,7 @@ def test_the_default_weights_are_package_smollm2s_conversion(data, tmp_path):
     ("spec", "expected"),
     [
         ("openai:gpt-4o", "--model: lm-eval's hf model loads weights, not a server"),
-        ("./nowhere", "--model ./nowhere: ./nowhere: no such model directory or .gguf file"),
+        ("./nowhere", "--model: ./nowhere: no such model directory or .gguf file"),
     ],
 )
 def test_a_model_lm_eval_cannot_load_is_refused_in_one_line(data, tmp_path, spec, expected):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import socket
 import threading
 from functools import lru_cache
@@ -21,9 +20,6 @@ from pathlib import Path
 
 HUB_HOST = "huggingface.co"
 REACH_SECONDS = 1.5
-# ORG/NAME: an id that names its owner, which no local model spec does (package:NAME,
-# openai:MODEL, a path), so it can be judged before chronoprobe's specs are imported
-_OWNED_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 
 def hub_offline() -> bool:
@@ -98,15 +94,12 @@ def unreachable_hint(spec: str) -> str:
     return ""
 
 
-def missing_hub_model(spec: str) -> str | None:
-    """Why ``spec``, a hub id with its owner (``ORG/NAME``) and nothing on this machine, cannot
-    load: neither in the local cache nor reachable; None when it may load (or is another kind
-    of spec). Asks the network only for an id the cache lacks, and only when allowed."""
-    if not _OWNED_ID.fullmatch(spec) or not is_hub_id(spec) or in_local_cache(spec):
-        return None
-    if hub_reachable():
+def missing_hub_model(repo_id: str) -> str | None:
+    """Why the hub id ``repo_id`` cannot load: neither in the local cache nor reachable; None
+    when it may. Asks the network only for an id the cache lacks, and only when allowed."""
+    if in_local_cache(repo_id) or hub_reachable():
         return None
     return (
-        f"{unreachable_hint(spec)}offline, pass a local directory or a package's weights "
+        f"{unreachable_hint(repo_id)}offline, pass a local directory or a package's weights "
         "(package:smollm2; `chronoprobe list models` lists the forms)"
     )

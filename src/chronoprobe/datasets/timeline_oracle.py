@@ -282,7 +282,7 @@ def show_oracle(out: Path):
     )
     for column in ("questions", "n", "accuracy", "95% interval"):
         table.add_column(column, justify="left" if column == "questions" else "right")
-    groups = [("all", metrics)] + sorted((metrics.get("by_complexity") or {}).items())
+    groups = [("all", metrics), *sorted((metrics.get("by_complexity") or {}).items())]
     for name, group in groups:
         low, high = group.get("accuracy_ci95") or (None, None)
         interval = f"[{low:.3f}, {high:.3f}]" if low is not None else "-"

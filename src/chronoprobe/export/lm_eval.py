@@ -90,17 +90,17 @@ class LmEvalExportParams(Params):
     @field_validator("model")
     @classmethod
     def _local_weights(cls, model: str) -> str:
-        from chronoprobe.core.hub import missing_hub_model
-        from chronoprobe.models.served import is_served
+        from chronoprobe.models.weights import local_spec
 
-        if is_served(model):
+        if model.startswith("openai:"):
             raise ValueError(
                 "lm-eval's hf model loads weights, not a server: name them (a directory, a "
                 ".gguf file, package:smollm2 or a Hugging Face id)"
             )
-        missing = missing_hub_model(model)
-        if missing:
-            raise ValueError(missing)
+        try:
+            local_spec(model)
+        except FileNotFoundError as err:
+            raise ValueError(str(err)) from None
         return model
 
 

@@ -10,41 +10,50 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chronoprobe.models.spec import ModelSpec
+
 SERVED_HINT = (
     "an openai: spec names a model behind a server, whose weights are the server's; name the "
     "weights instead (a directory, a .gguf file, package:smollm2 or a hub id)"
 )
 
 
-def weights_location(spec: str) -> str:
-    """What ``from_pretrained`` loads ``spec`` from: a directory (a GGUF file's conversion,
-    made here on first use) or a hub id as given."""
+def local_spec(text: str) -> ModelSpec:
+    """``text`` parsed as a spec whose weights can be named: not a served model, and, for a
+    hub id, one in the local Hugging Face cache or on a hub that answers (told at once)."""
     from chronoprobe.core.hub import missing_hub_model
-    from chronoprobe.models.served import is_served
+    from chronoprobe.models.spec import parse_spec
 
-    if is_served(spec):
-        raise ValueError(f"{spec!r}: {SERVED_HINT}")
-    missing = missing_hub_model(spec)  # before torch is imported: at once
+    spec = parse_spec(text)
+    if getattr(spec, "served", False):
+        raise ValueError(f"{text!r}: {SERVED_HINT}")
+    missing = missing_hub_model(spec.body) if spec.scheme == "hub" else None
     if missing:
         raise ValueError(missing)
-    from chronoprobe.models.spec import _converted_gguf, resolve_spec
+    return spec
 
-    source = resolve_spec(spec)
+
+def weights_location(text: str) -> str:
+    """What ``from_pretrained`` loads the spec ``text`` from: a directory (a GGUF file's
+    conversion, made here on first use) or a hub id as given."""
+    from chronoprobe.models.local import converted_gguf
+
+    source = local_spec(text).source()
     if source.gguf_file:
-        source = _converted_gguf(source)
+        source = converted_gguf(source)
     if Path(source.location).is_dir():
         return str(Path(source.location).resolve())
     return source.location
 
 
-def weights_directory(spec: str) -> Path:
-    """The one directory holding ``spec``'s weights: a hub id's snapshot in the local Hugging
+def weights_directory(text: str) -> Path:
+    """The one directory holding the spec's weights: a hub id's snapshot in the local Hugging
     Face cache (downloaded first where the hub answers), any other spec as
     :func:`weights_location` gives it."""
-    from chronoprobe.core.hub import is_hub_id, load_options, unreachable_hint
+    from chronoprobe.core.hub import load_options, unreachable_hint
 
-    location = weights_location(spec)
-    if not is_hub_id(location):
+    location = weights_location(text)
+    if Path(location).is_dir():
         return Path(location)
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
@@ -53,4 +62,4 @@ def weights_directory(spec: str) -> Path:
         return Path(snapshot_download(location, **load_options(location)))
     except (LocalEntryNotFoundError, HFValidationError, OSError) as err:
         hint = unreachable_hint(location).removesuffix("; ")
-        raise ValueError(f"{spec}: {hint or str(err).splitlines()[0]}") from None
+        raise ValueError(f"{text}: {hint or str(err).splitlines()[0]}") from None
