@@ -77,19 +77,6 @@ class ModelOptions(DeviceParams):
     )
     batch_size: int = Field(64, ge=1, description="Sequences per forward pass.")
 
-    @field_validator("models")
-    @classmethod
-    def _loadable_hub_ids(cls, models: list[ModelSpec] | None) -> list[ModelSpec] | None:
-        """A hub id neither cached here nor reachable is refused at once, as the options are
-        read (loading it would import torch to fail half a minute later)."""
-        from chronoprobe.core.hub import missing_hub_model
-
-        for spec in models or []:
-            problem = missing_hub_model(spec.body) if spec.scheme == "hub" else None
-            if problem:
-                raise ValueError(problem)
-        return models
-
 
 class ServedOptions(Params):
     """How an ``openai:`` spec's server is asked (see :mod:`chronoprobe.models.served`)."""
