@@ -54,3 +54,22 @@ def test_a_summary_keeps_abbreviations_and_closes_a_paragraph_leading_into_a_lis
     long = "A sentence that goes on. " + "word " * 60
     assert summary(long) == "A sentence that goes on."
     assert summary("Two short\nlines. Kept whole.") == "Two short lines. Kept whole."
+
+
+def test_every_entry_says_what_it_is_in_its_own_words():
+    """No entry is listed without a summary, nor with another's: a class without a docstring
+    of its own was summed up by its base's (causal and seq2seq both as DecoderLM, the QA
+    models as their base, symbolic as any language model). Views sharing one report section
+    share its summary."""
+    for what in TABLES:
+        if what == "families":
+            continue
+        rows = listed(what)
+        key = next(iter(rows[0]))
+        assert [row[key] for row in rows if not row.get("about")] == [], what
+        if what == "sections":
+            continue
+        abouts = [row["about"] for row in rows]
+        assert len(set(abouts)) == len(abouts), (what, abouts)
+    models = {row["model"]: row["about"] for row in listed("models")}
+    assert models["symbolic"].startswith("A `train memorize` model")

@@ -44,8 +44,12 @@ def reflow(text: str) -> str:
 
 
 def reflowed(function: Function) -> Function:
-    """``function`` with its docstring reflowed, for typer to show as its command's help."""
-    function.__doc__ = reflow(function.__doc__ or "")
+    """``function`` with its docstring reflowed, for typer to show as its command's help, its
+    brackets as text: typer reads help as rich markup, which took ``pip install
+    'chronoprobe[serve]'`` for a style and showed ``pip install 'chronoprobe'``."""
+    from rich.markup import escape
+
+    function.__doc__ = escape(reflow(function.__doc__ or ""))
     return function
 
 
