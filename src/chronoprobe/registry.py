@@ -7,7 +7,7 @@ loaders, step kinds, report sections) is one ``Registry`` and is used the same w
 
     VIEWS.names()                 # ['multi-token', 'pll', ...]
     VIEWS.get("pll")              # the registered object (imports its module on first use)
-    VIEWS.describe("pll")         # the first line of its docstring
+    VIEWS.describe("pll")         # the summary of its docstring
 
 An unknown name is a ``KeyError`` that lists the known ones and suggests the nearest.
 """
@@ -118,9 +118,38 @@ def _failed(module: str, err: Exception) -> str:
 
 
 def nearest(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest known spelling, or nothing."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """`` (did you mean 'x'?)`` for the closest known spelling, case aside (a paper's
+    TempLAMA is the importer templama), or nothing."""
+    folded = {k.casefold(): k for k in known}
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean {folded[close[0]]!r}?)" if close else ""
+
+
+# words a period follows without ending the sentence
+_ABBREVIATIONS = {"e.g", "i.e", "al", "vs", "cf", "approx", "resp", "Fig", "No"}
+_SENTENCE_END = re.compile(r"([.!?])\s+")
+
+
+SUMMARY_CHARACTERS = 200  # a longer first paragraph is summed up by its first sentence
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (one paragraph, its lines joined): up to the first
+    period, question or exclamation mark that ends a sentence (not ``e.g.``, ``et al.``)."""
+    joined = " ".join(text.split())
+    for end in _SENTENCE_END.finditer(joined):
+        word = joined[: end.start()].rsplit(" ", 1)[-1].lstrip("(")
+        if word not in _ABBREVIATIONS and not (len(word) == 1 and word.isupper()):
+            return joined[: end.start() + 1]
+    return joined
+
+
+def summary(text: str | None) -> str:
+    """``text``'s first paragraph (its first sentence if it is long), whole however the
+    source wraps it; a paragraph that leads into a list ends in a colon: it ends there."""
+    paragraph = " ".join(inspect.cleandoc(text or "").split("\n\n")[0].split())
+    joined = first_sentence(paragraph) if len(paragraph) > SUMMARY_CHARACTERS else paragraph
+    return joined[:-1] + "." if joined.endswith(":") else joined
 
 
 _FREE = object()  # a name a registry may take
@@ -199,10 +228,9 @@ class Registry(Generic[T]):
         return self.get(name)(*args, **kwargs)  # type: ignore[operator]
 
     def describe(self, name: str) -> str:
-        """The first line of the entry's docstring (its ``description`` if it has one)."""
+        """The :func:`summary` of the entry's docstring (its ``description`` if it has one)."""
         entry = self.get(name)
-        text = getattr(entry, "description", None) or inspect.getdoc(entry) or ""
-        return text.strip().splitlines()[0] if text.strip() else ""
+        return summary(getattr(entry, "description", None) or inspect.getdoc(entry))
 
     def items(self) -> list[tuple[str, T]]:
         return [(name, self.get(name)) for name in self.names()]

@@ -107,20 +107,25 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 @pytest.mark.parametrize(
-    ("release", "asked", "format_"),
+    ("release", "asked", "format_", "dropped"),
     [
-        ("ecbd/2019/np_spans_dev.json", "templama", "ecbd"),  # another format's fields
-        ("dynamic-templama/quarters.jsonl", "templama", "dynamic-templama"),  # quarters
+        # another format's fields; ecbd's --year is not templama's
+        ("ecbd/2019/np_spans_dev.json", "templama", "ecbd", ()),
+        ("templama/train.jsonl", "ecbd", "templama", ("--year", "2019")),
+        ("dynamic-templama/quarters.jsonl", "templama", "dynamic-templama", ()),  # quarters
     ],
 )
 def test_the_import_command_printed_for_a_file_of_another_format_runs(
-    tmp_path, release, asked, format_
+    tmp_path, release, asked, format_, dropped
 ):
+    """The fix keeps what the user typed: their file, their -o (never a folder beside the
+    data) and the options the other importer takes too."""
     name = Path(release).name
     (tmp_path / name).write_bytes((FIXTURES / release).read_bytes())
-    refused = invoke("import", asked, name, "-o", "imported", code=2)
+    kept = ("--no-skip-bad", "--max-record-bytes", "64M")
+    refused = invoke("import", asked, name, "-o", "imported", *kept, *dropped, code=2)
     command = printed_command(refused)
-    folder = tmp_path / f"{name.split('.')[0]}-{format_}"  # beside the file, named for both
-    assert command == ["import", format_, str(tmp_path / name), "-o", str(folder)]
+    assert command == ["import", format_, name, "--no-skip-bad", "--out", "imported", *kept[1:]]
+    folder = tmp_path / "imported"
     invoke(*command)
     assert (folder / "examples.jsonl").is_file()

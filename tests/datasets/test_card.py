@@ -76,11 +76,11 @@ def test_a_built_set_has_a_card_and_rows_huggingface_reads(tmp_path, family):
     assert "Licence of the source: Wikidata (CC0)" in card
     drawn = " --seed 0" if family in ("cronq", "dates") else ""  # the seed the draws used
     assert f"chronoprobe build {family} KG {' '.join(BUILDS[family])}{drawn} -o OUT" in card
-    assert f"with chronoprobe {__version__}." in card
+    assert f"with chronoprobe {__version__}, where KG is the KG directory of Source" in card
     rows = read_as_huggingface_does(tmp_path / "out")
     for name, n in rows.items():
         assert f"| `{name}` | {n:,} |" in card
-    assert "reads the rows as they are" in card and 'load_dataset("json"' in card
+    assert "loads this folder" in card and 'load_dataset("FOLDER")' in card
 
 
 def test_the_drift_card_counts_rows_per_period_split_and_relation(tmp_path):
@@ -94,7 +94,8 @@ def test_the_drift_card_counts_rows_per_period_split_and_relation(tmp_path):
             n = sum(r[field] == value for r in rows)
             assert f"| {value} | {n:,} |" in card
     periods = card[card.index("`examples.jsonl` by period:") :].split("\n\n")[1].splitlines()
-    assert [line.split(" | ")[0] for line in periods[2:]] == [f"| {y}" for y in range(2015, 2021)]
+    assert [line.split(" | ")[0] for line in periods[2:-1]] == [f"| {y}" for y in range(2015, 2021)]
+    assert periods[-1] == f"| all | {len(rows):,} |"  # every row has a period: none left out
 
 
 IMPORTS = {
@@ -192,7 +193,8 @@ def test_a_builder_card_says_what_its_help_says_and_cites_its_family():
         """
 
     assert card_text(Variant("teams", Params, run)) == CardText(
-        "Build team rosters per season", "One row per team and season, its players as answers."
+        "Team rosters per season", "One row per team and season, its players as answers."
     )
     lamatk = card_text(Variant("lamatk", Params, run))  # a family's builder cites its paper
     assert lamatk.paper.startswith("Zhao et al., Can Language Models Serve as Temporal")
+    assert lamatk.family == "lamatk"

@@ -128,8 +128,8 @@ def test_a_wrong_format_names_file_line_format_and_missing_fields(tmp_path):
     said = " ".join(result.output.split())
     assert (
         f"{ecbd}:1: not a templama row (no query, answer, date, id, relation); this looks "
-        f"like ecbd rows; read them with `chronoprobe import ecbd {ecbd} -o "
-        f"{ecbd.with_name(ecbd.name.split('.')[0] + '-ecbd')}`" in said
+        f"like ecbd rows; read them with `chronoprobe import ecbd {ecbd} --out "
+        f"{tmp_path / 'out'}`" in said
     )
 
 

@@ -145,13 +145,22 @@ def test_build_timeline_oracle_writes_answers_a_judge_reads(tmp_path, sample):
     kg.save(tmp_path / "kg")
     write_jsonl(tmp_path / "q.jsonl", rows)
     runner = CliRunner()
+    said = {}
     for drop, out in ((None, "full"), ("0.3", "less")):
         args = ["build", "timeline-oracle", str(tmp_path / "kg"), "--questions",
                 str(tmp_path / "q.jsonl"), "-o", str(tmp_path / out)]  # fmt: skip
         result = runner.invoke(app, [*args, *(["--drop", drop] if drop else [])])
         assert result.exit_code == 0, result.output
+        said[out] = " ".join(result.output.split())
     full = json.loads((tmp_path / "full" / "metrics.json").read_text())
     less = json.loads((tmp_path / "less" / "metrics.json").read_text())
+    # it prints its figure: accuracy with its interval, overall and per complexity
+    low, high = less["accuracy_ci95"]
+    assert (
+        f"│ all │ {less['n']} │ {less['accuracy']:.3f} │ [{low:.3f}, {high:.3f}] │"
+        in (said["less"])
+    )
+    assert f"({less['facts_dropped']} dropped)" in said["less"] and "dropped" in said["full"]
     assert full["accuracy"] == 1.0 and full["n"] == len(rows) and full["unanswered"] == 0
     assert set(full["grid"]) == {"simple x retrieval", "simple x constrained retrieval",
                                  "medium x timeline operation", "medium x semantic operation",

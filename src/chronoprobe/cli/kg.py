@@ -12,10 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from chronoprobe.cli.errors import user_errors
-from chronoprobe.cli.help_text import Command, reflowed
+from chronoprobe.cli.help_text import Command, Group, reflowed
 from chronoprobe.cli.threads import threads_option, use_threads
 
 app = typer.Typer(
+    cls=Group,
     help="Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
     no_args_is_help=True,
 )

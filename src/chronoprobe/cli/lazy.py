@@ -6,14 +6,15 @@ from collections.abc import Callable
 
 import typer
 import typer.main
-from typer.core import TyperGroup
+
+from chronoprobe.cli.help_text import Group
 
 
-def lazy_group(load: Callable[[], typer.Typer]) -> type[TyperGroup]:
+def lazy_group(load: Callable[[], typer.Typer]) -> type[Group]:
     """A command group class whose commands are made the first time they are needed, so that
     ``chronoprobe --help`` lists the groups without importing every operation."""
 
-    class LazyGroup(TyperGroup):
+    class LazyGroup(Group):
         def _fill(self) -> None:
             if not getattr(self, "_filled", False):
                 self._filled = True

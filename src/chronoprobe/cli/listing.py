@@ -17,18 +17,15 @@ import typer
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+from chronoprobe.registry import summary
 
 SHARED = "(shared)"  # the family column of a part every family uses
 FORMATS = ("table", "json", "markdown")
 
 
-def first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-
-
 def _variant_help(entry: Any) -> str:
     """A builder's or importer's help: its own, else its function's docstring."""
-    return first_line(getattr(entry, "help", "") or inspect.getdoc(entry.run))
+    return summary(getattr(entry, "help", "") or inspect.getdoc(entry.run))
 
 
 def _owners(part: str) -> dict[str, str]:
@@ -81,7 +78,7 @@ def _views() -> Rows:
             "rows": view.rows.file,
             "drift rows": view.drift is not None,
             "report section": section_kind("probe", {"params": {"view": name}}).kind,
-            "about": first_line(view.help),
+            "about": summary(view.help),
         }
         for name, view in VIEWS.items()
     ]
@@ -113,6 +110,35 @@ def _importers() -> Rows:
     ]
 
 
+def _spec_forms() -> Rows:
+    """The forms of a model spec, as a user types them after ``-m``."""
+    from chronoprobe.models.spec import PACKAGES
+
+    packages = [
+        (
+            f"package:{name}",
+            f"{weights.filename.removesuffix('.gguf')}, shipped by the {weights.pip_name} "
+            "package (offline); `chronoprobe models path` prints its converted weights",
+        )
+        for name, weights in PACKAGES.items()
+    ]
+    forms = [
+        *packages,
+        (
+            "openai:MODEL",
+            "MODEL behind an OpenAI-compatible server (--base-url; an API, vLLM, Ollama); "
+            "`chronoprobe models serve SPEC` starts one on 127.0.0.1",
+        ),
+        ("ORG/NAME", "a Hugging Face id: from the hub, or offline from its local cache"),
+        ("DIR", "a local save_pretrained directory, or a `train` step's output"),
+        ("FILE.gguf", "GGUF weights, converted once into a save_pretrained directory"),
+    ]
+    return [
+        {"model": form, "registry": "model spec", "family": SHARED, "about": about}
+        for form, about in forms
+    ]
+
+
 def _models() -> Rows:
     from chronoprobe.families import SHARED_MODELS
     from chronoprobe.kgqa.params import QA_MODELS
@@ -120,7 +146,7 @@ def _models() -> Rows:
     from chronoprobe.tkg.params import TKG_MODELS
 
     owners = _owners("models")
-    return [
+    return _spec_forms() + [
         {
             "model": name,
             "registry": what,
@@ -147,7 +173,7 @@ def _kinds() -> Rows:
             "family": SHARED if name in SHARED_KINDS else owners.get(name, ""),
             "command": f"chronoprobe {' '.join(kind.command)}" if kind.command else "",
             "trains": kind.trains,
-            "about": first_line(kind.help or inspect.getdoc(kind.run)),
+            "about": summary(kind.help or inspect.getdoc(kind.run)),
         }
         for name, kind in STEP_KINDS.items()
     ]
@@ -164,7 +190,7 @@ def _sections() -> Rows:
             "section": key,
             "family": owners.get(key, SHARED),
             "module": entry.build.__module__,
-            "about": first_line(inspect.getdoc(entry.build)),
+            "about": summary(inspect.getdoc(entry.build)),
         }
         for key, entry in SECTIONS.items()
     ]

@@ -322,8 +322,8 @@ def make_command(
                 )
             if kind.show is not None:
                 shown = spoken_notes(kind.show(target), kind, model)
-                if shown is not None:
-                    Console(stderr=as_json).print(shown)
+                if shown is not None:  # a line of text stays one line: a command to paste
+                    Console(stderr=as_json).print(shown, soft_wrap=isinstance(shown, str))
             if as_json and (target / "metrics.json").is_file():
                 typer.echo((target / "metrics.json").read_text(encoding="utf-8").strip())
 

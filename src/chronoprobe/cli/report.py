@@ -37,8 +37,8 @@ def report(
         None,
         "--out",
         "-o",
-        help="Where to write the report (default: FOLDER/report.html; for one command's "
-        "output, OUT-report.html beside it).",
+        help="Where to write the report (default: FOLDER/report.html for a run; for one "
+        "command's output, OUT-report.html beside it; a folder of several needs it).",
     ),
     open_browser: bool = typer.Option(
         False, "--open", help="Open the report in the default web browser."
@@ -47,11 +47,13 @@ def report(
 ) -> None:
     """Write FOLDER/report.html: a summary table, then one section per step, with its plots.
 
-    FOLDER is a run directory, one command's output (a probe, a build, a training...), or a
-    folder holding several: outputs and run directories are found in it down to four levels,
-    and each is a step named by its path there, e.g. chronoprobe report outputs/ gives the
-    steps probes/smollm2 and demo/world. The file is self-contained (plots embedded, no
-    network), so it can be mailed or archived.
+    FOLDER is a run directory, one command's output (a probe, a build, a training...; its
+    report goes beside it, OUT-report.html), or a folder holding several: outputs and run
+    directories are found in it down to four levels, and each is a step named by its path
+    there, e.g. chronoprobe report outputs/ --out outputs.html gives the steps probes/smollm2
+    and demo/world (such a folder is yours: its report goes to the file you name). A folder
+    inside a run (RUN/steps) is refused: report the run. The file is self-contained (plots
+    embedded, no network), so it can be mailed or archived.
     A step whose section cannot be built shows the error in its place and is named in a warning;
     the rest of the report is still written. A plugin's steps get the plugin's own sections:
     the plugins a run used are imported where the very file the run used is found here (on

@@ -7,6 +7,8 @@ typed options and arguments instead (--rows, --base-url, --gap-first skip, DATA)
 :func:`spoken` rewrites those names for the command that ran the step: in its errors, in the
 warnings it logs while it runs (:func:`speaking`) and in the notes under the table it prints
 (:func:`spoken_notes`). A config's run, its log and its metrics.json keep the config's words.
+A command such a message suggests (another importer for the same file) is spelled with what
+the user typed: their files, their ``-o`` and the options the other command takes too.
 """
 
 from __future__ import annotations
@@ -52,7 +54,63 @@ def spoken(message: str, kind: StepKind, model: type[BaseModel]) -> str:
             return spelled if value == "true" else _flag(f"no_{name}")
         return f"{spelled} {value}"
 
-    return _NAMED.sub(say, message)
+    return respelled_imports(_NAMED.sub(say, message))
+
+
+def respelled_imports(message: str) -> str:
+    """``message`` with each suggested ``chronoprobe import FORMAT ...`` rewritten as the
+    import command being run, with FORMAT in place of its importer: the same files, ``-o``
+    and options (those FORMAT takes), so that following it loses none of them."""
+    from chronoprobe.datasets.released_shapes import SUGGESTED_IMPORT
+
+    ctx = _current_context()
+    if ctx is None or ctx.parent is None or ctx.parent.info_name != "import":
+        return message  # not run as an import command: the suggestion stays as written
+
+    def respell(match: re.Match[str]) -> str:
+        command = _user_command(ctx, match["format"])
+        return f"`{command}`" if command else match[0]
+
+    return SUGGESTED_IMPORT.sub(respell, message)
+
+
+def _current_context() -> Any:
+    """The click context of the command running, if any (typer 0.2x carries its own click)."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # typer before it vendored click
+        from click import get_current_context
+    return get_current_context(silent=True)
+
+
+def _user_command(ctx: Any, fmt: str) -> str | None:
+    """The command line of ``ctx`` (an import command) with the importer ``fmt``: what the
+    user typed, less the options ``fmt`` does not take."""
+    import shlex
+
+    group = ctx.parent.command  # type: ignore[union-attr]
+    target = group.get_command(ctx.parent, fmt)  # type: ignore[attr-defined]
+    if target is None:
+        return None
+    taken = {param.name for param in target.params}
+    words = ["chronoprobe", "import", fmt]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name)
+        if getattr(source, "name", None) != "COMMANDLINE":
+            continue
+        value = ctx.params.get(param.name)
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        if param.param_type_name == "argument":
+            words += [str(v) for v in values]
+        elif param.name in taken:
+            if isinstance(value, bool) and param.secondary_opts:
+                words.append(param.opts[0] if value else param.secondary_opts[0])
+            elif isinstance(value, bool):
+                words += [param.opts[0]] if value else []
+            else:
+                for item in values:
+                    words += [param.opts[0], str(item)]
+    return shlex.join(words)
 
 
 @contextmanager

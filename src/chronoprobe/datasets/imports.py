@@ -59,7 +59,7 @@ def _nothing(params: ImportParams, problems, what: str) -> ValueError:
 def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headline: dict):
     """metrics.json (the headline counts, the source, the rows skipped) and the set's card."""
     from chronoprobe.datasets.builders import BUILDERS
-    from chronoprobe.datasets.card import card_text, write_step_card
+    from chronoprobe.datasets.card import card_text, import_card_text, write_step_card
 
     for line in problems.summary():
         ctx.log.warning(f"skipped: {line.strip()}")
@@ -71,8 +71,12 @@ def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headl
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     ctx.log.info(", ".join(f"{k} {v}" for k, v in headline.items() if not isinstance(v, dict)))
-    released = (params.format, list(params.paths), IMPORTERS.get(params.format).card)
-    write_step_card(ctx, "import", card_text(BUILDERS.get(family)), params, {}, released=released)
+    release = IMPORTERS.get(params.format).card
+    text = card_text(BUILDERS.get(family))
+    if release is not None:
+        text = import_card_text(release, text)
+    released = (params.format, list(params.paths), release)
+    write_step_card(ctx, "import", text, params, {}, released=released)
 
 
 # --- TempLAMA and DynamicTempLAMA -------------------------------------------------------------
@@ -139,6 +143,7 @@ def _import_templama(ctx: StepContext, params: Any, fmt: str) -> None:
     "templama",
     TemplamaParams,
     card=Release(
+        "TempLAMA",
         "Bhuwan Dhingra, Jeremy R. Cole, Julian Martin Eisenschlos, Daniel Gillick, Jacob "
         "Eisenstein, William W. Cohen. *Time-Aware Language Models as Temporal Knowledge "
         "Bases.* TACL 2022",
@@ -168,6 +173,7 @@ def import_templama(ctx: StepContext, params: TemplamaParams, inputs: dict[str, 
     "dynamic-templama",
     TemplamaParams,
     card=Release(
+        "DynamicTempLAMA",
         family_named("drift").paper,
         "see the LICENSE of github.com/amazon-science/temporal-robustness; the facts come from "
         "Wikidata (CC0)",
@@ -225,7 +231,9 @@ def _write_ecbd(ctx: StepContext, params: Any, rows: list[dict], problems) -> No
     IMPORTERS,
     "ecbd",
     ECBDImportParams,
-    card=Release(family_named("ecbd").paper, "CC BY-SA, as the Wikipedia text it is made of"),
+    card=Release(
+        "ECBD", family_named("ecbd").paper, "CC BY-SA, as the Wikipedia text it is made of"
+    ),
 )
 def import_ecbd(ctx: StepContext, params: ECBDImportParams, inputs: dict[str, Path]) -> None:
     """Import ECBD (Onoe et al., NAACL 2022 Findings): masked sentences about entities by
@@ -269,6 +277,7 @@ class EKPImportParams(ImportParams):
     "ecbd-ekp",
     EKPImportParams,
     card=Release(
+        "ECBD entity knowledge propagation",
         "Yasumasa Onoe, Michael J.Q. Zhang, Shankar Padmanabhan, Greg Durrett, Eunsol Choi. "
         "*Can LMs Learn New Entities from Descriptions? Challenges in Propagating Injected "
         "Knowledge.* ACL 2023",
@@ -319,6 +328,7 @@ class CronQImportParams(ImportParams):
     "cronquestions",
     CronQImportParams,
     card=Release(
+        "CronQuestions",
         family_named("cronq").paper,
         "see github.com/apoorvumang/CronKGQA; the facts come from Wikidata (CC0)",
     ),

@@ -7,6 +7,7 @@ like and which command reads it, instead of one problem per line.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,9 +47,14 @@ _BUILT = {
 
 
 def import_command(fmt: str, path: Path) -> str:
-    """The command that imports the file ``path`` as ``fmt``, into a folder beside it."""
-    out = path.with_name(f"{path.name.split('.')[0]}-{fmt}")
-    return shlex.join(["chronoprobe", "import", fmt, str(path), "-o", str(out)])
+    """The command that imports the file ``path`` as ``fmt`` (into a folder DIR of the user's
+    choosing: never one beside the data). On the command line, the suggestion is spelled with
+    the user's own arguments and options (:data:`SUGGESTED_IMPORT`)."""
+    return shlex.join(["chronoprobe", "import", fmt, str(path), "-o", "DIR"])
+
+
+# a command import_command suggests, in the backticks a message quotes it in
+SUGGESTED_IMPORT = re.compile(r"`chronoprobe import (?P<format>[a-z][a-z0-9-]*) [^`]*`")
 
 
 def looks_like(fields: Iterable[str], asked: str, path: Path) -> str | None:

@@ -266,7 +266,31 @@ class OracleParams(Params):
     seed: int = Field(0, description="Seed of the facts --drop forgets.")
 
 
-@variant(BUILDERS, "timeline-oracle", OracleParams, needs=("questions",))
+def show_oracle(out: Path):
+    """What `chronoprobe build timeline-oracle` prints: the oracle's accuracy with its 95%
+    interval, over all questions and per complexity, and the facts it answered from."""
+    import json
+
+    from rich.table import Table
+
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    dropped = metrics["facts_dropped"]
+    table = Table(
+        title=f"oracle accuracy, from {metrics['facts'] - dropped:,} of the KG's "
+        f"{metrics['facts']:,} facts ({dropped:,} dropped); {metrics['unanswered']:,} "
+        "questions unanswered"
+    )
+    for column in ("questions", "n", "accuracy", "95% interval"):
+        table.add_column(column, justify="left" if column == "questions" else "right")
+    groups = [("all", metrics), *sorted((metrics.get("by_complexity") or {}).items())]
+    for name, group in groups:
+        low, high = group.get("accuracy_ci95") or (None, None)
+        interval = f"[{low:.3f}, {high:.3f}]" if low is not None else "-"
+        table.add_row(name, f"{group['n']:,}", f"{group['accuracy']:.3f}", interval)
+    return table
+
+
+@variant(BUILDERS, "timeline-oracle", OracleParams, needs=("questions",), show=show_oracle)
 def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[str, Path]) -> None:
     """Answer timeline questions with the symbolic oracle: from the KG's facts, never the gold.
 

@@ -2,14 +2,15 @@
 
 lm-evaluation-harness (Gao et al., "A framework for few-shot language model evaluation",
 Zenodo, 2021-2024) runs tasks written as YAML; ``lm_eval --include_path DIR --tasks NAME``
-runs the ones this writes:
+runs the ones this writes, each request once:
 
-- ``NAME`` (``generate_until``): each row's prompt as ``probe generate`` renders it (template,
-  shots and exemplars drawn with the same seed), greedy up to ``max_tokens`` tokens or the first
-  newline; the answer is judged by chronoprobe's rules, so ``accuracy`` (by the ``match`` rule)
-  and ``accuracy_<rule>`` equal the generate view's figures for the same model;
-- ``NAME_<period>`` for each period, and the group ``NAME_by_period`` of them (the generate
-  view's ``by_period``);
+- ``NAME_<period>`` (``generate_until``), one task per period (``NAME_undated`` for rows
+  without one): each row's prompt as ``probe generate`` renders it (template, shots and
+  exemplars drawn with the same seed), greedy up to ``max_tokens`` tokens or the first newline;
+  the answer is judged by chronoprobe's rules, so ``accuracy`` (by the ``match`` rule) and
+  ``accuracy_<rule>`` equal the generate view's ``by_period`` figures for the same model;
+- ``NAME``, the group of them: every metric's mean weighted by the tasks' sizes, which is the
+  generate view's overall figure (the group asks nothing of its own);
 - ``NAME_loglikelihood`` (``loglikelihood``): one doc per (row, gold label), the context before
   the gap and the label with the rest of the sentence, as the pll view scores a causal model;
   ``mean_label_logprob`` equals pll's, and ``perplexity`` is exp(-mean_label_logprob).
@@ -19,7 +20,12 @@ the template reads ``{statement}``) are left out of the generation tasks, and de
 of all of them, as chronoprobe's overall and per-period figures leave them out (unless
 ``include_deleted``). Files: ``NAME*.yaml``, ``chronoprobe_task.py`` (the hooks the YAMLs
 name), ``docs/`` (what lm-eval asks), ``rows/`` (a copy of the probe set: judging knows the
-other periods' answers from it) and ``task.json`` (the settings).
+other periods' answers from it) and ``task.json`` (the settings, and the weights the printed
+``lm_eval`` command loads).
+
+The step is never served from the step cache: ``lm_eval --include_path`` imports
+``chronoprobe_task.py`` and runs the YAMLs' hooks, so every file of the folder is written by
+this code, never copied from a cache entry someone else could have written.
 """
 
 from __future__ import annotations
@@ -28,17 +34,20 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from chronoprobe.params import Params, seed_field
+from chronoprobe.params import Cli, Params, seed_field
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES
 from chronoprobe.set_files import EXAMPLES, NAMES_FILE
 from chronoprobe.step_context import StepContext
 from chronoprobe.steps import Input, step_kind
 
 TASK_MODULE = "chronoprobe_task"
+UNDATED = "undated"  # the task of rows without a period (a template without {period})
+# what the generation tasks report, and their group aggregates
+GENERATION_METRICS = ("accuracy", *(f"accuracy_{rule}" for rule in RULES), "other_period")
 
 
 class LmEvalExportParams(Params):
@@ -63,6 +72,13 @@ class LmEvalExportParams(Params):
     include_deleted: bool = Field(
         False, description="Keep deleted rows (they carry the previous period's answers)."
     )
+    model: Annotated[str, Cli(short="-m")] = Field(
+        "package:smollm2",
+        description="The model the printed lm_eval command loads (the tasks name none: any "
+        "model lm-eval runs them on): a local save_pretrained directory, a .gguf file or "
+        "package:smollm2 (converted once, the weights chronoprobe probes for that spec), or a "
+        "Hugging Face id.",
+    )
 
     @field_validator("template")
     @classmethod
@@ -70,6 +86,22 @@ class LmEvalExportParams(Params):
         from chronoprobe.probes.generate import checked_template
 
         return checked_template(template)
+
+    @field_validator("model")
+    @classmethod
+    def _local_weights(cls, model: str) -> str:
+        from chronoprobe.models.weights import local_spec
+
+        if model.startswith("openai:"):
+            raise ValueError(
+                "lm-eval's hf model loads weights, not a server: name them (a directory, a "
+                ".gguf file, package:smollm2 or a Hugging Face id)"
+            )
+        try:
+            local_spec(model)
+        except FileNotFoundError as err:
+            raise ValueError(str(err)) from None
+        return model
 
 
 def task_name(text: str) -> str:
@@ -89,11 +121,11 @@ def _mean(metric: str, higher: bool = True) -> dict:
     return {"metric": metric, "aggregation": "mean", "higher_is_better": higher}
 
 
-def generation_yaml(name: str, max_tokens: int, period: str | None = None) -> str:
+def generation_yaml(name: str, max_tokens: int, period: str | None) -> str:
+    """The generation task of one period's rows (``period`` None: the rows without one)."""
     fields: dict = {"task": name, "test_split": "test", "output_type": "generate_until"}
-    if period is not None:
-        fields["dataset_kwargs"] = {"period": period}
     fields |= {
+        "dataset_kwargs": {"period": period},
         "doc_to_text": "prompt",
         "doc_to_target": "target",
         "generation_kwargs": {
@@ -102,12 +134,8 @@ def generation_yaml(name: str, max_tokens: int, period: str | None = None) -> st
             "do_sample": False,
             "temperature": 0.0,
         },
-        "metric_list": [
-            _mean("accuracy"),
-            *(_mean(f"accuracy_{rule}") for rule in RULES),
-            _mean("other_period", higher=False),
-        ],
-        "metadata": {"version": 1.0},
+        "metric_list": [_mean(m, higher=m != "other_period") for m in GENERATION_METRICS],
+        "metadata": {"version": 2.0},
     }
     hooks = {"custom_dataset": "generation_docs", "process_results": "judge"}
     return _yaml(fields, hooks)
@@ -125,21 +153,23 @@ def loglikelihood_yaml(name: str) -> str:
             _mean("mean_label_logprob"),
             {"metric": "perplexity", "aggregation": "perplexity", "higher_is_better": False},
         ],
-        "metadata": {"version": 1.0},
+        "metadata": {"version": 2.0},
     }
     hooks = {"custom_dataset": "loglikelihood_docs", "process_results": "label_logprob"}
     return _yaml(fields, hooks)
 
 
 def group_yaml(name: str, tasks: list[str]) -> str:
+    """The group of the period tasks: each metric's mean weighted by the tasks' sizes, the
+    mean over all their rows."""
     import yaml
 
     weighted = {"aggregation": "mean", "weight_by_size": True}
     group = {
         "group": name,
         "task": tasks,
-        "aggregate_metric_list": [{"metric": "accuracy", **weighted}],
-        "metadata": {"version": 1.0},
+        "aggregate_metric_list": [{"metric": m, **weighted} for m in GENERATION_METRICS],
+        "metadata": {"version": 2.0},
     }
     return yaml.safe_dump(group, sort_keys=False)
 
@@ -189,17 +219,51 @@ def _write_jsonl(path: Path, docs: list[dict]) -> None:
     path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), "utf-8")
 
 
-def show_command(out: Path) -> str:
-    """The lm_eval command that runs the tasks written to ``out``, the folder as given."""
+def period_tasks(name: str, docs: list[dict]) -> dict[str, str | None]:
+    """The generation tasks, by name: one per period of ``docs``, in order, then the rows
+    without a period."""
+    periods = sorted({d["period"] for d in docs if d["period"] is not None})
+    tasks: dict[str, str | None] = {f"{name}_{task_name(p)}": p for p in periods}
+    if any(d["period"] is None for d in docs):
+        tasks[f"{name}_{UNDATED}"] = None
+    return tasks
+
+
+def lm_eval_command(out: Path) -> str:
+    """The lm_eval command line that runs every task written to ``out`` (the folder as given)
+    on the weights the export names, one request at a time as chronoprobe asks."""
     import shlex
 
-    name = json.loads((out / "task.json").read_text(encoding="utf-8"))["name"]
-    return f"run: lm_eval --include_path {shlex.quote(str(out))} --tasks {name}"
+    settings = json.loads((out / "task.json").read_text(encoding="utf-8"))
+    model_args = f"pretrained={settings['pretrained']}"
+    return shlex.join(
+        [
+            "lm_eval",
+            "--model",
+            "hf",
+            "--model_args",
+            model_args,
+            "--batch_size",
+            "1",
+            "--include_path",
+            str(out),
+            "--tasks",
+            ",".join(settings["tasks"]),
+        ]
+    )
+
+
+def show_command(out: Path) -> str:
+    """The command to run (as rich markup: its brackets are text)."""
+    from rich.markup import escape
+
+    return escape(f"run: {lm_eval_command(out)}")
 
 
 @step_kind(
     "lm-eval",
     LmEvalExportParams,
+    cacheable=False,  # lm_eval imports what this writes: written here each time, never served
     inputs=(
         Input(
             "data",
@@ -212,15 +276,15 @@ def show_command(out: Path) -> str:
     show=show_command,
 )
 def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[str, Path]) -> None:
-    """Write a probe set as lm-evaluation-harness tasks: NAME (generation, judged by
-    chronoprobe's rules), NAME_<period> and the group NAME_by_period, and NAME_loglikelihood
-    (the pll view's label log-probabilities). Run them with lm_eval --include_path DIR --tasks
-    NAME (chronoprobe installed beside lm-eval: its rules judge the answers).
+    """Write a probe set as lm-evaluation-harness tasks: NAME (the generation tasks' group,
+    judged by chronoprobe's rules), one task NAME_<period> per period, and NAME_loglikelihood
+    (the pll view's label log-probabilities); each row is asked once. It prints the lm_eval
+    command that runs them on the weights of --model (chronoprobe installed beside lm-eval:
+    its rules judge the answers).
 
-    Example: chronoprobe export lm-eval drift/ --out lm-eval-drift/ && lm_eval --model hf
-    --model_args pretrained=HuggingFaceTB/SmolLM2-135M --include_path lm-eval-drift/ --tasks
-    chronoprobe_drift
+    Example: chronoprobe export lm-eval drift/ --out lm-eval-drift/ -m package:smollm2
     """
+    from chronoprobe.models.weights import weights_location
     from chronoprobe.probes.view import no_rows_file
 
     rows_file = inputs["data"] / (params.rows or EXAMPLES)
@@ -233,6 +297,10 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
     loglikelihood = loglikelihood_docs(rows_file, params.include_deleted)
     if not generate and not loglikelihood:
         raise ValueError(f"{rows_file}: no row to export")
+    try:
+        pretrained = weights_location(params.model)
+    except (FileNotFoundError, ValueError) as err:
+        raise ValueError(f"--model {params.model}: {err}") from None
     (out / "rows").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(rows_file, out / "rows" / rows_file.name)
     if (rows_file.parent / NAMES_FILE).is_file():
@@ -240,17 +308,19 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
     _write_jsonl(out / "docs" / "generate.jsonl", generate)
     _write_jsonl(out / "docs" / "loglikelihood.jsonl", loglikelihood)
     shutil.copyfile(Path(__file__).with_name("lm_eval_task.py"), out / f"{TASK_MODULE}.py")
-    settings = {**params.model_dump(mode="json"), "name": name, "rows": rows_file.name}
-    (out / "task.json").write_text(json.dumps({**settings, "seed": seed}, indent=2) + "\n")
-    (out / f"{name}.yaml").write_text(generation_yaml(name, params.max_tokens))
-    (out / f"{name}_loglikelihood.yaml").write_text(loglikelihood_yaml(f"{name}_loglikelihood"))
-    periods = sorted({d["period"] for d in generate if d["period"] is not None})
-    tasks = [f"{name}_{task_name(period)}" for period in periods]
-    for task, period in zip(tasks, periods, strict=True):
+    periods = period_tasks(name, generate)
+    for task, period in periods.items():
         (out / f"{task}.yaml").write_text(generation_yaml(task, params.max_tokens, period))
-    if tasks:
-        (out / f"{name}_by_period.yaml").write_text(group_yaml(f"{name}_by_period", tasks))
+    tasks = [name] if periods else []
+    if periods:
+        (out / f"{name}.yaml").write_text(group_yaml(name, list(periods)))
+    if loglikelihood:
+        tasks.append(f"{name}_loglikelihood")
+        (out / f"{name}_loglikelihood.yaml").write_text(loglikelihood_yaml(tasks[-1]))
+    settings = {**params.model_dump(mode="json"), "name": name, "rows": rows_file.name}
+    settings |= {"seed": seed, "pretrained": pretrained, "tasks": tasks}
+    (out / "task.json").write_text(json.dumps(settings, indent=2) + "\n")
     ctx.log.info(
-        f"{name}: {len(generate):,} rows to generate, {len(loglikelihood):,} labels to score, "
-        f"{len(periods)} period tasks"
+        f"{name}: {len(generate):,} rows to generate in {len(periods)} period tasks, "
+        f"{len(loglikelihood):,} labels to score"
     )

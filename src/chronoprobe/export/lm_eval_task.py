@@ -1,7 +1,8 @@
 """The hooks of a task `chronoprobe export lm-eval` wrote, for lm-evaluation-harness.
 
-This file is copied into the task folder as ``chronoprobe_task.py``; the task YAMLs beside it
-name its functions (``!function chronoprobe_task.judge``). It reads everything from its own
+This file is copied into the task folder as ``chronoprobe_task.py`` each time the task is
+exported (never from the step cache); the task YAMLs beside it name its functions
+(``!function chronoprobe_task.judge``). It reads everything from its own
 folder, so the folder can move: ``docs/*.jsonl`` (what lm-eval asks), ``rows/`` (the probe
 set, whose rows tell how an answer is judged) and ``task.json`` (the settings of the export).
 
@@ -26,25 +27,26 @@ def settings() -> dict[str, Any]:
     return json.loads((HERE / "task.json").read_text(encoding="utf-8"))
 
 
-def _docs(name: str, period: str | None) -> dict:
+def _docs(name: str) -> list[dict]:
+    lines = (HERE / "docs" / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _split(docs: list[dict]) -> dict:
     import datasets
 
-    lines = (HERE / "docs" / name).read_text(encoding="utf-8").splitlines()
-    docs = [json.loads(line) for line in lines if line.strip()]
-    if period is not None:
-        docs = [d for d in docs if d["period"] == period]
     return {"test": datasets.Dataset.from_list(docs)}
 
 
-def generation_docs(period: str | None = None, **_: Any) -> dict:
-    """The rows to ask (all, or one period's), each with its prompt."""
-    return _docs("generate.jsonl", period)
+def generation_docs(period: str | None, **_: Any) -> dict:
+    """One period's rows to ask (None: the rows without a period), each with its prompt."""
+    return _split([d for d in _docs("generate.jsonl") if d["period"] == period])
 
 
 def loglikelihood_docs(**_: Any) -> dict:
     """One doc per (row, gold label): the context before the gap, and the label with the rest
     of the sentence."""
-    return _docs("loglikelihood.jsonl", None)
+    return _split(_docs("loglikelihood.jsonl"))
 
 
 @cache

@@ -124,6 +124,9 @@ class _EmbeddingQA(QAModel):
 
 
 class CronKGQA(_EmbeddingQA):
+    """CronKGQA (Saxena et al., 2021): the question's vector as the relation of TComplEx's
+    frozen entity and year tables, scoring entities and years alike."""
+
     name = "cronkgqa"
 
     def __init__(self, encoder, entity, time, n_times, dropout=0.1) -> None:
@@ -148,6 +151,9 @@ class CronKGQA(_EmbeddingQA):
 
 
 class EmbedKGQA(_EmbeddingQA):
+    """EmbedKGQA (Saxena et al., 2020) as CronQuestions runs it: the question's vector as a
+    ComplEx relation over the frozen entity table, years learned as candidates like entities."""
+
     name = "embedkgqa"
     years_from_identity = False  # years are candidates like entities, not relation modifiers
 

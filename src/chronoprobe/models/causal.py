@@ -29,6 +29,9 @@ _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 
 class CausalLM(DecoderLM):
+    """A decoder-only model (GPT-2, Llama, SmolLM2): a gap ranked or scored from the text to
+    its left, answers generated after the prompt."""
+
     family = "causal"
 
     auto_class = "AutoModelForCausalLM"

@@ -24,6 +24,9 @@ SENTINELS = ("<extra_id_0>", "<extra_id_1>")
 
 
 class Seq2SeqLM(DecoderLM):
+    """An encoder-decoder model (T5, BART): the gap as a sentinel or mask in the encoder's
+    input, its filler decoded."""
+
     family = "seq2seq"
 
     auto_class = "AutoModelForSeq2SeqLM"

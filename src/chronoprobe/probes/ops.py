@@ -79,10 +79,20 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
     if params.engine == "ray" and params.device_map is not None:
         problems.append("device_map applies to engine local only (a Ray actor holds one GPU)")
     problems += _check_served(params)
+    problems += _unreachable_hub_ids(params)
     problems += _column_problems(view)
     if view.check:
         problems += view.check(params, inputs)
     return problems
+
+
+def _unreachable_hub_ids(params: Any) -> list[str]:
+    """A hub id neither cached here nor reachable, told as the options are read (loading it
+    would import torch to fail half a minute later)."""
+    from chronoprobe.core.hub import missing_hub_model
+
+    said = (missing_hub_model(s.body) for s in params.models or [] if s.scheme == "hub")
+    return [f"models: {problem}" for problem in said if problem]
 
 
 def _column_problems(view: View) -> list[str]:

@@ -31,14 +31,31 @@ def write_report(
 
 
 def default_target(folder: Path) -> Path:
-    """``FOLDER/report.html``; beside a single command's output (``OUT-report.html``), since
-    that folder holds only what its command wrote and the command would refuse to replace it."""
-    from chronoprobe.runs.outputs import is_output, is_run
+    """``FOLDER/report.html`` for a run directory; beside a single command's output
+    (``OUT-report.html``), since that folder holds only what its command wrote and the command
+    would refuse to replace it. Any other folder is refused: inside a run (its ``steps/``, one
+    of its steps) the run rewrites what it holds, and a folder of outputs (``kg/``) is the
+    user's, whose report goes where the user says (``--out``)."""
+    from chronoprobe.runs.outputs import find_outputs, is_output, is_run
 
-    if is_output(folder) and not is_run(folder):
-        resolved = folder.resolve()
+    if is_run(folder):
+        return folder / REPORT_FILE
+    resolved = folder.resolve()
+    run = next((p for p in resolved.parents if is_run(p)), None)
+    if run is not None and resolved.is_relative_to(run / "steps"):
+        raise ValueError(
+            f"{folder} is inside the run directory {run}, which its run rewrites; report the "
+            f"run (chronoprobe report {run}), or pass --out FILE.html"
+        )
+    if is_output(folder):
         return resolved.with_name(f"{resolved.name}-{REPORT_FILE}")
-    return folder / REPORT_FILE
+    found = find_outputs(folder)  # refuses a folder without any output
+    first = (found.outputs or found.runs)[0][1]
+    raise ValueError(
+        f"{folder} is not a run directory or one command's output (it holds "
+        f"{found.describe()}); report one of them (chronoprobe report {first}), or all of them "
+        f"together into a file you name: chronoprobe report {folder} --out FILE.html"
+    )
 
 
 # An earlier report is recognised by the generator tag, and told unedited by the digest of

@@ -124,6 +124,8 @@ def model_blocks(model: str, metrics: dict[str, Any]) -> list[Block]:
 
 @section("probe:span-ppl", headline=HEADLINE)
 def ecbd_section(step_dir: Path, record: dict) -> Section:
+    """Each model's span perplexity on ECBD's masked spans under each condition, by the year
+    the entity originated and by span type."""
     metrics = read_metrics(step_dir)
     title = f"ECBD span perplexity: {record.get('id', step_dir.name)}"
     models = metrics.get("models") or {}

@@ -310,6 +310,8 @@ def example_answers(step_dir: Path, model: str) -> list[Block]:
 
 @section("probe:generate", headline=("accuracy",))
 def generate_section(step_dir: Path, record: dict) -> Section:
+    """Each model's accuracy on generated answers by rule and period, with example answers."""
+
     def blocks_of(model: str, metrics: dict) -> list[Block]:
         return [*generate_blocks(model, metrics), *example_answers(step_dir, model)]
 
@@ -369,4 +371,5 @@ def date_context_blocks(model: str, m: dict) -> list[Block]:
 
 @section("probe:date-context", headline=("win_rate",))
 def date_context_section(step_dir: Path, record: dict) -> Section:
+    """Each model's win rate of the right date over a wrong one, by precision and distance."""
     return per_model_section(step_dir, record, "Date-context consistency", date_context_blocks)

@@ -271,6 +271,8 @@ def texts(kg: TemporalKG, step_dir: Path) -> tuple[dict[str, int], list[Block]]:
 
 @section("kg", headline=("facts", "entities", "relations", "multi_answer_share"))
 def kg_section(step_dir: Path, record: dict) -> Section:
+    """A KG's counts, its problems, relation shares, facts over time, top entities and
+    date precisions."""
     kg = TemporalKG.load(step_dir)
     stats = kg_statistics(kg, top=TOP_ENTITIES)
     first, last = stats["year_range"]

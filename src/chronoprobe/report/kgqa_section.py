@@ -151,6 +151,8 @@ def hits_bars(steps: list[tuple[str, dict[str, Any]]]) -> Block:
     compare=side_by_side("QA models", hits_bars),
 )
 def kgqa_section(step_dir: Path, record: dict) -> Section:
+    """A QA model's Hits@1 and Hits@10, overall, simple and complex, and by question type
+    beside the oracle relation's."""
     metrics = read_metrics(step_dir)
     step_id = str(record.get("id", step_dir.name))
     title = f"Temporal KG question answering: {step_id}"

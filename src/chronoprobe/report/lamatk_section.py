@@ -429,6 +429,7 @@ def sample_note(sample: dict[str, Any], fed: int) -> str:
 
 @section("probe:recite", headline=METRICS, compare=compare_recite_steps)
 def recite_section(step_dir: Path, record: dict) -> Section:
+    """Each model's Acc@K and Hit@K at reciting its statements (or queries)."""
     metrics = read_metrics(step_dir)
     step_id = record.get("id", step_dir.name)
     title = f"LAMA-TK reciting: {step_id}"

@@ -44,6 +44,8 @@ def _parents(step_dir: Path) -> dict[str, str | None]:
 
 @section("series", headline=series_figures)
 def series_section(step_dir: Path, record: dict) -> Section:
+    """A model series: each period's model, the one it continued from, its sentences and
+    final loss."""
     title = f"Model series: {record.get('id', step_dir.name)}"
     metrics = read_metrics(step_dir)
     figures = series_figures(metrics)

@@ -31,6 +31,7 @@ def _target_problems(run_dir: Path) -> list[str]:
 
 @step_kind("report", ReportParams, cacheable=False, run_dir_check=_target_problems)
 def run_report(ctx: StepContext, params: ReportParams, inputs: dict[str, Path]) -> None:
+    """Write the run's report.html: a section per step, self-contained, plots embedded."""
     from chronoprobe.report import write_report
     from chronoprobe.runs.ownership import own_tmp
 

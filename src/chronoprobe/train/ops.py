@@ -277,7 +277,8 @@ def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Pat
     )
     runs = ctx.out_dir / SHARDS_DIR / "train"
     result = train(statements, runs, options, device=params.device, progress=ctx.progress)
-    ctx.log.info(f"trained {result.epochs_run} epochs (resumed from {result.resumed_from})")
+    resumed = f" (resumed after epoch {result.resumed_from})" if result.resumed_from else ""
+    ctx.log.info(f"trained {result.epochs_run} epochs{resumed}")
     shutil.copytree(result.checkpoint, ctx.out_dir / MODEL_DIR)
     history = result.history
     metrics = {

@@ -29,6 +29,9 @@ ONLY_RANKS = "ranks its entity and year symbols only (the recite view); it has n
 
 
 class SymbolicLM(LanguageModel):
+    """A `train memorize` model: it ranks the entity and year symbols it was trained on at a
+    gap (the recite view), and has no words to score or generate."""
+
     family = "symbolic"
 
     def __init__(self, checkpoint, *, batch_size: int = 64, name: str = "") -> None:
