@@ -138,6 +138,20 @@ class ServedOptions(Params):
             )
         return name
 
+    @field_validator("base_url")
+    @classmethod
+    def _a_base_url(cls, url: str | None) -> str | None:
+        """Refused before anything is written: a key in the URL would be written with the
+        params, a CR or LF would split the request's headers (see ``checked_base_url``)."""
+        from chronoprobe.models.served import checked_base_url
+
+        if url is None:
+            return None
+        try:
+            return checked_base_url(url)
+        except ValueError as err:
+            raise PydanticCustomError(NOT_ECHOED, str(err)) from None
+
 
 class EngineOptions(Params):
     """Where the models run: this process, or Ray actors."""
