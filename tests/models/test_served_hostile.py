@@ -301,3 +301,64 @@ def test_a_key_in_the_base_url_from_the_environment_is_refused_naming_the_variab
     )
     assert KEY not in str(refused.value)
     assert checked_base_url("http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1"
+
+
+class _Proxy:
+    """An HTTP proxy on 127.0.0.1 that answers plain requests itself and refuses tunnels."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        seen = self.seen = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["content-length"]))
+                seen.append((self.command, self.path, self.headers.get("proxy-authorization")))
+                body = b'{"choices": [{"text": " via the proxy"}]}'
+                self.send_response(200)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_CONNECT(self) -> None:
+                seen.append((self.command, self.path, self.headers.get("proxy-authorization")))
+                self.send_response(407, "Proxy Authentication Required")
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_proxy_of_the_environment_is_used_and_its_refusal_is_one_line(monkeypatch):
+    proxy = _Proxy()
+    try:
+        for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("http_proxy", proxy.url)
+        monkeypatch.setenv("https_proxy", proxy.url.replace("://", "://me:pw@"))
+        answers = hostile("http://served.invalid:8000/v1").complete(ASK)
+        assert answers[0].text == "via the proxy"
+        assert proxy.seen == [("POST", "http://served.invalid:8000/v1/completions", None)]
+        with pytest.raises(ServedError) as refused:
+            hostile("https://served.invalid/v1").complete(ASK)
+        assert str(refused.value) == (
+            "openai:tiny at https://served.invalid/v1: cannot reach the server (the proxy "
+            "127.0.0.1 refused the tunnel (407 Proxy Authentication Required))"
+        )
+        assert proxy.seen[1] == ("CONNECT", "served.invalid:443", "Basic bWU6cHc=")
+        monkeypatch.setenv("no_proxy", "served.invalid")
+        with pytest.raises(ServedError, match="cannot reach the server"):
+            hostile("http://served.invalid:8000/v1").complete(ASK)  # asked directly: no such host
+        assert len(proxy.seen) == 2
+    finally:
+        proxy.close()
