@@ -98,7 +98,10 @@ class ServedOptions(Params):
         8, ge=1, description="Requests in flight at once to the server (openai: specs)."
     )
     request_timeout: float = Field(
-        60.0, gt=0, description="Seconds one request may take before it is tried again."
+        60.0,
+        gt=0,
+        description="Seconds one request may take as a whole (connecting, the headers and the "
+        "whole reply, however slowly it comes) before it is tried again.",
     )
     retries: int = Field(
         5,
