@@ -30,7 +30,9 @@ from .served_stub import (
     retry_then_answer,
 )
 
-TIMEOUT = 1.0  # the request timeout the cases run under
+TIMEOUT = 1.0  # the request timeout of the cases that must time out
+# the request timeout of the others: far past any reply of theirs, on a loaded machine too
+ANSWERED = 10.0
 CAP = 1 << 20  # the reply cap they run under
 ASK = [PromptRequest(Cloze("In 2019, Alice Smith works for ", ""), max_tokens=4)]
 CHAT = [PromptRequest(Cloze("In 2019, Alice Smith works for ", ""), max_tokens=4, chat=True)]
@@ -39,12 +41,13 @@ KEY = "sk-hostile-0123456789abcdef"
 
 
 def hostile(url: str, **options) -> ServedLM:
-    settings = {"backoff": 0.01, "retries": 0, "request_timeout": TIMEOUT}
+    settings = {"backoff": 0.01, "retries": 0, "request_timeout": ANSWERED}
     return ServedLM("openai:tiny", base_url=url, max_reply_bytes=CAP, **{**settings, **options})
 
 
 def failure(reply, requests=ASK, **options) -> tuple[str, float]:
-    """The reason of the one-line failure ``reply`` gives, and the seconds it took."""
+    """The reason of the one-line failure ``reply`` gives, and the seconds it took, which
+    are never more than the request timeout and a second."""
     with StubServer(reply) as stub:
         model = hostile(stub.url, **options)
         started = time.monotonic()
@@ -54,6 +57,7 @@ def failure(reply, requests=ASK, **options) -> tuple[str, float]:
             else:
                 model.complete(requests)
         took = time.monotonic() - started
+    assert took < options.get("request_timeout", ANSWERED) + 1.0
     message = str(error.value)
     assert "\n" not in message and message.startswith(f"openai:tiny at {stub.url}: "), message
     assert len(message) < 600, message
@@ -72,17 +76,15 @@ def respond(entry, path, body, headers):
 @pytest.mark.parametrize("case", sorted(SLOW))
 def test_a_slow_or_silent_server_ends_within_the_request_timeout(case):
     """One byte a second never tripped a timeout that was counted per read."""
-    reason, took = failure(served_reply(SLOW[case]))
+    reason, _ = failure(served_reply(SLOW[case]), request_timeout=TIMEOUT)
     assert reason.startswith(f"no whole reply within {TIMEOUT:g} s, 1 tries"), reason
-    assert took < TIMEOUT + 1.0
 
 
 @pytest.mark.parametrize("case", sorted(LARGE))
 def test_a_reply_past_the_cap_is_refused_without_reading_it_all(case):
-    reason, took = failure(served_reply(LARGE[case]))
+    reason, _ = failure(served_reply(LARGE[case]))
     assert reason.startswith(f"the reply from /completions is larger than {CAP:,} bytes"), reason
     assert "--max-record-bytes" in reason
-    assert took < TIMEOUT + 1.0
 
 
 BROKEN_SAYS = {
@@ -99,9 +101,8 @@ BROKEN_SAYS = {
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_a_reply_that_is_no_http_is_one_line(case):
-    reason, took = failure(served_reply(BROKEN[case]))
+    reason, _ = failure(served_reply(BROKEN[case]))
     assert reason.startswith(BROKEN_SAYS[case]), reason
-    assert took < TIMEOUT + 1.0
 
 
 @pytest.mark.parametrize(
@@ -115,9 +116,8 @@ def test_a_reply_that_is_no_http_is_one_line(case):
 )
 def test_an_answer_of_the_wrong_shape_is_one_line_naming_what_is_wrong(group, requests, path):
     for case, reply in group.items():
-        reason, took = failure(reply, requests)
+        reason, _ = failure(reply, requests)
         assert reason.startswith(f"malformed reply from {path}: "), (case, reason)
-        assert took < TIMEOUT + 1.0, case
 
 
 def test_the_wrong_shapes_name_the_value_at_fault():
@@ -212,9 +212,8 @@ def test_the_answers_before_a_bad_reply_are_kept(case):
     requests = [PromptRequest(Cloze(f"Person {i} works for ", "")) for i in range(5)]
     kept: dict[int, str] = {}
     with StubServer(reply) as stub, pytest.raises(ServedError):
-        hostile(stub.url, concurrency=1).complete(
-            requests, keep=lambda i, a: kept.update({i: a.text})
-        )
+        model = hostile(stub.url, concurrency=1, request_timeout=3.0)  # the silent one's wait
+        model.complete(requests, keep=lambda i, a: kept.update({i: a.text}))
     assert {0: "Globex", 1: "Globex"}.items() <= kept.items() and 2 not in kept
     assert len(kept) == len(asked) - 1 <= 3
 

@@ -54,7 +54,8 @@ def test_a_run_stopped_by_a_bad_reply_resumes_asking_only_the_rows_not_answered(
             return bad if isinstance(bad, Raw) else bad(path, body, headers)
         return 200, completion(" Paris."), {}
 
-    served = ["--concurrency", "1", "--request-timeout", "1", "--retries", "0"]
+    # a timeout the sound replies never reach, on a loaded machine too; the silent one waits it
+    served = ["--concurrency", "1", "--request-timeout", "3", "--retries", "0"]
     out = tmp_path / "stopped"
     with Stub(reply) as stub:
         good = False
@@ -106,6 +107,20 @@ def test_a_key_in_the_base_url_of_the_environment_is_refused_and_never_written(
     assert KEY not in message and not (out / "metrics.json").exists()
     for path in every_file_under(tmp_path, Path(os.environ["CHRONOPROBE_CACHE"])):
         assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_the_refusal_names_the_variable_the_key_goes_in(data, tmp_path, monkeypatch):
+    """With --api-key-env, the advice named $OPENAI_API_KEY all the same."""
+    monkeypatch.setenv("MY_KEY", "sk-mine")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:9/v1?api_key={KEY}")
+    args = ["probe", "generate", str(data), "-m", "openai:gpt-x", "--api-key-env", "MY_KEY"]
+    message = failing_probe(*args, "-o", str(tmp_path / "out"))
+    assert "give the key through $MY_KEY instead" in message and KEY not in message
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    url = f"http://127.0.0.1:9/v1?token={KEY}"
+    message = failing_probe(*args, "--base-url", url, "-o", str(tmp_path / "out"))
+    assert message.startswith("error: --base-url: ") and KEY not in message
+    assert "give the key through the variable --api-key-env names ($OPENAI_API_KEY)" in message
 
 
 def test_a_spec_and_a_servers_words_are_printed_as_they_are_never_as_markup(data, tmp_path):

@@ -206,16 +206,19 @@ def _url_shown(url: str) -> str:
     return f"'{shown}'"
 
 
-def checked_base_url(url: str, key_env: str = KEY_ENV) -> str:
+def checked_base_url(url: str, key_env: str | None = KEY_ENV) -> str:
     """``url`` (without a trailing slash) if it can be the base URL of an OpenAI-compatible
     server; a ValueError saying why not (the reason alone: the caller names the option or the
-    variable), which never repeats a key the URL holds.
+    variable), which never repeats a key the URL holds. ``key_env`` is the variable the key is
+    read from, named in the advice (None where it is not known yet: the one
+    ``--api-key-env`` names).
 
     Refused: control and format characters (CR and LF would split a request's headers), white
     space, another scheme than http(s), no host, a bad port, a user name or password, and a
     query, path parameters or a fragment: a key goes in the environment variable, never in the
     URL (it would be written into metrics.json and the answer cache), and requests to
     BASE_URL/completions could not carry the rest."""
+    variable = f"${key_env}" if key_env else f"the variable --api-key-env names (${KEY_ENV})"
     at = next((i for i, c in enumerate(url) if c.isspace() or not c.isprintable()), None)
     if at is not None:  # shown up to that character only: what follows may be a header
         what = "a space" if url[at] == " " else f"the character U+{ord(url[at]):04X}"
@@ -229,7 +232,7 @@ def checked_base_url(url: str, key_env: str = KEY_ENV) -> str:
         raise ValueError(f"{_url_shown(url)} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
     if parts.username is not None or parts.password is not None:
         raise ValueError(
-            f"holds a user name or password; give the key through ${key_env} instead, so "
+            f"holds a user name or password; give the key through {variable} instead, so "
             "that it is never written down"
         )
     try:
@@ -240,7 +243,7 @@ def checked_base_url(url: str, key_env: str = KEY_ENV) -> str:
     if _SECRET_NAMES.search(rest):
         raise ValueError(
             f"{_url_shown(url)} holds what looks like a key in its query; give the key "
-            f"through ${key_env} instead: it is sent in the Authorization header and never "
+            f"through {variable} instead: it is sent in the Authorization header and never "
             "written down"
         )
     if "?" in rest or "#" in rest or ";" in rest:
@@ -707,7 +710,8 @@ class ServedSpec(ModelSpec):
 
     def identity(self, options: LoadOptions | None) -> list:
         served = options.served if options is not None else {}
-        return ["served", server_url(served.get("base_url")), self.body]
+        key_env = served.get("api_key_env") or KEY_ENV
+        return ["served", server_url(served.get("base_url"), key_env), self.body]
 
     def load(self, options: LoadOptions) -> ServedLM:
         """The client; a loading option set to anything but its default is refused, as it

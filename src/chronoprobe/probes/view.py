@@ -145,13 +145,15 @@ class ServedOptions(Params):
     @classmethod
     def _a_base_url(cls, url: str | None) -> str | None:
         """Refused before anything is written: a key in the URL would be written with the
-        params, a CR or LF would split the request's headers (see ``checked_base_url``)."""
+        params, a CR or LF would split the request's headers (see ``checked_base_url``). The
+        key's variable is not known here (``api_key_env`` comes after): the advice names the
+        option."""
         from chronoprobe.models.served import checked_base_url
 
         if url is None:
             return None
         try:
-            return checked_base_url(url)
+            return checked_base_url(url, None)
         except ValueError as err:
             raise PydanticCustomError(NOT_ECHOED, str(err)) from None
 

@@ -462,7 +462,8 @@ def _run(
     with console_logger(console, run_dir / "run.log") as log, progress:
         _say(log, f"run [bold]{config.name}[/] into {escape(str(run_dir))}")
         if directory.adopted:
-            _say(log, f"added the run marker: {run_dir} was written by an earlier chronoprobe")
+            where = escape(str(run_dir))
+            _say(log, f"added the run marker: {where} was written by an earlier chronoprobe")
         if foreign:
             names = escape(", ".join(foreign))
             _say(log, f"[yellow]left alone[/] in steps/ (not made by this run): {names}")
