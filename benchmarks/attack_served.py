@@ -15,7 +15,8 @@ soundly and gives its case's reply from the third on, and runs ``chronoprobe pro
 - a request that outlived its timeout by more than a second: from the bad reply's request
   to the command's exit;
 - answers lost: the command is run again against a sound server, with the same answer cache,
-  and every row answered before the bad reply that it asks again is one;
+  and every row answered before the bad reply that it asks again is one (that run must
+  complete: a hang or a failure of it counts as such, and as a wrong outcome);
 - a wrong outcome: not refused in one line naming the server and the model (exit code 2) where
   the case expects that, or not completed (exit code 0) where it expects the answers kept.
 
@@ -265,13 +266,21 @@ def attack(case: Case, scratch: Path) -> dict:
                 return sound(path, body, headers)
 
             server.reply = count
-            subprocess.run(
-                command(case, data, folder / "again", server.url),
-                env=env,
-                capture_output=True,
-                timeout=LIMIT_S,
-                check=False,
-            )
+            try:
+                done = subprocess.run(
+                    command(case, data, folder / "again", server.url),
+                    env=env,
+                    capture_output=True,
+                    timeout=LIMIT_S,
+                    preexec_fn=_limits,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                outcome["hang"], outcome["wrong"] = True, "the run again hung"
+            else:
+                if done.returncode != 0:
+                    said = (done.stdout + done.stderr).decode(errors="replace").strip()
+                    outcome["wrong"] = f"the run again failed: {said[-200:]}"
         outcome["lost"] = len(answered & set(again))
     return outcome
 

@@ -205,3 +205,24 @@ def test_no_module_reads_a_kgs_files_but_the_kg_itself():
         if names.search(line) and reads.search(line)
     }
     assert not readers - {"kg/graph.py"}, readers  # card.py read the manifest itself
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("end_year", 2**31 - 1), ("start_year", -(2**31))],
+    ids=["year 2**31 - 1", "year -2**31"],
+)
+def test_the_years_the_year_column_holds_are_read_by_every_reader(saved, tmp_path, column, value):
+    """Years at the ends of the year column are a KG's years (as the loaders take them), and
+    no reader fills the memory with them: cronq, which asks of every year of a spell, took
+    more than 4 GiB for a fact from 1991 to 2**31 - 1; it skips a spell past 10,000 years."""
+    from chronoprobe.datasets.cronq import LONGEST_SPELL, YearIndex
+
+    damaged(saved, "facts", column, value)
+    index = YearIndex.from_kg(TemporalKG.load(saved), ["P39"])
+    assert index.skipped == {f"spans more than {LONGEST_SPELL:,} years": 1}
+    assert sum(len(spells) for spells in index.by_head["P39"].values()) == 7
+    for i, command in enumerate(READERS):
+        args = [a.format(kg=saved, out=tmp_path / f"out{i}") for a in command]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, (command, result.output)
