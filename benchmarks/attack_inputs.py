@@ -16,7 +16,6 @@ outcome.
 
 from __future__ import annotations
 
-import argparse
 import bz2
 import gzip
 import hashlib
@@ -33,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attack_folders import print_table  # run as a script: benchmarks/ is on the path
+from attack_folders import chosen_cases, print_table  # run as a script: benchmarks/ is on the path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -977,12 +976,7 @@ def attack(item: Case, scratch: Path) -> dict:
 
 def main() -> None:
     global MODEL
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--verbose", action="store_true", help="Print each case's last line.")
-    parser.add_argument("--only", default="", help="Only the classes whose name holds this.")
-    parser.add_argument("--jobs", type=int, default=2, help="Cases run at once (default 2).")
-    args = parser.parse_args()
-    chosen = [c for c in CASES if args.only.lower() in c.group.lower()]
+    args, chosen = chosen_cases(__doc__, CASES)
     with tempfile.TemporaryDirectory(prefix="chronoprobe-attack-") as scratch_name:
         scratch = Path(scratch_name)
         MODEL = _tiny_model(scratch / "tiny-roberta")

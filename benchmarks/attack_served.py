@@ -26,7 +26,6 @@ file of the run, the output or the cache.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -34,10 +33,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from attack_folders import chosen_cases, print_table  # run as a script: benchmarks/ is on the path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "models"))  # the test suite's malicious server
@@ -220,7 +220,7 @@ def attack(case: Case, scratch: Path) -> dict:
             return sound(path, body, headers)
         return case.bad(path, body, headers)
 
-    outcome = {"group": case.group, "name": case.name, "hang": False, "over": False, "lost": 0}
+    outcome = {"group": case.group, "name": case.name, "hang": False, "over": False, "lost": []}
     with stub.StubServer(reply) as server:
         url = server.url if case.base_url is None else case.base_url
         try:
@@ -281,48 +281,12 @@ def attack(case: Case, scratch: Path) -> dict:
                 if done.returncode != 0:
                     said = (done.stdout + done.stderr).decode(errors="replace").strip()
                     outcome["wrong"] = f"the run again failed: {said[-200:]}"
-        outcome["lost"] = len(answered & set(again))
+        outcome["lost"] = sorted(answered & set(again))  # answered, and asked again
     return outcome
 
 
-def print_table(outcomes: list[dict]) -> None:
-    columns = [
-        "cases",
-        "refused in one line",
-        "completed",
-        "tracebacks",
-        "hangs",
-        "past timeout + 1 s",
-        "answers lost",
-        "wrong outcome",
-    ]
-    rows: dict[str, Counter] = defaultdict(Counter)
-    for o in outcomes:
-        row = rows[o["group"]]
-        row["cases"] += 1
-        row["refused in one line"] += o["refused"] and not o["tracebacks"]
-        row["completed"] += not o["refused"] and not o["tracebacks"] and not o["hang"]
-        row["tracebacks"] += bool(o["tracebacks"])
-        row["hangs"] += o["hang"]
-        row["past timeout + 1 s"] += o["over"]
-        row["answers lost"] += o["lost"]
-        row["wrong outcome"] += bool(o["wrong"])
-    print(f"| class | {' | '.join(columns)} |")
-    print("|---|" + "---:|" * len(columns))
-    total: Counter = Counter()
-    for group, row in rows.items():
-        total.update(row)
-        print(f"| {group} | {' | '.join(str(row[c]) for c in columns)} |")
-    print(f"| all | {' | '.join(f'**{total[c]}**' for c in columns)} |")
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--verbose", action="store_true", help="Print each case's last line.")
-    parser.add_argument("--only", default="", help="Only the classes whose name holds this.")
-    parser.add_argument("--jobs", type=int, default=2, help="Cases run at once (default 2).")
-    args = parser.parse_args()
-    chosen = [c for c in CASES if args.only.lower() in c.group.lower()]
+    args, chosen = chosen_cases(__doc__, CASES)
     with (
         tempfile.TemporaryDirectory(prefix="chronoprobe-attack-served-") as scratch,
         ThreadPoolExecutor(args.jobs) as pool,
@@ -340,8 +304,8 @@ def main() -> None:
             if o["over"]:
                 print("    past the request timeout plus one second", file=sys.stderr)
             if o["lost"]:
-                print(f"    {o['lost']} answered rows asked again", file=sys.stderr)
-    print_table(outcomes)
+                print(f"    {len(o['lost'])} answered rows asked again", file=sys.stderr)
+    print_table(outcomes, "wrong", "answers lost", "past timeout + 1 s")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,39 @@ def test_a_slow_or_silent_server_ends_within_the_request_timeout(case):
     assert reason.startswith(f"no whole reply within {TIMEOUT:g} s, 1 tries"), reason
 
 
+def test_a_tls_handshake_dripped_ends_within_the_request_timeout():
+    """The handshake is under the deadline too: a server that answers the ClientHello with a
+    record of 16 KiB sent a byte at a time (no certificate needed to keep a client waiting)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)  # the ClientHello
+            connection.sendall(b"\x16\x03\x03\x40\x00")  # a handshake record's header
+            while not stop.wait(0.05):
+                try:
+                    connection.sendall(b"\x02")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    url = f"https://127.0.0.1:{listener.getsockname()[1]}/v1"
+    model = hostile(url, request_timeout=TIMEOUT)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ServedError, match=rf"no whole reply within {TIMEOUT:g} s, 1 tries"):
+            model.complete(ASK)
+        assert time.monotonic() - started < TIMEOUT + 1.0
+    finally:
+        stop.set()
+        listener.close()
+
+
 @pytest.mark.parametrize("case", sorted(LARGE))
 def test_a_reply_past_the_cap_is_refused_without_reading_it_all(case):
     reason, _ = failure(served_reply(LARGE[case]))
