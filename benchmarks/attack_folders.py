@@ -1046,9 +1046,25 @@ def main() -> None:
     print_table(outcomes, "error")
 
 
-def print_table(outcomes: list[dict], wrong: str) -> None:
+def chosen_cases(doc: str, cases: list) -> tuple[argparse.Namespace, list]:
+    """The command line of attack_inputs.py and attack_served.py (``--verbose``, ``--only``,
+    ``--jobs``) and the cases it chooses, by their ``group``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--verbose", action="store_true", help="Print each case's last line.")
+    parser.add_argument("--only", default="", help="Only the classes whose name holds this.")
+    parser.add_argument("--jobs", type=int, default=2, help="Cases run at once (default 2).")
+    args = parser.parse_args()
+    return args, [c for c in cases if args.only.lower() in c.group.lower()]
+
+
+def print_table(
+    outcomes: list[dict], wrong: str, lost: str = "lost files", timed: str | None = None
+) -> None:
     """The markdown table of attack outcomes by class (docs/reliability.md's "Fresh attacks");
-    ``wrong`` names the outcome field that holds a wrong result. attack_inputs.py uses it too."""
+    ``wrong`` names the outcome field that holds a wrong result, ``lost`` what the ``lost``
+    field lists (attack_served.py: answers asked again), ``timed`` the column of the outcome
+    field ``over`` (a case past its time), where there is one. attack_inputs.py and
+    attack_served.py use it too."""
     rows: dict[str, Counter] = defaultdict(Counter)
     for o in outcomes:
         row = rows[o["group"]]
@@ -1057,17 +1073,13 @@ def print_table(outcomes: list[dict], wrong: str) -> None:
         row["completed"] += not o["refused"] and not o["tracebacks"] and not o["hang"]
         row["tracebacks"] += bool(o["tracebacks"])
         row["hangs"] += o["hang"]
-        row["lost files"] += len(o["lost"])
+        if timed:
+            row[timed] += o["over"]
+        row[lost] += len(o["lost"])
         row["wrong outcome"] += bool(o[wrong])
-    columns = [
-        "cases",
-        "refused in one line",
-        "completed",
-        "tracebacks",
-        "hangs",
-        "lost files",
-        "wrong outcome",
-    ]
+    columns = ["cases", "refused in one line", "completed", "tracebacks", "hangs"]
+    columns += [timed] if timed else []
+    columns += [lost, "wrong outcome"]
     print(f"| class | {' | '.join(columns)} |")
     print("|---|" + "---:|" * len(columns))
     total: Counter = Counter()

@@ -16,7 +16,6 @@ outcome.
 
 from __future__ import annotations
 
-import argparse
 import bz2
 import gzip
 import hashlib
@@ -33,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attack_folders import print_table  # run as a script: benchmarks/ is on the path
+from attack_folders import chosen_cases, print_table  # run as a script: benchmarks/ is on the path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -750,6 +749,156 @@ def _(w: Path) -> list[str]:
     return ["import", "ecbd", "/dev/null", "-o", "out", "--no-cache"]
 
 
+# ----- readers of KG directories ------------------------------------------------------------
+
+KG_DIRS = "damaged KG directories (every reader)"
+_KG_FACTS = [
+    ("Q1", "P39", "Q11696", (1993, 1, 20), (2001, 1, 20)),
+    ("Q2", "P39", "Q11696", (2001, 1, 20), (2009, 1, 20)),
+    ("Q3", "P54", "Q30", (2002,), (2003, 5)),
+]
+
+
+def _kg(w: Path) -> Path:
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.kg.records import Entity, Fact
+    from chronoprobe.time import TimePoint
+
+    facts = [Fact(s, r, o, TimePoint(*a), TimePoint(*b)) for s, r, o, a, b in _KG_FACTS]
+    return TemporalKG.from_records(facts, [Entity("Q1", "Alice")]).save(w / "kg")
+
+
+def _damage_facts(kg: Path, column: str, value, kind=None) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(kg / "facts.parquet")
+    values = table.column(column).to_pylist()
+    values[0] = value
+    array = pa.array(values, type=kind or table.schema.field(column).type)
+    table = table.set_column(table.column_names.index(column), pa.field(column, array.type), array)
+    pq.write_table(table, kg / "facts.parquet")
+
+
+_MANIFESTS = {
+    "manifest nested 100,000 deep": '{"format": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "manifest meta a list": '{"format": "chronoprobe-kg", "version": 1, "meta": [1]}',
+    "manifest name a list": '{"format": "chronoprobe-kg", "version": 1, "name": ["x"]}',
+    "manifest counts as text": '{"format": "chronoprobe-kg", "counts": {"facts": "many"}}',
+    "manifest version true": '{"format": "chronoprobe-kg", "version": true}',
+    "manifest meta.source a list": '{"format": "chronoprobe-kg", "meta": {"source": [1]}}',
+}
+_FACT_VALUES = {
+    "month 13": ("start_month", 13, None),
+    "a negative month": ("start_month", -1, None),
+    "day 32": ("start_day", 32, None),
+    "February 30": ("start_month", 2, None),  # and day 30, set below
+    "precision 99": ("start_precision", 99, None),
+    "year 0": ("start_year", 0, None),
+    "a year without a precision": ("end_precision", None, None),
+    "an end before its start": ("end_year", 1900, None),
+    "an id with a space": ("subject", "Q 1", None),
+    "a year past 32 bits (int64)": ("start_year", 3_000_000_000, "int64"),
+    "months as text": ("start_month", "jan", "string"),
+}
+_KG_READERS = {
+    "kg info": ["kg", "info", "kg"],
+    "build lamatk": ["build", "lamatk", "kg", "-o", "out", "--no-cache"],
+    "build cronq": ["build", "cronq", "kg", "-o", "out", "--no-cache"],
+}
+for _reader, _args in _KG_READERS.items():
+    for _name, _text in _MANIFESTS.items():
+        if _name == "manifest meta.source a list" and _reader != "build lamatk":
+            continue  # read by the data card only
+
+        @case(KG_DIRS, "done" if "source" in _name else "refused", f"{_reader}: {_name}")
+        def _(w: Path, text: str = _text, args: list = _args) -> list[str]:
+            write(_kg(w) / "manifest.json", text)
+            return args
+
+    for _name, (_column, _value, _type) in _FACT_VALUES.items():
+
+        @case(KG_DIRS, "refused", f"{_reader}: facts with {_name}")
+        def _(w: Path, column=_column, value=_value, kind=_type, name=_name, args=_args):
+            import pyarrow as pa
+
+            kg = _kg(w)
+            _damage_facts(kg, column, value, getattr(pa, kind)() if kind else None)
+            if name == "February 30":
+                _damage_facts(kg, "start_day", 30)
+            return args
+
+
+# ----- records: keys twice, old pickles, bombs of bad lines, workers ------------------------
+
+RECORDS = "keys given twice, old pickles, bad-line bombs, --processes"
+_FACT_LINE = '{"subject": "Q1", "relation": "P1", "object": "Q2", "start": "2001"}'
+
+
+@case(RECORDS, "refused", "jsonl --strict: a key given twice in a fact")
+def _(w: Path) -> list[str]:
+    line = _FACT_LINE[:-1] + ', "object": "Q3"}\n'
+    return convert(write(w / "rows.jsonl", ROWS + line.encode()), "jsonl", "--strict")
+
+
+@case(RECORDS, "refused", "probe rows: a key given twice")
+def _(w: Path) -> list[str]:
+    row = json.dumps(_ROW)[:-1] + ', "query": "Bob worked for [MASK]."}\n'
+    return probe(write(w / "examples.jsonl", row), MODEL)
+
+
+@case(RECORDS, "refused", "import templama: a key given twice")
+def _(w: Path) -> list[str]:
+    text = json.dumps(_TEMPLAMA)[:-1] + ', "date": 0}\n'
+    return ["import", "templama", str(write(w / "train.json", text)), "-o", "out", "--no-cache"]
+
+
+@case(RECORDS, "refused", "import cronquestions: Latin-1 in a JSON array")
+def _(w: Path) -> list[str]:
+    text = (FIXTURES / "cronquestions" / "questions" / "valid.json").read_bytes()
+    at = text.index(b"paraphrases") + 20
+    path = write(w / "valid.json", text[:at] + b"\xe9" + text[at:])
+    return ["import", "cronquestions", str(path), "-o", "out", "--no-cache"]
+
+
+for _protocol in (0, 1):
+
+    @case(RECORDS, "done", f"import cronquestions: a pickle of protocol {_protocol}")
+    def _(w: Path, protocol: int = _protocol) -> list[str]:
+        data = pickle.loads((FIXTURES / "cronquestions" / "questions" / "test.pickle").read_bytes())
+        path = write(w / "test.pickle", pickle.dumps(data, protocol=protocol))
+        return ["import", "cronquestions", str(path), "-o", "out", "--no-cache"]
+
+
+for _fmt, _file in (("jsonl", "rows.jsonl.gz"), ("wikidata-json", "dump.json.gz")):
+
+    @case(RECORDS, "refused", f"{_fmt}: a 12 KB gzip of three million '{{}},' lines")
+    def _(w: Path, fmt: str = _fmt, file: str = _file) -> list[str]:
+        with gzip.open(w / file, "wb", compresslevel=9) as stream:
+            stream.write(b"[\n" if fmt == "wikidata-json" else b"")
+            stream.write(b"{},\n" * 3_000_000)
+        return convert(w / file, fmt)
+
+
+@case(RECORDS, "done", "wikidata-json --processes 5000 on a file of 16 lines")
+def _(w: Path) -> list[str]:
+    return convert(FIXTURES / "wikidata" / "dump.json", "wikidata-json", "--processes", "5000")
+
+
+@case(RECORDS, "refused", "probe generate --responses: an answer of 10 MB")
+def _(w: Path) -> list[str]:
+    rows = write(w / "examples.jsonl", json.dumps({**_ROW, "id": "a"}) + "\n")
+    answers = json.dumps({"id": "a", "answer": "x" * (10 << 20)}) + "\n"
+    path = write(w / "answers.jsonl", answers)
+    return ["probe", "generate", str(rows), "--responses", str(path), "-o", "out", "--no-cache"]
+
+
+@case(RECORDS, "refused", "export lm-eval --name of 300 characters")
+def _(w: Path) -> list[str]:
+    rows = write(w / "examples.jsonl", json.dumps({**_ROW, "id": "a"}) + "\n")
+    return ["export", "lm-eval", str(rows), "--name", "n" * 300, "-o", "out", "--no-cache"]
+
+
 # ----- running them --------------------------------------------------------------------------
 
 MODEL = Path()  # a tiny masked model, saved once per run of this script
@@ -827,12 +976,7 @@ def attack(item: Case, scratch: Path) -> dict:
 
 def main() -> None:
     global MODEL
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--verbose", action="store_true", help="Print each case's last line.")
-    parser.add_argument("--only", default="", help="Only the classes whose name holds this.")
-    parser.add_argument("--jobs", type=int, default=2, help="Cases run at once (default 2).")
-    args = parser.parse_args()
-    chosen = [c for c in CASES if args.only.lower() in c.group.lower()]
+    args, chosen = chosen_cases(__doc__, CASES)
     with tempfile.TemporaryDirectory(prefix="chronoprobe-attack-") as scratch_name:
         scratch = Path(scratch_name)
         MODEL = _tiny_model(scratch / "tiny-roberta")

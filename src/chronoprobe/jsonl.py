@@ -3,8 +3,10 @@ record (metrics, configs of checkpoints) goes through these.
 
 Reading never fails with a bare decoder error: malformed JSON, invalid UTF-8 and JSON nested
 deeper than the decoder's stack allow all become a ValueError naming file and line (see
-:func:`json_problem`, which the KG loaders use as well). A UTF-8 byte-order mark at the start
-of a file, as some editors write, is skipped.
+:func:`json_problem`, which the KG loaders use as well). A key given twice in one object,
+which JSON leaves undefined and decoders settle each their own way (msgspec and Python keep
+the last, others the first), is refused the same way (:func:`duplicate_key`). A UTF-8
+byte-order mark at the start of a file, as some editors write, is skipped.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ BOM = b"\xef\xbb\xbf"
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, json.JSONDecodeError)
 _BRACKETS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
 _TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{},:]')
+# every string of a JSON text, in order, with the colon that makes it a key
+_STRINGS = re.compile(rb'("(?:[^"\\]++|\\.)*+")(\s*:)?')
 
 _encoder = msgspec.json.Encoder()
 
@@ -64,6 +68,9 @@ def numbered_lines(
                 raise ValueError(f"{path}:{number}: {reason}: {err}") from err
             except DECODE_ERRORS as err:
                 raise ValueError(f"{path}:{number}: {json_problem(line, err).reason}") from err
+            twice = duplicate_key(line)
+            if twice is not None:
+                raise ValueError(f"{path}:{number}: {twice_said(twice)}")
             yield number, value
 
 
@@ -84,9 +91,43 @@ def read_json_object(path: str | Path, what: str = "the file") -> dict:
     except DECODE_ERRORS as err:
         line, reason, _ = json_problem(text, err)
         raise ValueError(f"{path}:{line}: {reason}") from err
+    twice = duplicate_key(text)
+    if twice is not None:
+        raise ValueError(f"{path}: {twice_said(twice)}")
     if not isinstance(data, dict):
         raise ValueError(f"{path}:1: {what} must be a JSON object, not {type(data).__name__}")
     return data
+
+
+def duplicate_key(text: bytes) -> str | None:
+    """The first key given twice in one object of the JSON ``text`` (which decodes), or None.
+
+    Cheap for most records: when no key is written twice in the whole text, none can be given
+    twice in one object. Only a text whose keys repeat (objects of one shape in a list, or an
+    escape in a key, which may spell another key's name) is decoded again, keeping each
+    object's pairs."""
+    keys = [key for key, colon in _STRINGS.findall(text) if colon]
+    if len(set(keys)) == len(keys) and not any(b"\\" in key for key in keys):
+        return None
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict:
+        names = [key for key, _ in items]
+        if not found and len(set(names)) < len(names):
+            found.append(next(key for i, key in enumerate(names) if key in names[:i]))
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # what msgspec reads and json does not: no answer
+        return None
+    return found[0] if found else None
+
+
+def twice_said(key: str) -> str:
+    """Why a record with ``key`` twice in one object is refused."""
+    shown = repr(key) if len(key) <= 60 else repr(key[:57]) + "..."
+    return f"the key {shown} is given twice in one object (JSON leaves which one counts open)"
 
 
 class JsonProblem(NamedTuple):

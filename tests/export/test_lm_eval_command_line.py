@@ -88,3 +88,28 @@ def test_a_model_lm_eval_cannot_load_is_refused_in_one_line(data, tmp_path, spec
     assert result.exit_code != 0
     assert result.output.strip().splitlines()[-1].startswith(f"error: {expected}"), result.output
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "é" * 250 + "b" * 201, "x_" * 150])
+def test_a_name_too_long_for_its_files_is_refused_at_the_option(data, tmp_path, name):
+    """A 300-character --name failed naming the cache's copy of the task file: File name too
+    long."""
+    out = tmp_path / "x"
+    result = runner.invoke(app, ["export", "lm-eval", str(data), "--name", name, "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.output.split())
+    assert line.startswith("error: --name: gives a task name of ") and "cache" not in line
+    assert "a file name holds at most 255 bytes; give a shorter --name" in line
+    assert name not in line and not out.exists()
+    done = runner.invoke(app, ["export", "lm-eval", str(data), "--name", "a" * 200, "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    assert (out / f"{'a' * 200}_loglikelihood.yaml").is_file()
+
+
+def test_a_data_folder_whose_name_is_too_long_for_the_default_name_says_so(tmp_path):
+    folder = tmp_path / ("d" * 240)
+    write_jsonl(folder / "examples.jsonl", ROWS)
+    result = runner.invoke(app, ["export", "lm-eval", str(folder), "-o", str(tmp_path / "x")])
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.output.split())
+    assert "error: the data folder's name gives a task name of 252 characters" in line

@@ -117,8 +117,11 @@ def fails(reply, **options) -> str:
         ((500, {"error": {"message": "boom"}}, {}), "still 500 after 3 tries: boom"),
         ((429, {"error": {"message": "slow down"}}, {}), "lower --concurrency"),
         ((200, "<html>not json", {}), "malformed reply from /completions: not JSON"),
-        ((200, {"object": "list"}, {}), "malformed reply: no choices in it"),
-        ((200, {"choices": [{"message": {"content": "x"}}]}, {}), "its choice holds no text"),
+        ((200, {"object": "list"}, {}), "malformed reply from /completions: no choices in it"),
+        (
+            (200, {"choices": [{"message": {"content": "x"}}]}, {}),
+            "$.choices[0]: Object missing required field `text`",
+        ),
         ((200, {"error": "quota"}, {}), "no choices in it: quota"),
         (
             (404, {"error": {"message": "The model `tiny` does not exist"}}, {}),
@@ -146,7 +149,7 @@ def test_a_timeout_is_retried_then_named():
         return 200, completion("late"), {}
 
     message = fails(slow, retries=1, request_timeout=0.2)
-    assert message.startswith("no reply within 0.2 s, 2 tries")
+    assert message.startswith("no whole reply within 0.2 s, 2 tries")
 
 
 def test_a_refused_key_is_never_quoted(monkeypatch):

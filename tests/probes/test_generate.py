@@ -488,7 +488,16 @@ def test_responses_are_judged_as_a_model_run_through_the_command(rows_file, tmp_
             "api.jsonl:2: unknown id 'zz'",
         ),
         ([""], "api.jsonl: no answers"),
+        (  # it failed naming the cache's shard, which holds an answer twice
+            ['{"id": "a19", "answer": "x"}', json.dumps({"id": "a19", "answer": "x" * (10 << 20)})],
+            "api.jsonl:2: an answer of 10,485,760 characters; an answer is judged as a model's",
+        ),
+        (
+            ['{"id": "a19", "answer": "x"}', json.dumps({"id": "z" * (1 << 20), "answer": "x"})],
+            f"api.jsonl:2: unknown id '{'z' * 77}'...: no row of",
+        ),
     ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 40 else None,
 )
 def test_bad_responses_lines_are_named_by_file_and_line(rows_file, tmp_path, lines, error):
     answers = responses_file(tmp_path / "api.jsonl", lines)

@@ -111,7 +111,7 @@ def make_legacy(run_dir: Path, manifest: bool = True) -> None:
 
 def test_a_run_directory_from_before_markers_is_adopted(write_config, tmp_path):
     config = write_config(CONFIG.format(name="exp") + "  - id: old\n    kind: tiny_kg\n")
-    run_dir = tmp_path / "run"
+    run_dir = tmp_path / "run [/old]"  # a name that is no markup
     run_experiment(config, run_dir, console=quiet())
     make_legacy(run_dir)
     (run_dir / "steps" / "someone").mkdir()  # not listed in its manifest: left alone

@@ -55,7 +55,7 @@ def user_errors(command: F) -> F:
             if os.environ.get("CHRONOPROBE_DEBUG"):
                 raise
             reason = f": {err}" if str(err) else ""
-            Console(stderr=True).print(
+            Console(stderr=True, emoji=False).print(
                 f"[red]error:[/] out of memory{_escaped(reason)}; ask for less (fewer facts, "
                 "rows or a smaller batch) or run where more memory is free",
                 highlight=False,
@@ -67,7 +67,7 @@ def user_errors(command: F) -> F:
             if os.environ.get("CHRONOPROBE_DEBUG") or not user:
                 raise
             message = f"[red]error:[/] {_escaped(_message(err))}"
-            Console(stderr=True).print(message, highlight=False, soft_wrap=True)
+            Console(stderr=True, emoji=False).print(message, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from err
 
     return wrapper  # type: ignore[return-value]

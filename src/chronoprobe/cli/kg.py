@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import Command, Group, reflowed
@@ -20,7 +21,7 @@ app = typer.Typer(
     help="Build, inspect and export temporal knowledge graphs (KG directories of Parquet files).",
     no_args_is_help=True,
 )
-console = Console(stderr=True)
+console = Console(stderr=True, emoji=False)
 
 
 class ExportWhat(StrEnum):
@@ -86,11 +87,11 @@ def info(
 
 
 def _print_statistics(stats: dict) -> None:
-    out = Console()
+    out = Console(emoji=False)
     first, last = stats["year_range"]
     out.print(
-        f"[bold]{stats['name']}[/]: {stats['entities']:,} entities, {stats['relations']:,} "
-        f"relations, {stats['facts']:,} facts, years {first} to {last}"
+        f"[bold]{escape(str(stats['name']))}[/]: {stats['entities']:,} entities, "
+        f"{stats['relations']:,} relations, {stats['facts']:,} facts, years {first} to {last}"
     )
     out.print(
         f"multi-answer share of masked statements: [bold]{stats['multi_answer_share']:.1%}[/]; "
@@ -106,13 +107,17 @@ def _print_statistics(stats: dict) -> None:
     for column in ("relation", "label", "facts", "share", "cardinality"):
         table.add_column(column, justify="right" if column in ("facts", "share") else "left")
     for rel, row in stats["relation_shares"].items():
-        table.add_row(
-            rel, row["label"], f"{row['facts']:,}", f"{row['share']:.1%}", stats["cardinality"][rel]
+        table.add_row(  # ids and labels as Text: a label may hold brackets, never markup
+            Text(rel),
+            Text(row["label"]),
+            f"{row['facts']:,}",
+            f"{row['share']:.1%}",
+            stats["cardinality"][rel],
         )
     out.print(table)
     popular = Table(title="most popular entities")
     for column in ("entity", "label", "facts"):
         popular.add_column(column, justify="right" if column == "facts" else "left")
     for row in stats["top_entities"]:
-        popular.add_row(row["id"], row["label"], f"{row['facts']:,}")
+        popular.add_row(Text(row["id"]), Text(row["label"]), f"{row['facts']:,}")
     out.print(popular)

@@ -277,4 +277,4 @@ def list_entries(
     if fmt == "markdown":
         typer.echo(table.render("markdown"), nl=False)
     else:
-        Console().print(table)
+        Console(emoji=False).print(table)

@@ -156,7 +156,8 @@ def serve(
     transformers serve cannot read the package's GGUF file itself), in the precision
     chronoprobe loads them in (float32 on a CPU, bfloat16 on a GPU), so that it answers as -m
     SPEC does. On a CPU the server's paged key/value cache is sized to 8,192 tokens (left to
-    itself it takes most of the memory). Needs `pip install 'chronoprobe[serve]'`. The server runs until Ctrl-C.
+    itself it takes most of the memory). Needs `pip install 'chronoprobe[serve]'`. The server
+    runs until Ctrl-C.
 
     Example: chronoprobe models serve package:smollm2
 

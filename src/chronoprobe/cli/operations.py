@@ -40,7 +40,7 @@ from chronoprobe.params import (
 )
 from chronoprobe.steps import StepKind, Variant
 
-console = Console(stderr=True)
+console = Console(stderr=True, emoji=False)
 
 # options every command adds; a params field may not take these names
 OUT, NO_CACHE, JSON, THREADS, RECORDS = "out", "no_cache", "as_json", "threads", "max_record"
@@ -323,7 +323,8 @@ def make_command(
             if kind.show is not None:
                 shown = spoken_notes(kind.show(target), kind, model)
                 if shown is not None:  # a line of text stays one line: a command to paste
-                    Console(stderr=as_json).print(shown, soft_wrap=isinstance(shown, str))
+                    shout = Console(stderr=as_json, emoji=False)
+                    shout.print(shown, soft_wrap=isinstance(shown, str))
             if as_json and (target / "metrics.json").is_file():
                 typer.echo((target / "metrics.json").read_text(encoding="utf-8").strip())
 

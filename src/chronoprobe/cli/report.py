@@ -25,7 +25,7 @@ class _Warnings(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.console.print(
-            f"[yellow]warning:[/] {record.getMessage()}", highlight=False, soft_wrap=True
+            f"[yellow]warning:[/] {escape(record.getMessage())}", highlight=False, soft_wrap=True
         )
 
 
@@ -68,7 +68,7 @@ def report(
 
     import_user_plugins()  # the report sections of their builders and views
     use_threads(threads)
-    console = Console(stderr=True)
+    console = Console(stderr=True, emoji=False)
     for line in import_run_plugins(run_dir):  # and those the runs recorded, where found
         console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     warnings = _Warnings(console)

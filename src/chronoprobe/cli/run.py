@@ -18,7 +18,7 @@ from chronoprobe.cli.threads import threads_option, use_threads
 if TYPE_CHECKING:
     from chronoprobe.core.tables import ResultTable
 
-console = Console(stderr=True)
+console = Console(stderr=True, emoji=False)
 
 
 def outputs_argument() -> Any:
@@ -296,7 +296,7 @@ def results(
     fmt = "csv" if as_csv else "json" if as_json else fmt
     table = _result_table(columns, rows, metric is not None and fmt not in ("csv", "json"))
     if fmt == "table":
-        Console().print(table)
+        Console(emoji=False).print(table)
     else:
         typer.echo(table.render(fmt), nl=False)
 

@@ -26,11 +26,11 @@ REFRESH_S = 1.0  # the least time between two readings of the running loss
 def epoch_progress(unit: str) -> Progress:
     """A transient bar on stderr for a trainer run outside a run (a run brings its own)."""
     return live_progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         TextColumn(f"{{task.completed:,}}/{{task.total:,}} {unit}"),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=Console(stderr=True, emoji=False),
     )
 
 

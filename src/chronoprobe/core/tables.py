@@ -137,6 +137,10 @@ def _nested(value: Any) -> str:
     return cell_text(value)
 
 
+def _plain(text: str | None) -> Text | None:
+    return None if text is None else Text(text)
+
+
 def _numeric(value: Any) -> bool:
     return isinstance(value, Figure) or (
         isinstance(value, int | float) and not isinstance(value, bool)
@@ -222,23 +226,24 @@ class ResultTable:
         return "right" if i and cells and all(_numeric(c) for c in cells) else "left"
 
     def _table(self, headers: Sequence[str]) -> Table:
-        table = Table(title=self.title)
+        # every cell, header and title as Text: values (model names, labels) are never markup
+        table = Table(title=_plain(self.title))
         for i, header in enumerate(headers):
-            table.add_column(header, justify=self._justify(i), no_wrap=True)  # type: ignore[arg-type]
+            table.add_column(Text(header), justify=self._justify(i), no_wrap=True)  # type: ignore[arg-type]
         for row in self.texts:
-            table.add_row(*row)
+            table.add_row(*map(Text, row))
         return table
 
     def _turned(self) -> Table | None:
         """One row per figure, one column per row of the table (None with no rows)."""
         if not self.rows:
             return None
-        table = Table(title=self.title)
-        table.add_column(self.columns[0], no_wrap=True)
+        table = Table(title=_plain(self.title))
+        table.add_column(Text(self.columns[0]), no_wrap=True)
         for row in self.texts:
-            table.add_column(row[0], justify="right", no_wrap=True)
+            table.add_column(Text(row[0]), justify="right", no_wrap=True)
         for i, column in enumerate(self.columns[1:], start=1):
-            table.add_row(column, *(row[i] for row in self.texts))
+            table.add_row(Text(column), *(Text(row[i]) for row in self.texts))
         return table
 
     def _records(self) -> Iterator[Any]:
@@ -250,7 +255,7 @@ class ResultTable:
             grid.add_column(no_wrap=True)
             grid.add_column(overflow="fold")
             for column, text in zip(self.columns[1:], row[1:], strict=True):
-                grid.add_row(column, text)
+                grid.add_row(Text(column), Text(text))
             yield Text(f"{self.columns[0]}: {row[0]}", style="bold")
             yield grid
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,17 +255,21 @@ def _file_table(paths: list[Path], base: Path | None = None) -> list[str]:
 def _kg_source(kg_dir: Path) -> tuple[list[str], str, str]:
     """What the card says of the KG a set was built from, the licence of its source and the
     Hub's identifier of that licence."""
-    manifest = json.loads((kg_dir / "manifest.json").read_text(encoding="utf-8"))
-    meta, name = manifest.get("meta") or {}, manifest.get("name")
+    from chronoprobe.kg.graph import read_manifest
+
+    manifest = read_manifest(kg_dir)  # checked, as every reader of KGs checks it
+    meta, name = manifest["meta"], manifest["name"]
     lines = [
         f"Built from a KG directory (KG below: name `{name}`, KG fingerprint "
-        f"`{manifest.get('fingerprint')}`, {manifest.get('counts', {}).get('facts', 0):,} "
+        f"`{manifest['fingerprint']}`, {manifest['counts'].get('facts', 0):,} "
         "facts)."
     ]
-    origin = meta.get("source") or {}
-    inputs = [str(i) for i in origin.get("inputs") or []]
+    # the manifest's meta is free-form: a part of another shape is read as absent
+    origin = meta.get("source") if isinstance(meta.get("source"), dict) else {}
+    listed_inputs = origin.get("inputs")
+    inputs = [str(i) for i in listed_inputs] if isinstance(listed_inputs, list) else []
     if meta.get("generator"):
-        config = (meta.get("config") or {}).items()
+        config = (meta.get("config") if isinstance(meta.get("config"), dict) else {}).items()
         settings = ", ".join(f"{k} {v}" for k, v in config if v is not None)
         lines.append(f"The KG is chronoprobe's synthetic world ({settings}).")
         source = "synth"
@@ -287,10 +290,12 @@ def _kg_source(kg_dir: Path) -> tuple[list[str], str, str]:
 
 def kg_said(kg_dir: Path) -> str:
     """How the command of a built set's card names its KG: what KG stands for there."""
-    manifest = json.loads((kg_dir / "manifest.json").read_text(encoding="utf-8"))
+    from chronoprobe.kg.graph import read_manifest
+
+    manifest = read_manifest(kg_dir)
     return (
-        f"KG is the KG directory of Source (name `{manifest.get('name')}`, KG fingerprint "
-        f"`{manifest.get('fingerprint')}`)"
+        f"KG is the KG directory of Source (name `{manifest['name']}`, KG fingerprint "
+        f"`{manifest['fingerprint']}`)"
     )
 
 

@@ -1,9 +1,10 @@
 """CronQuestions-style temporal questions with answers executed over the KG.
 
 Semantics as in the CronQuestions generation procedure: time is in years and a fact holds in
-every year of its interval (an open end runs to the KG's last year; facts without a start are
-skipped). Each seed template in ``templates/cronq.yaml`` names a procedure below that enumerates
-the slot fillings the KG admits and computes their answers:
+every year of its interval (an open end runs to the KG's last year; facts without a start, and
+those spanning more than LONGEST_SPELL years, are skipped). Each seed template in
+``templates/cronq.yaml`` names a procedure below that enumerates the slot fillings the KG
+admits and computes their answers:
 
 - simple_entity / simple_time: one fact (who held the office in 2008; when did X play for Y);
 - before_after: from the subject's first year (before) or last year (after), the holder(s)
@@ -30,6 +31,10 @@ from chronoprobe.kg.graph import TemporalKG, table_rows
 
 SLOT = re.compile(r"\{(\w+)\}")  # a template's slot: {head}, {tail}, {time}, {event}, {other}
 QUESTION_TYPES = ("simple_entity", "simple_time", "before_after", "first_last", "time_join")
+# years: the procedures enumerate every year of a spell (a year's holders, a fact's years), so a
+# spell of a billion years (a KG's year 2**31 - 1, which its year column holds) would fill the
+# memory; such a fact is skipped and counted
+LONGEST_SPELL = 10_000
 SIMPLE_TYPES = ("simple_entity", "simple_time")
 
 
@@ -105,6 +110,9 @@ class YearIndex:
             last = last_year if last is None else last
             if last < first:
                 index.skipped["end before start"] += 1
+                continue
+            if last - first >= LONGEST_SPELL:
+                index.skipped[f"spans more than {LONGEST_SPELL:,} years"] += 1
                 continue
             tails = index.by_tail.setdefault(relation, defaultdict(list))
             heads = index.by_head.setdefault(relation, defaultdict(list))

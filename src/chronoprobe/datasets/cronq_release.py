@@ -35,7 +35,6 @@ from chronoprobe.datasets.released import (
 from chronoprobe.kg.io.checks import Invalid, check_id, json_type, year_problem
 from chronoprobe.kg.io.problems import Problems
 
-PICKLE = b"\x80"
 SPLITS = ("train", "valid", "test")
 QUESTION_SUFFIXES = (".pickle", ".pkl", ".json", ".jsonl")  # the files a folder is read for
 # How a row's entities are ordered (its first is the head the QA models read, its second the
@@ -58,8 +57,10 @@ _YEAR_TEXT = re.compile(r"-?[0-9]{1,10}")
 
 def _items(path: Path, problems: Problems):
     """(``FILE:WHERE``, question) of a pickle or a JSON file."""
+    from chronoprobe.kg.io.safe_pickle import looks_pickled
+
     with open(path, "rb") as stream:
-        pickled = stream.read(1) == PICKLE
+        pickled = looks_pickled(stream.read(1))  # protocol 0 and 1 as well: not JSON
     if not pickled:
         yield from records(path, problems)
         return

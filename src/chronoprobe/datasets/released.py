@@ -17,7 +17,14 @@ import msgspec
 
 from chronoprobe.datasets.released_shapes import check_fields
 from chronoprobe.inputs import bounded_lines, known_size, open_input, read_document
-from chronoprobe.jsonl import BOM, DECODE_ERRORS, LineLocator, json_problem
+from chronoprobe.jsonl import (
+    BOM,
+    DECODE_ERRORS,
+    LineLocator,
+    duplicate_key,
+    json_problem,
+    twice_said,
+)
 from chronoprobe.kg.io.problems import Problems
 
 SPLIT_NAMES = {"train": "train", "valid": "valid", "val": "valid", "dev": "dev", "test": "test"}
@@ -31,9 +38,13 @@ def records(path: Path, problems: Problems) -> Iterator[tuple[str, object]]:
     are read one at a time, each within the record limit (:mod:`chronoprobe.inputs`)."""
     with open_input(path) as stream:
         lines = bounded_lines(stream, path)
+        bad: tuple[bytes, str] = (b"", "")  # the last line that does not decode, and its kind
         for number, line in lines:
             if number == 1:
                 line = line.removeprefix(BOM)
+            if line == bad[0]:  # the same bad line again: counted, not decoded again
+                problems.counted(bad[1])
+                continue
             if line.lstrip()[:1] == b"[":  # one JSON array: the rest of the file is part of it
                 head = b"\n" * (number - 1) + line
                 text = head + read_document(stream, path, known_size(path))
@@ -41,13 +52,28 @@ def records(path: Path, problems: Problems) -> Iterator[tuple[str, object]]:
                 return
             if not line.strip():
                 continue
-            try:
-                value = msgspec.json.decode(line)
-            except DECODE_ERRORS as err:
-                _, reason, kind = json_problem(line, err)
-                problems.report(str(path), number, reason, kind)
+            value, kind = _decoded(path, number, line, problems)
+            if kind is not None:
+                bad = (line, kind)
                 continue
             yield f"{path}:{number}", value
+
+
+def _decoded(path: Path, number: int, text: bytes, problems: Problems) -> tuple[object, str | None]:
+    """(the value of one record's JSON text, None), or (None, the kind of its problem) once
+    the problem (no JSON, invalid UTF-8, a key given twice in one object) is reported at
+    ``path:number``."""
+    try:
+        value = msgspec.json.decode(text)
+    except DECODE_ERRORS as err:
+        _, reason, kind = json_problem(text, err)
+        problems.report(str(path), number, reason, kind)
+        return None, kind
+    twice = duplicate_key(text)
+    if twice is not None:
+        problems.report(str(path), number, twice_said(twice), "a key given twice")
+        return None, "a key given twice"
+    return value, None
 
 
 def _array_records(path: Path, text: bytes, problems: Problems) -> Iterator[tuple[str, object]]:
@@ -59,8 +85,11 @@ def _array_records(path: Path, text: bytes, problems: Problems) -> Iterator[tupl
         problems.report(str(path), line, reason, kind)
         return
     locate = LineLocator(text)
-    for raw in items:
-        yield f"{path}:{locate.line_of(bytes(raw))}", msgspec.json.decode(raw)
+    for raw in items:  # each item decoded alone: one with invalid UTF-8 is a problem of its line
+        line = locate.line_of(bytes(raw))
+        value, kind = _decoded(path, line, bytes(raw), problems)
+        if kind is None:
+            yield f"{path}:{line}", value
 
 
 def report(problems: Problems, where: str, reason: str, kind: str | None = None) -> None:

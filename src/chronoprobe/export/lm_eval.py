@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from chronoprobe.params import Cli, Params, seed_field
+from chronoprobe.params import NOT_ECHOED, Cli, Params, seed_field
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES
 from chronoprobe.set_files import EXAMPLES, NAMES_FILE
 from chronoprobe.step_context import StepContext
@@ -80,6 +81,16 @@ class LmEvalExportParams(Params):
         "Hugging Face id.",
     )
 
+    @field_validator("name")
+    @classmethod
+    def _a_file_name(cls, name: str | None) -> str | None:
+        if name is None:
+            return None
+        try:
+            return checked_task_name(name)
+        except ValueError as err:  # the name is not repeated: its start is in the message
+            raise PydanticCustomError(NOT_ECHOED, str(err)) from None
+
     @field_validator("template")
     @classmethod
     def _known_placeholders(cls, template: str) -> str:
@@ -107,6 +118,24 @@ class LmEvalExportParams(Params):
 def task_name(text: str) -> str:
     """A name lm-eval takes: letters, digits and underscores."""
     return re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_") or "chronoprobe"
+
+
+LONGEST_TASK_NAME = 200  # characters: NAME_loglikelihood.yaml must fit a file name's 255 bytes
+
+
+def checked_task_name(text: str, source: str = "") -> str:
+    """``text`` as lm-eval's task name (:func:`task_name`); a ValueError (saying it came from
+    ``source``) when the task files named after it could not be written."""
+    name = task_name(text)
+    if len(name) > LONGEST_TASK_NAME:
+        raise ValueError(
+            f"{source + ' ' if source else ''}gives a task name of {len(name):,} characters, "
+            f"longer than "
+            f"{LONGEST_TASK_NAME}: the task files are named after it "
+            f"({name[:20]}..._loglikelihood.yaml), and a file name holds at most 255 bytes; "
+            "give a shorter --name"
+        )
+    return name
 
 
 def _yaml(fields: dict, hooks: dict[str, str]) -> str:
@@ -290,7 +319,8 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
     rows_file = inputs["data"] / (params.rows or EXAMPLES)
     if not rows_file.is_file():
         raise ValueError(no_rows_file(rows_file, "the probe rows"))
-    name = task_name(params.name or f"chronoprobe_{inputs['data'].resolve().name}")
+    folder = inputs["data"].resolve().name
+    name = params.name or checked_task_name(f"chronoprobe_{folder}", "the data folder's name")
     seed = ctx.seed if params.seed is None else params.seed
     out = ctx.out_dir
     generate = generation_docs(rows_file, params, seed)

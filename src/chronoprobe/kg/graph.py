@@ -252,33 +252,13 @@ class TemporalKG:
 
     @classmethod
     def load(cls, directory: str | Path) -> TemporalKG:
+        """The KG of a directory :meth:`save` wrote. Every part is checked before it is used,
+        so that each reader of KGs refuses a damaged or forged one alike, in one line naming
+        the file: the manifest (:func:`read_manifest`), each table's columns and types, and
+        every row by the rules the loaders apply (ids, years, months, days, precisions, an
+        end not before its start; see :mod:`chronoprobe.kg.io.checks`)."""
         path = Path(directory)
-        manifest_path = path / "manifest.json"
-        if path.is_file():
-            raise KGFormatError(_file_is_no_kg(path))
-        if not path.is_dir():
-            raise KGFormatError(f"{path}: no such KG directory")
-        if not manifest_path.is_file():
-            raise KGFormatError(
-                f"{path}: not a chronoprobe KG directory (no manifest.json); "
-                "create one with `chronoprobe kg convert FILE -o DIR` or "
-                "`chronoprobe kg synth -o DIR`"
-            )
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise KGFormatError(f"{manifest_path}:{err.lineno}: invalid JSON: {err.msg}") from err
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            found = manifest.get("format") if isinstance(manifest, dict) else manifest
-            raise KGFormatError(f"{manifest_path}: format is {found!r}, not {FORMAT!r}")
-        version = manifest.get("version", 0)
-        if not isinstance(version, int):
-            raise KGFormatError(f"{manifest_path}: version {version!r} is not an integer")
-        if version > FORMAT_VERSION:
-            raise KGFormatError(
-                f"{manifest_path}: KG format version {manifest['version']} is newer than this "
-                f"chronoprobe reads ({FORMAT_VERSION}); upgrade chronoprobe"
-            )
+        manifest = read_manifest(path)
         tables = {}
         for key, filename in _FILES.items():
             file = path / filename
@@ -286,17 +266,17 @@ class TemporalKG:
                 raise KGFormatError(f"{file}: missing; the KG directory is incomplete")
             try:
                 tables[key] = pq.read_table(file)
-            except pa.ArrowException as err:
+            except (pa.ArrowException, OSError) as err:
                 raise KGFormatError(f"{file}: not a readable Parquet file: {err}") from err
             absent = [n for n in _SCHEMAS[key].names if n not in tables[key].column_names]
             if absent:
                 raise KGFormatError(f"{file}: missing columns {', '.join(absent)}")
+            tables[key] = _cast(tables[key], key, file)
         _check_split(tables["facts"], path / _FILES["facts"])
-        kg = cls.from_tables(
-            **tables, name=manifest.get("name", path.name), meta=manifest.get("meta")
-        )
-        fingerprint = manifest.get("fingerprint")
-        kg.fingerprint = fingerprint if isinstance(fingerprint, str) else None
+        for key, table in tables.items():
+            _check_rows(table, key, path / _FILES[key])
+        kg = cls.from_tables(**tables, name=manifest["name"], meta=manifest["meta"])
+        kg.fingerprint = manifest["fingerprint"]
         return kg
 
     @property
@@ -514,6 +494,141 @@ class TemporalKG:
         )
         bounds = pc.min_max(years).as_py()
         return bounds["min"], bounds["max"]
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    """The manifest of a KG directory, checked: JSON of at most the record limit that is an
+    object of this format and version, with a text ``name``, an object ``meta``, a text
+    ``fingerprint`` and whole ``counts`` where it has them (``name`` defaults to the folder's,
+    the others to none). A KGFormatError names the file and says what is wrong: nesting too
+    deep, a value of the wrong type, another format."""
+    from chronoprobe.inputs import max_record_bytes
+    from chronoprobe.jsonl import read_json_object
+
+    path = Path(directory)
+    manifest_path = path / "manifest.json"
+    if path.is_file():
+        raise KGFormatError(_file_is_no_kg(path))
+    if not path.is_dir():
+        raise KGFormatError(f"{path}: no such KG directory")
+    if not manifest_path.is_file():
+        raise KGFormatError(
+            f"{path}: not a chronoprobe KG directory (no manifest.json); "
+            "create one with `chronoprobe kg convert FILE -o DIR` or "
+            "`chronoprobe kg synth -o DIR`"
+        )
+    if manifest_path.stat().st_size > max_record_bytes():
+        raise KGFormatError(
+            f"{manifest_path}: {manifest_path.stat().st_size:,} bytes, more than any manifest "
+            f"holds (at most {max_record_bytes():,})"
+        )
+    try:
+        manifest = read_json_object(manifest_path, "a KG's manifest")
+    except ValueError as err:
+        raise KGFormatError(str(err)) from None
+    if manifest.get("format") != FORMAT:
+        found = manifest.get("format")
+        shown = repr(found) if isinstance(found, str | None) else f"a {type(found).__name__}"
+        raise KGFormatError(f"{manifest_path}: format is {shown[:80]}, not {FORMAT!r}")
+    version = manifest.get("version", 0)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise KGFormatError(f"{manifest_path}: version {str(version)[:40]!r} is not an integer")
+    if version > FORMAT_VERSION:
+        raise KGFormatError(
+            f"{manifest_path}: KG format version {version} is newer than this "
+            f"chronoprobe reads ({FORMAT_VERSION}); upgrade chronoprobe"
+        )
+    expected = {"name": str, "meta": dict, "fingerprint": str, "counts": dict}
+    for key, kind in expected.items():
+        value = manifest.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise KGFormatError(
+                f"{manifest_path}: {key!r} must be {'text' if kind is str else 'an object'}, "
+                f"not {type(value).__name__}"
+            )
+    for key, count in (manifest.get("counts") or {}).items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise KGFormatError(f"{manifest_path}: counts {str(key)[:40]!r} is no whole count")
+    return {
+        **manifest,
+        "name": manifest.get("name") or path.name,
+        "meta": manifest.get("meta") or {},
+        "fingerprint": manifest.get("fingerprint"),
+        "counts": manifest.get("counts") or {},
+    }
+
+
+def _cast(table: pa.Table, key: str, file: Path) -> pa.Table:
+    """``table`` in its schema's types (a split column kept); a column that does not cast (a
+    year past 32 bits, a month past a byte, text where numbers go) names the file."""
+    schema = _SCHEMAS[key]
+    if key == "facts" and SPLIT_COLUMN in table.column_names:
+        schema = schema.append(SPLIT_FIELD)
+    for wanted in schema:  # text for text, integers for integers: no cast of one to the other
+        found = table.schema.field(wanted.name).type
+        if _kind(found) != _kind(wanted.type) and not pa.types.is_null(found):
+            raise KGFormatError(
+                f"{file}: a column of the wrong type or range: {wanted.name!r} holds {found}, "
+                f"not {wanted.type}"
+            )
+    try:
+        return table.select(schema.names).cast(schema)
+    except (pa.ArrowException, ValueError, TypeError) as err:  # nulls where none go, too
+        raise KGFormatError(f"{file}: a column of the wrong type or range: {err}") from None
+
+
+def _kind(kind: pa.DataType) -> str:
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "text"
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return f"a list of {_kind(kind.value_type)}"
+    return "integer" if pa.types.is_integer(kind) else str(kind)
+
+
+# the columns of each table holding ids, which must be non-null ids by the loaders' rule
+_ID_COLUMNS = {
+    "facts": ("subject", "relation", "object"),
+    "entities": ("id",),
+    "relations": ("id",),
+}
+
+
+def _check_rows(table: pa.Table, key: str, file: Path) -> None:
+    """A KGFormatError naming ``file``, the first row that breaks a rule of the loaders, the
+    rule and how many rows break one, for a table whose rows a loader would not have written
+    (a forged or damaged file)."""
+    from chronoprobe.kg.io.checks import ID_PATTERN, bound_problems, interval_problems
+
+    bad: list[tuple[np.ndarray, str]] = []
+    for name in _ID_COLUMNS[key]:
+        column = table.column(name)
+        valid = pc.fill_null(pc.match_substring_regex(column, ID_PATTERN), False)
+        bad.append((~valid.to_numpy(zero_copy_only=False), f"{name} is not an id"))
+    if key != "relations":
+        for prefix in ("start", "end"):
+            bad += [(rows, f"{prefix} holds {why}") for rows, why in bound_problems(table, prefix)]
+        if not any(rows.any() for rows, _ in bad):
+            bad.append((interval_problems(table), "its end is before its start"))
+    broken = [(np.flatnonzero(rows), why) for rows, why in bad if rows.any()]
+    if not broken:
+        return
+    first = min(int(rows[0]) for rows, _ in broken)
+    reason = next(why for rows, why in broken if rows[0] == first)
+    count = int(np.logical_or.reduce([rows for rows, _ in bad]).sum())
+    row = {name: table.column(name)[first].as_py() for name in table.column_names}
+    shown = ", ".join(f"{name} {value!r}"[:80] for name, value in row.items() if name in _SHOWN)
+    others = f"; {count - 1:,} more rows break the KG's rules" if count > 1 else ""
+    raise KGFormatError(f"{file}: row {first + 1:,} ({shown}): {reason}{others}")
+
+
+# what a refused row is shown by: its ids and its bounds
+_SHOWN = (
+    "subject",
+    "relation",
+    "object",
+    "id",
+    *(f"{p}_{part}" for p in ("start", "end") for part in ("year", "month", "day", "precision")),
+)
 
 
 def same_kg(

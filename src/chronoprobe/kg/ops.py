@@ -198,11 +198,18 @@ def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) ->
                 "compiler then): reading with msgspec alone, about half as fast, to the same KG. "
                 "Install a C compiler (gcc) and reinstall chronoprobe to build it."
             )
+    processes = params.processes
+    if params.format == "wikidata-json" and params.engine == "local" and processes > 1:
+        from chronoprobe.kg.io.wikidata_load import worker_processes
+
+        processes, capped = worker_processes(processes, params.paths)
+        if capped:
+            ctx.log.warning(capped)
     with ctx.progress_task(f"reading {params.paths[0].name}") as progress:
         options = LoadOptions(
             relations=frozenset(params.relations) if params.relations else None,
             lang=params.lang,
-            processes=params.processes,
+            processes=processes,
             progress=progress,
             sparql=params.sparql_mapping(),
             engine=params.engine,

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MASK = "[MASK]"
+# The longest answer judged (characters): far above any model's answer, which stops at the first
+# newline or sentence end, and far below what a step's files hold (an answer is stored twice,
+# as its text and its raw text, in lines of at most the record limit).
+MAX_ANSWER_CHARS = 65_536
 
 
 def split_query(query: str) -> tuple[str, str]:

@@ -19,19 +19,25 @@ header only: never into a run directory, a log, a cache key or an error message.
 Ranking the whole vocabulary and decoding fillings token by token need the model's tokenizer and
 every token's probability, which no such server gives: those views are refused in one line.
 
-Requests run concurrently (``concurrency`` in flight), each with a timeout, retried with
+Requests run concurrently (``concurrency`` in flight), each bounded as a whole by its timeout
+(connecting, the headers and the body: :mod:`chronoprobe.models.http_exchange`) and its reply
+by the record limit (16 MiB unless ``--max-record-bytes`` says otherwise), retried with
 exponential backoff (or the server's Retry-After) on 429, 5xx, a timeout or a broken connection,
-within optional limits on requests and tokens per minute. Each answer is handed to ``keep`` as it
-arrives, so the request cache holds it before the next one lands: a killed run pays for nothing
-twice. Any other failure is one line naming the server and the model; answers that arrived
-before it are kept all the same.
+within optional limits on requests and tokens per minute. A reply is read through the checks of
+:mod:`chronoprobe.models.served_reply`: its answer must have its types, its cosmetic fields
+(token counts, model names) count as unknown when they do not. No redirect is followed. Each
+answer is handed to ``keep`` as it arrives, so the request cache holds it before the next one
+lands: a killed run pays for nothing twice. Any other failure is one line naming the server and
+the model; answers that arrived before it are kept all the same.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
+import re
 import threading
 import time
 from collections import Counter, deque
@@ -41,7 +47,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from chronoprobe.models.requests import Completion, PromptRequest, ScoreRequest, SpanScore
+from chronoprobe.models.requests import (
+    MAX_ANSWER_CHARS,
+    Completion,
+    PromptRequest,
+    ScoreRequest,
+    SpanScore,
+)
 from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
 
 PREFIX = "openai:"
@@ -50,6 +62,12 @@ BASE_URL_ENV = "OPENAI_BASE_URL"
 KEY_ENV = "OPENAI_API_KEY"
 RETRIED = {408, 409, 429, 500, 502, 503, 504}
 LONGEST_WAIT = 60.0  # seconds: the most one backoff (or a Retry-After) makes a request wait
+# what, in a URL's query, path parameters or fragment, names a secret
+_SECRET_NAMES = re.compile(
+    r"(?:^|[?&;#/])[^=&;#/]*(?:key|token|secret|password|passwd|auth|sig|signature|"
+    r"credential)[^=&;#/]*=",
+    re.IGNORECASE,
+)
 NO_LOGPROBS = (
     "the server returned no log-probabilities of the prompt (completions with echo and "
     "logprobs); scoring needs them: vLLM and SGLang serve them, OpenAI's current models, "
@@ -84,22 +102,27 @@ class Usage:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, reply: dict) -> None:
-        """Count one reply (from any of the threads asking)."""
-        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        """Count one reply (from any of the threads asking); a count, model name or
+        fingerprint that is no such thing counts as not given (see
+        :mod:`~chronoprobe.models.served_reply`)."""
+        from chronoprobe.models.served_reply import label, usage_counts
+
+        prompt, completion = usage_counts(reply)
+        model, fingerprint = label(reply.get("model")), label(reply.get("system_fingerprint"))
         with self.lock:
             self.requests += 1
-            if usage.get("prompt_tokens") is None:
+            if prompt is None:
                 self.uncounted_prompt += 1
             else:
-                self.prompt_tokens += int(usage["prompt_tokens"])
-            if usage.get("completion_tokens") is None:
+                self.prompt_tokens += prompt
+            if completion is None:
                 self.uncounted_completion += 1
             else:
-                self.completion_tokens += int(usage["completion_tokens"])
-            if reply.get("model"):
-                self.models[str(reply["model"])] += 1
-            if reply.get("system_fingerprint"):
-                self.fingerprints[str(reply["system_fingerprint"])] += 1
+                self.completion_tokens += completion
+            if model:
+                self.models[model] += 1
+            if fingerprint:
+                self.fingerprints[fingerprint] += 1
 
     def retried(self) -> None:
         with self.lock:
@@ -150,24 +173,86 @@ class RateLimit:
 
 
 def _first_line(text: str, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    from chronoprobe.models.served_reply import printable
+
+    return printable(str(text), limit)
 
 
-def _server_message(response) -> str:
+def _server_message(reply) -> str:
     """The error the server gave (OpenAI's {"error": {"message"}}, FastAPI's {"detail"}), or
-    the start of its body."""
+    the start of its body, as one printable line."""
+    from chronoprobe.models.served_reply import BadReply, decoded, error_text
+
+    text = reply.body[:4096].decode("utf-8", "replace")
     try:
-        body = response.json()
-    except ValueError:
-        return _first_line(response.text or response.reason_phrase or "")
+        body = decoded(reply.body)
+    except BadReply:
+        return _first_line(text or reply.reason)
     if isinstance(body, dict):
-        error = body.get("error", body.get("detail", body.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        if error is not None:
-            return _first_line(str(error))
-    return _first_line(response.text)
+        for key in ("error", "detail", "message"):
+            said = error_text(body.get(key))
+            if said:
+                return said
+    return _first_line(text or reply.reason)
+
+
+def _url_shown(url: str) -> str:
+    """``url`` quoted as a message may show it: without its query, path parameters or
+    fragment (where keys go), every character that is no visible one written as an escape
+    (``\\r``, ``\\x1b``, ``\\u202e``), at most 200 characters."""
+    cut = min((i for i in (url.find("?"), url.find("#"), url.find(";")) if i >= 0), default=-1)
+    shown = url if cut < 0 else url[:cut] + "?..."
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in shown[:200])
+    return f"'{shown}'"
+
+
+def checked_base_url(url: str, key_env: str | None = KEY_ENV) -> str:
+    """``url`` (without a trailing slash) if it can be the base URL of an OpenAI-compatible
+    server; a ValueError saying why not (the reason alone: the caller names the option or the
+    variable), which never repeats a key the URL holds. ``key_env`` is the variable the key is
+    read from, named in the advice (None where it is not known yet: the one
+    ``--api-key-env`` names).
+
+    Refused: control and format characters (CR and LF would split a request's headers), white
+    space, another scheme than http(s), no host, a bad port, a user name or password, and a
+    query, path parameters or a fragment: a key goes in the environment variable, never in the
+    URL (it would be written into metrics.json and the answer cache), and requests to
+    BASE_URL/completions could not carry the rest."""
+    variable = f"${key_env}" if key_env else f"the variable --api-key-env names (${KEY_ENV})"
+    at = next((i for i, c in enumerate(url) if c.isspace() or not c.isprintable()), None)
+    if at is not None:  # shown up to that character only: what follows may be a header
+        what = "a space" if url[at] == " " else f"the character U+{ord(url[at]):04X}"
+        shown = _url_shown(url[: at + 1] + ("..." if at + 1 < len(url) else ""))
+        raise ValueError(
+            f"{shown} holds {what}; a URL holds none (CR and LF would split the request's headers)"
+        )
+    url = url.rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or not parts.hostname:
+        raise ValueError(f"{_url_shown(url)} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            f"holds a user name or password; give the key through {variable} instead, so "
+            "that it is never written down"
+        )
+    try:
+        parts.port  # noqa: B018 (it raises for a port that is none)
+    except ValueError:
+        raise ValueError(f"{_url_shown(url)}: its port is no port number") from None
+    rest = url[len(f"{parts.scheme}://{parts.netloc}") :]
+    if _SECRET_NAMES.search(rest):
+        raise ValueError(
+            f"{_url_shown(url)} holds what looks like a key in its query; give the key "
+            f"through {variable} instead: it is sent in the Authorization header and never "
+            "written down"
+        )
+    if "?" in rest or "#" in rest or ";" in rest:
+        raise ValueError(
+            f"{_url_shown(url)} holds a query, path parameters or a fragment, which requests "
+            "to BASE_URL/completions cannot carry; give the server's base URL alone, e.g. "
+            "http://127.0.0.1:8000/v1"
+        )
+    return url
 
 
 def _is_context_refusal(message: str) -> bool:
@@ -230,8 +315,8 @@ class ServedLM:
     """A model behind an OpenAI-compatible server (see the module's docstring)."""
 
     family = "causal"  # a served model continues text left to right, as a causal one does
-    reads_left_only = True
     speaks_chat = True  # asked with chat, through /chat/completions: the server frames turns
+    reads_left_only = True
     fills_spans = False
     # ``complete`` and ``score`` hand each answer to ``keep`` as it arrives
     answers_as_they_come = True
@@ -250,23 +335,16 @@ class ServedLM:
         price_prompt: float | None = None,
         price_completion: float | None = None,
         backoff: float = 1.0,
-        transport: Any = None,
+        max_reply_bytes: int | None = None,
     ) -> None:
         self.name = spec
         self.model_name = spec.removeprefix(PREFIX)
         if not self.model_name:
             raise ValueError(f"{spec!r}: name the model after openai:, e.g. openai:gpt-4o-mini")
-        url = server_url(base_url)
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(
-                f"--base-url {url!r}: not an http(s) URL, e.g. http://127.0.0.1:8000/v1"
-            )
-        if parts.username or parts.password:
-            raise ValueError(
-                f"--base-url of {spec}: holds a user name or password; give the key through "
-                f"${api_key_env} instead, so that it is never written down"
-            )
+        try:
+            url = server_url(base_url, api_key_env)
+        except ValueError as err:
+            raise ValueError(f"{spec}: {err}") from None
         self.base_url = url
         self.key_env = api_key_env
         self._key = os.environ.get(api_key_env) or None
@@ -274,10 +352,10 @@ class ServedLM:
             raise ValueError(f"{spec} at {url}: {_unset_key_env(api_key_env)}")
         self.concurrency, self.timeout, self.retries = concurrency, request_timeout, retries
         self.backoff = backoff
+        self.max_reply_bytes = max_reply_bytes
         self.prices = (price_prompt, price_completion)
         self.limit = RateLimit(requests_per_minute, tokens_per_minute)
         self.usage = Usage()
-        self._transport = transport
         self._unfit = "the server gave no log-probability for the prompt's first token"
 
     # --- what every adapter tells -----------------------------------------------------------
@@ -328,11 +406,14 @@ class ServedLM:
     def reused(self, answers: Sequence[Any]) -> None:
         """Answers the request cache gave in this model's place: counted, with the model the
         server had reported for them."""
+        from chronoprobe.models.served_reply import label
+
         self.usage.reused += len(answers)
         for answer in answers:
-            served = getattr(answer, "served", None) or {}
-            if served.get("model"):
-                self.usage.reused_models[served["model"]] += 1
+            served = getattr(answer, "served", None)
+            model = label(served.get("model")) if isinstance(served, dict) else None
+            if model:  # as a reply gave it: a short line of text, or not counted
+                self.usage.reused_models[model] += 1
 
     def record(self) -> dict:
         """This run's requests, tokens and cost, and what the server said it was; for
@@ -357,6 +438,7 @@ class ServedLM:
     # --- one request ------------------------------------------------------------------------
     def _complete_one(self, client, request: PromptRequest) -> Completion:
         from chronoprobe.models.completion import cut_answer
+        from chronoprobe.models.served_reply import chat_text, choice, completion_text, label
 
         options: dict[str, Any] = {
             "model": self.model_name,
@@ -370,31 +452,33 @@ class ServedLM:
         if request.chat:
             prompt = request.cloze.left.strip()
             messages = [{"role": "user", "content": prompt}]
-            reply = self._post(client, "/chat/completions", {**options, "messages": messages})
-            choice = self._choice(reply)
-            message = choice.get("message")
-            if not isinstance(message, dict):
-                raise self._fail("malformed reply: its choice holds no message")
-            raw = message.get("content") or ""  # None: a refusal or a tool call, no text
+            path = "/chat/completions"
+            reply = self._post(client, path, {**options, "messages": messages})
+            raw = self._read(chat_text, reply, path)
         else:
             prompt = request.cloze.left.rstrip()
-            reply = self._post(client, "/completions", {**options, "prompt": prompt})
-            choice = self._choice(reply)
-            raw = choice.get("text")
-        if not isinstance(raw, str):
-            raise self._fail("malformed reply: its choice holds no text")
+            path = "/completions"
+            reply = self._post(client, path, {**options, "prompt": prompt})
+            raw = self._read(completion_text, reply, path)
+        if len(raw) > MAX_ANSWER_CHARS:
+            raise self._fail(
+                f"malformed reply from {path}: a text of {len(raw):,} characters, longer than "
+                f"any answer of {request.max_tokens} tokens (at most {MAX_ANSWER_CHARS:,})"
+            )
         served = {
-            "model": reply.get("model"),
-            "system_fingerprint": reply.get("system_fingerprint"),
+            "model": label(reply.get("model")),
+            "system_fingerprint": label(reply.get("system_fingerprint")),
         }
         # the server leaves out the newline it stopped at, which ends a sentence as a local
         # model's answer sees it: "Paris." before it is "Paris", as here
-        ended = choice.get("finish_reason") == "stop"
+        ended = choice(reply).get("finish_reason") == "stop"  # a dict: its text was read
         return Completion(
             cut_answer(raw + "\n" if ended else raw)[0], raw, [], math.nan, served=served
         )
 
     def _score_one(self, client, request: ScoreRequest) -> SpanScore | None:
+        from chronoprobe.models.served_reply import echoed
+
         text = request.cloze.filled(request.span)
         start = len(request.cloze.left)
         end = len(text) if request.right_context else start + len(request.span)
@@ -407,87 +491,98 @@ class ServedLM:
             "logprobs": 0,
         }
         reply = self._post(client, "/completions", payload, scoring=True)
-        logprobs = self._choice(reply).get("logprobs")
-        if not isinstance(logprobs, dict):
+        found = self._read(echoed, reply, "/completions")
+        if found is None:
             raise self._fail(NO_LOGPROBS)
-        offsets, values = logprobs.get("text_offset"), logprobs.get("token_logprobs")
-        if not isinstance(offsets, list) or not isinstance(values, list) or not offsets:
-            raise self._fail(NO_LOGPROBS)
-        if len(offsets) != len(values) or offsets[0] != 0:
-            raise self._fail(
-                "malformed reply: the echoed log-probabilities do not cover the prompt"
-            )
-        return span_logprob(offsets, values, start, end, len(text))
+        offsets, values = found
+        try:
+            return span_logprob(offsets, values, start, end, len(text))
+        except ValueError as err:  # no echoed token overlaps the span
+            raise self._fail(f"malformed reply from /completions: {err}") from None
 
-    def _choice(self, reply: Any) -> dict:
-        choices = reply.get("choices") if isinstance(reply, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            error = reply.get("error") if isinstance(reply, dict) else None
-            detail = f": {_first_line(str(error))}" if error else ""
-            raise self._fail(f"malformed reply: no choices in it{detail}")
-        return choices[0]
+    def _read(self, read: Callable[[Any], Any], reply: Any, path: str) -> Any:
+        """``read(reply)``: a reply's answer; a ServedError naming what is wrong with it."""
+        from chronoprobe.models.served_reply import BadReply
+
+        try:
+            return read(reply)
+        except BadReply as err:
+            raise self._fail(f"malformed reply from {path}: {err}") from None
 
     def _post(self, client, path: str, payload: dict, scoring: bool = False) -> dict:
         """The JSON reply to one request, after retries; a ServedError otherwise."""
-        import httpx
+        from chronoprobe.models.http_exchange import Broken, TimedOut, TooLarge, Unreachable
+        from chronoprobe.models.served_reply import BadReply, decoded
 
         text = payload.get("prompt") or payload.get("messages", [{}])[0].get("content", "")
         self.limit.wait(len(str(text)) // 4 + int(payload.get("max_tokens", 0)))
-        url = self.base_url + path
+        body = json.dumps(payload).encode("utf-8")
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = client.post(url, json=payload)
-            except httpx.ConnectError as err:
+                reply = client.post(path, body)
+            except Unreachable as err:
                 raise self._fail(f"cannot reach the server ({_first_line(str(err))})") from None
-            except httpx.TimeoutException:
+            except TooLarge as err:
+                raise self._fail(
+                    f"the reply from {path} is larger than {client.max_bytes:,} bytes ({err}); "
+                    "if it is sound, raise the limit with --max-record-bytes"
+                ) from None
+            except TimedOut:
                 if last:
                     raise self._fail(
-                        f"no reply within {self.timeout:g} s, {attempt + 1} tries; raise "
+                        f"no whole reply within {self.timeout:g} s, {attempt + 1} tries; raise "
                         "--request-timeout or lower --concurrency"
                     ) from None
                 self._pause(attempt, None)
                 continue
-            except httpx.TransportError as err:
+            except Broken as err:
                 if last:
                     raise self._fail(f"the connection broke: {_first_line(str(err))}") from None
                 self._pause(attempt, None)
                 continue
-            if response.status_code in RETRIED and not last:
-                self._pause(attempt, response.headers.get("retry-after"))
+            if reply.status in RETRIED and not last:
+                self._pause(attempt, reply.headers.get("retry-after"))
                 continue
-            if response.status_code >= 400:
-                raise self._http_error(response, path, scoring, attempt + 1)
+            if 300 <= reply.status < 400:
+                raise self._redirected(reply, path)
+            if not 200 <= reply.status < 300:
+                raise self._http_error(reply, path, scoring, attempt + 1)
             try:
-                reply = response.json()
-            except ValueError:
-                raise self._fail(
-                    f"malformed reply from {path}: not JSON ({_first_line(response.text, 80)!r})"
-                ) from None
-            if not isinstance(reply, dict):
+                value = decoded(reply.body)
+            except BadReply as err:
+                raise self._fail(f"malformed reply from {path}: {err}") from None
+            if not isinstance(value, dict):
                 raise self._fail(f"malformed reply from {path}: not a JSON object")
-            self.usage.add(reply)
-            return reply
+            self.usage.add(value)
+            return value
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _pause(self, attempt: int, retry_after: str | None) -> None:
+        from chronoprobe.models.served_reply import retry_after as asked_wait
+
         self.usage.retried()
-        try:
-            wait_for = float(retry_after) if retry_after is not None else None
-        except ValueError:
-            wait_for = None
+        wait_for = asked_wait(retry_after, time.time())
         if wait_for is None:
-            wait_for = self.backoff * 2**attempt
+            wait_for = self.backoff * 2.0 ** min(attempt, 16)
         time.sleep(min(max(wait_for, 0.0), LONGEST_WAIT))
 
-    def _http_error(self, response, path: str, scoring: bool, tries: int) -> ServedError:
-        status = response.status_code
+    def _redirected(self, reply, path: str) -> ServedError:
+        where = reply.headers.get("location")
+        to = f" to {_url_shown(where)}" if where else " (with no Location)"
+        return self._fail(
+            f"the server answered {path} with a redirect ({reply.status}){to}, which is not "
+            "followed; if that is the server, give it as --base-url"
+        )
+
+    def _http_error(self, reply, path: str, scoring: bool, tries: int) -> ServedError:
+        status = reply.status
         if status in (401, 403):  # the server's words may quote the key: left out
             given = (
                 f"the key in ${self.key_env}" if self._key else f"no key (${self.key_env} unset)"
             )
             return self._fail(f"the server refused {given} ({status}); check the key")
-        message = _server_message(response)
+        message = _server_message(reply)
         if path == "/completions" and not scoring and "chat" in message.lower():
             return self._fail(
                 f"the server refused the request ({status}: {message}); a chat model is asked "
@@ -518,13 +613,12 @@ class ServedLM:
 
     # --- many requests ----------------------------------------------------------------------
     def _client(self):
-        import httpx
+        from chronoprobe.inputs import max_record_bytes
+        from chronoprobe.models.http_exchange import Client
 
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
-        limits = httpx.Limits(max_connections=self.concurrency)
-        return httpx.Client(
-            headers=headers, timeout=self.timeout, limits=limits, transport=self._transport
-        )
+        limit = self.max_reply_bytes or max_record_bytes()
+        return Client(self.base_url, headers, self.timeout, limit)
 
     def _run(
         self,
@@ -585,9 +679,14 @@ class ServedLM:
         return answers
 
 
-def server_url(base_url: str | None) -> str:
-    """The server a spec is asked at: ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's."""
-    return (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+def server_url(base_url: str | None, key_env: str = KEY_ENV) -> str:
+    """The server a spec is asked at: ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's,
+    checked (:func:`checked_base_url`); a ValueError names the option or the variable."""
+    given = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+    try:
+        return checked_base_url(given, key_env)
+    except ValueError as err:
+        raise ValueError(f"{'--base-url' if base_url else '$' + BASE_URL_ENV} {err}") from None
 
 
 class ServedSpec(ModelSpec):
@@ -611,7 +710,8 @@ class ServedSpec(ModelSpec):
 
     def identity(self, options: LoadOptions | None) -> list:
         served = options.served if options is not None else {}
-        return ["served", server_url(served.get("base_url")), self.body]
+        key_env = served.get("api_key_env") or KEY_ENV
+        return ["served", server_url(served.get("base_url"), key_env), self.body]
 
     def load(self, options: LoadOptions) -> ServedLM:
         """The client; a loading option set to anything but its default is refused, as it

@@ -34,6 +34,7 @@ class Responses:
     def read(cls, path: str | Path, name: str | None = None) -> Responses:
         """Every answer of the file; a bad line raises ValueError ``FILE:LINE: reason``."""
         from chronoprobe.jsonl import numbered_lines
+        from chronoprobe.models.requests import MAX_ANSWER_CHARS
 
         path = Path(path)
         answers: dict[str, list[str]] = {}
@@ -50,6 +51,12 @@ class Responses:
                 raise ValueError(f"{where}: 'id' must be a string, not {type(row_id).__name__}")
             if not isinstance(answer, str):
                 raise ValueError(f"{where}: 'answer' must be a string, not {type(answer).__name__}")
+            if len(answer) > MAX_ANSWER_CHARS:
+                raise ValueError(
+                    f"{where}: an answer of {len(answer):,} characters; an answer is judged as a "
+                    "model's, which stops at the first newline or sentence end: at most "
+                    f"{MAX_ANSWER_CHARS:,} characters"
+                )
             answers.setdefault(str(row_id), []).append(answer)
             lines.setdefault(str(row_id), number)
         if not answers:
@@ -60,7 +67,8 @@ class Responses:
         """Stop at the first answer to an id that no row of ``data`` has."""
         for row_id, number in sorted(self.lines.items(), key=lambda item: item[1]):
             if row_id not in ids:
-                raise ValueError(f"{self.path}:{number}: unknown id {row_id!r}: no row of {data}")
+                shown = repr(row_id) if len(row_id) <= 80 else repr(row_id[:77]) + "..."
+                raise ValueError(f"{self.path}:{number}: unknown id {shown}: no row of {data}")
 
     def missing(self, ids: Collection[str]) -> int:
         """How many of ``ids`` have no answer."""

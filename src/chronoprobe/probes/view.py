@@ -98,7 +98,10 @@ class ServedOptions(Params):
         8, ge=1, description="Requests in flight at once to the server (openai: specs)."
     )
     request_timeout: float = Field(
-        60.0, gt=0, description="Seconds one request may take before it is tried again."
+        60.0,
+        gt=0,
+        description="Seconds one request may take as a whole (connecting, the headers and the "
+        "whole reply, however slowly it comes) before it is tried again.",
     )
     retries: int = Field(
         5,
@@ -137,6 +140,22 @@ class ServedOptions(Params):
                 "OPENAI_API_KEY), not the key itself; the value given is not repeated here",
             )
         return name
+
+    @field_validator("base_url")
+    @classmethod
+    def _a_base_url(cls, url: str | None) -> str | None:
+        """Refused before anything is written: a key in the URL would be written with the
+        params, a CR or LF would split the request's headers (see ``checked_base_url``). The
+        key's variable is not known here (``api_key_env`` comes after): the advice names the
+        option."""
+        from chronoprobe.models.served import checked_base_url
+
+        if url is None:
+            return None
+        try:
+            return checked_base_url(url, None)
+        except ValueError as err:
+            raise PydanticCustomError(NOT_ECHOED, str(err)) from None
 
 
 class EngineOptions(Params):

@@ -76,13 +76,13 @@ class _ConsoleHandler(logging.Handler):
 
 
 def _say(log: logging.Logger, markup: str) -> None:
-    log.info(Text.from_markup(markup).plain, extra={"rich": markup})
+    log.info(Text.from_markup(markup, emoji=False).plain, extra={"rich": markup})
 
 
 def step_progress(console: Console) -> Progress:
     """The bars of a run's (or a command's) steps: what each step reports, done of total."""
     return live_progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # a model's or a file's name
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
@@ -424,7 +424,7 @@ def run_experiment(
     )
     config = experiment.config
     run_dir = Path(out) if out is not None else Path("runs") / config.name
-    console = console or Console(stderr=True)
+    console = console or Console(stderr=True, emoji=False)
     cache_root = experiment.cache_root
     problems = _paths_inside(experiment, run_dir)
     if problems:
@@ -462,7 +462,8 @@ def _run(
     with console_logger(console, run_dir / "run.log") as log, progress:
         _say(log, f"run [bold]{config.name}[/] into {escape(str(run_dir))}")
         if directory.adopted:
-            _say(log, f"added the run marker: {run_dir} was written by an earlier chronoprobe")
+            where = escape(str(run_dir))
+            _say(log, f"added the run marker: {where} was written by an earlier chronoprobe")
         if foreign:
             names = escape(", ".join(foreign))
             _say(log, f"[yellow]left alone[/] in steps/ (not made by this run): {names}")

@@ -209,7 +209,7 @@ def run_operation(
     refused. ``keyed`` names, per input, what its cache key is computed from when not the
     input itself (a file given for its folder: the folder may hold other things, even
     ``out``)."""
-    console = console or Console(stderr=True)
+    console = console or Console(stderr=True, emoji=False)
     cache_root = default_cache_dir()
     check_output_dir(out, cache_root, step_id)
     for name, path in inputs.items():

@@ -91,3 +91,71 @@ def json_type(value: object) -> str:
         dict: "an object",
     }
     return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+# ----- the same rules over whole Arrow columns, for readers of KG directories ---------------
+
+_PRECISIONS = (9, 10, 11)  # Wikidata's codes for year, month and day, as the KG stores them
+
+
+def _part(table, name: str):
+    """A bound's part as int64 (0 where null) and where it is given."""
+    import numpy as np
+
+    column = table.column(name)
+    given = column.is_valid().to_numpy(zero_copy_only=False)
+    return column.fill_null(0).to_numpy().astype(np.int64), given
+
+
+def bound_problems(table, prefix: str):
+    """(rows, reason) for each rule the ``prefix`` bound columns (``<prefix>_year``,
+    ``_month``, ``_day``, ``_precision``) break, as a boolean mask over the rows: the parts of
+    an absent bound, a precision that is none of 9, 10 and 11, a year 0 or none, a month or day
+    a precision does not have or that does not exist (month 13, day 32, February 30)."""
+    import numpy as np
+
+    (year, has_year), (month, has_month), (day, has_day), (precision, present) = (
+        _part(table, f"{prefix}_{part}") for part in ("year", "month", "day", "precision")
+    )
+    by_day = present & (precision == 11)
+    needs_month = (present & (precision == 10)) | by_day
+    month_ok = has_month & (month >= 1) & (month <= 12)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    lengths = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+    last = lengths[np.where(month_ok, month, 1) - 1] + (leap & (month == 2))
+    yield ~present & (has_year | has_month | has_day), "a month, day or year without a precision"
+    yield (
+        present & ~np.isin(precision, _PRECISIONS),
+        "a precision that is not 9 (year), 10 (month) or 11 (day)",
+    )
+    yield present & ~has_year, "a precision without a year"
+    yield present & has_year & (year == 0), "year 0 does not exist (1 BCE is -1)"
+    yield needs_month & ~month_ok, "a month that is not in 1..12"
+    yield (
+        present & ~needs_month & (has_month | has_day),
+        "a month or day finer than its precision (year)",
+    )
+    yield present & (precision == 10) & has_day, "a day finer than its precision (month)"
+    yield (
+        by_day & month_ok & ~(has_day & (day >= 1) & (day <= last)),
+        "a day that does not exist in its month",
+    )
+
+
+def interval_problems(table):
+    """Rows whose end (``end_*`` columns) is over before their start begins: compared at the
+    coarser precision of the two, as :func:`ends_before` compares them (for rows whose bounds
+    pass :func:`bound_problems`)."""
+    import numpy as np
+
+    starts = [_part(table, f"start_{p}")[0] for p in ("year", "month", "day")]
+    ends = [_part(table, f"end_{p}")[0] for p in ("year", "month", "day")]
+    start_precision, has_start = _part(table, "start_precision")
+    end_precision, has_end = _part(table, "end_precision")
+    parts = np.minimum(start_precision, end_precision) - 8
+
+    def key(year, month, day):
+        by_month = year * 13 + month
+        return np.where(parts == 1, year, np.where(parts == 2, by_month, by_month * 32 + day))
+
+    return has_start & has_end & (key(*ends) < key(*starts))

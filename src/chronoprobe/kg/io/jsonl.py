@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from chronoprobe.atomic import atomic_path
 from chronoprobe.inputs import bounded_lines, open_binary
-from chronoprobe.jsonl import BOM, DECODE_ERRORS, json_problem
+from chronoprobe.jsonl import BOM, DECODE_ERRORS, duplicate_key, json_problem, twice_said
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
 from chronoprobe.kg.io.checks import Invalid, check_id, check_interval, check_point, json_type
 from chronoprobe.kg.io.options import LoadOptions
@@ -118,20 +118,29 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
         expect(path, "jsonl", "chronoprobe JSONL rows", ("subject", "relation", "object"))
     builder = KGBuilder()
     for path in paths:
+        bad: tuple[bytes, str] = (b"", "")  # the last bad line and its kind
         for number, line in enumerate(_lines(path), start=1):
+            if line == bad[0]:  # the same bad line again (a file of one, repeated): counted
+                problems.counted(bad[1])
+                continue
             if not line.strip():
                 continue
             try:
                 row = msgspec.json.decode(line)
                 if not isinstance(row, dict):
                     raise Invalid("a line must be a JSON object", "a line must be a JSON object")
+                twice = duplicate_key(line)
+                if twice is not None:
+                    raise Invalid(twice_said(twice), "a key given twice")
                 record = parse_row(row)
             except Invalid as err:
                 problems.report(str(path), number, str(err), kind=err.kind)
+                bad = (line, err.kind)
                 continue
             except DECODE_ERRORS as err:
                 _, reason, kind = json_problem(line, err)
                 problems.report(str(path), number, reason, kind=kind)
+                bad = (line, kind)
                 continue
             if isinstance(record, Fact):
                 if options.relations is None or record.relation in options.relations:

@@ -36,6 +36,13 @@ class Problems:
         self.counts[key] += 1
         self.examples.setdefault(key, f"{file}:{line}: {reason}")
 
+    def counted(self, kind: str, times: int = 1) -> None:
+        """Count ``times`` more problems of a ``kind`` already reported (with its example):
+        the cheap path for bad records past those described, such as the same bad line again
+        and again."""
+        self.counts[kind] += times
+        self.examples.setdefault(kind, "not described")
+
     def warn(self, file: str, line: int, message: str) -> None:
         """Note an assumption made in reading (printed, never fatal); each message once."""
         warning = f"{file}:{line}: {message}"

@@ -29,6 +29,14 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
+
+def looks_pickled(head: bytes) -> bool:
+    """Whether a file whose first bytes are ``head`` is a pickle: protocols 2 to 5 start with
+    0x80 (PROTO and their number), protocols 0 and 1 with a mark or an empty list, dict or
+    tuple (``(lp0``, ``]q``, ``}q``), which no JSON and no text of a release starts with."""
+    return head[:1] in (b"\x80", b"(", b"]", b"}", b")")
+
+
 _CONTAINERS = {"list": list, "dict": dict, "set": set, "frozenset": frozenset, "tuple": tuple}
 _SCALARS = {"str", "bytes", "int", "float", "bool", "complex"}
 _CONTAINER_TYPES = (list, tuple, set, frozenset, dict)

@@ -74,7 +74,9 @@ def sniff_bytes(head: bytes, complete: bool) -> Shape | None:
     if not body:
         return None
     line = text.count(b"\n", 0, len(text) - len(body)) + 1
-    if body[:1] == b"\x80":
+    from chronoprobe.kg.io.safe_pickle import looks_pickled
+
+    if looks_pickled(body):
         return Shape(None, "a Python pickle", line)
     if body[:4] == b"PAR1":
         return Shape(None, "a Parquet file (a KG directory's table?)", line)

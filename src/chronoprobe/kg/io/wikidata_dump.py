@@ -175,6 +175,9 @@ def _entity_decoder(lang: str, some_claims: bool = False) -> msgspec.json.Decode
     return msgspec.json.Decoder(entity)
 
 
+DESCRIBED_PER_BLOCK = 1000  # bad records of a block described by line and reason
+
+
 class Parsed(NamedTuple):
     """What one block of dump lines yields: Arrow tables pickle as buffers, cheap to send."""
 
@@ -184,6 +187,7 @@ class Parsed(NamedTuple):
     skipped: Counter
     problems: list[tuple[int, str, str]]  # line, reason, kind
     lines: int  # how many lines the block holds
+    more_problems: Counter  # by kind, problems past those described (see _Rows.problem)
 
 
 def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
@@ -203,13 +207,33 @@ class _Rows:
     # entities skipped, by type; statements the compiled scanner counted, by skip category
     skipped: Counter = field(default_factory=Counter)
     problems: list[tuple[int, str, str]] = field(default_factory=list)
+    more_problems: Counter = field(default_factory=Counter)
+    described: set[str] = field(default_factory=set)  # the kinds in ``problems``
+    last_bad: tuple = (None, "", "")  # the last short line that was a problem: its reason, kind
 
-    def mark(self) -> tuple[int, int, int]:
-        return len(self.facts), len(self.skips), len(self.problems)
+    def problem(self, problem: tuple[int, str, str]) -> None:
+        """Note one bad record: described (line, reason, kind) while the block has described
+        fewer than DESCRIBED_PER_BLOCK, and always the first of a kind; past that only
+        counted, so that a block of millions of bad lines (a compressed file of ``{},``
+        lines) holds a count, not millions of messages."""
+        kind = problem[2]
+        if len(self.problems) < DESCRIBED_PER_BLOCK or kind not in self.described:
+            self.problems.append(problem)
+            self.described.add(kind)
+        else:
+            self.more_problems[kind] += 1
 
-    def undo(self, mark: tuple[int, int, int]) -> None:
+    def mark(self) -> tuple:
+        counted = Counter(self.more_problems) if self.more_problems else None
+        return len(self.facts), len(self.skips), len(self.problems), counted
+
+    def undo(self, mark: tuple) -> None:
         """Forget the facts, skips and problems added since ``mark``."""
-        del self.facts[mark[0] :], self.skips[mark[1] :], self.problems[mark[2] :]
+        del self.facts[mark[0] :], self.skips[mark[1] :]
+        if len(self.problems) > mark[2]:
+            del self.problems[mark[2] :]
+            self.described = {described[2] for described in self.problems}
+        self.more_problems = mark[3] or Counter()
 
     def parsed(self, lines: int) -> Parsed:
         return Parsed(
@@ -219,6 +243,7 @@ class _Rows:
             self.skipped + Counter(self.skips),
             self.problems,
             lines,
+            self.more_problems,
         )
 
 
@@ -517,7 +542,7 @@ def _add_fact(subject: str, pid: str, statement: _Statement, number: int, out: _
     obj = _item(statement.mainsnak.datavalue)
     bounds = _qualifier_bounds(qualifiers)
     if isinstance(obj, _BadValue):
-        out.problems.append(_problem(number, subject, pid, obj))
+        out.problem(_problem(number, subject, pid, obj))
     else:
         _add_bounded(subject, pid, obj, bounds, number, out)
 
@@ -525,7 +550,7 @@ def _add_fact(subject: str, pid: str, statement: _Statement, number: int, out: _
 def _add_bounded(subject: str, pid: str, obj: str, bounds, number: int, out: _Rows):
     """The fact of an item statement with its qualifiers read (see ``_qualifier_bounds``)."""
     if isinstance(bounds, _BadValue):
-        out.problems.append(_problem(number, subject, pid, bounds))
+        out.problem(_problem(number, subject, pid, bounds))
     elif isinstance(bounds, str):
         out.skips.append(bounds)
     else:
@@ -558,7 +583,7 @@ def _entity_bound(
             except msgspec.ValidationError as err:
                 raise _located(err, f".claims[...][{index}].mainsnak") from None
             if isinstance(time, _BadValue):
-                out.problems.append(_problem(number, subject, pid, time))
+                out.problem(_problem(number, subject, pid, time))
             elif time is not None:
                 times.append(time)
         if times:
@@ -669,7 +694,7 @@ def _add_entity(entity, number: int, relations: frozenset[str] | None, out: _Row
         return
     pattern = _ITEM_ID if entity.type == "item" else _PROPERTY_ID
     if not pattern.fullmatch(entity.id):
-        out.problems.append((number, f"bad {entity.type} id {entity.id!r}", "bad entity id"))
+        out.problem((number, f"bad {entity.type} id {entity.id!r}", "bad entity id"))
         return
     label = _text(entity.labels) or entity.id
     if entity.type == "item":
@@ -739,17 +764,25 @@ def parse_block(
 
 
 def _add_line(decoder, line: memoryview, number: int, relations, out: _Rows) -> None:
-    """The rows of one line read by the msgspec decoder, or the problem that rejects it."""
+    """The rows of one line read by the msgspec decoder, or the problem that rejects it (the
+    last one's again, undecoded, for the same bad line again)."""
+    if out.last_bad[0] == line:
+        out.problem((number, *out.last_bad[1:]))
+        return
     try:
         _add_entity(decoder.decode(line), number, relations, out)
+        return
     except msgspec.ValidationError as err:
         kind = "entity without id" if "field `id`" in str(err) else "not a Wikidata entity"
-        out.problems.append((number, f"not a Wikidata entity: {err}", kind))
+        problem = (number, f"not a Wikidata entity: {err}", kind)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as err:
-        problem = json_problem(bytes(line), err)
-        if isinstance(err, msgspec.DecodeError) and problem.kind == "invalid JSON":
-            problem = problem._replace(reason=f"malformed JSON: {err}", kind="malformed JSON")
-        out.problems.append((number, problem.reason, problem.kind))
+        found = json_problem(bytes(line), err)
+        if isinstance(err, msgspec.DecodeError) and found.kind == "invalid JSON":
+            found = found._replace(reason=f"malformed JSON: {err}", kind="malformed JSON")
+        problem = (number, found.reason, found.kind)
+    out.problem(problem)
+    if len(line) <= 4096:  # a short line, which a file may repeat millions of times cheaply
+        out.last_bad = (bytes(line), *problem[1:])
 
 
 def parse_task(args: tuple) -> Parsed:

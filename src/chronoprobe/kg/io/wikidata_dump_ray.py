@@ -85,6 +85,7 @@ class PartStore:
         for name in _TABLES:
             pq.write_table(getattr(parsed, name), work / f"{name}.parquet")
         record = {"skipped": parsed.skipped, "problems": parsed.problems, "lines": parsed.lines}
+        record["more_problems"] = parsed.more_problems
         (work / _RECORD).write_text(json.dumps(record), encoding="utf-8")
         work.rename(target)
 
@@ -100,7 +101,8 @@ class PartStore:
         record = json.loads((folder / _RECORD).read_text(encoding="utf-8"))
         tables = [pq.read_table(folder / f"{name}.parquet") for name in _TABLES]
         problems = [tuple(problem) for problem in record["problems"]]
-        return Parsed(*tables, Counter(record["skipped"]), problems, record["lines"])
+        more = Counter(record.get("more_problems", {}))
+        return Parsed(*tables, Counter(record["skipped"]), problems, record["lines"], more)
 
 
 class RayParts:

@@ -12,10 +12,11 @@ neither.
 from __future__ import annotations
 
 import functools
+import os
 import tempfile
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, closing
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from chronoprobe.kg.graph import TemporalKG
-from chronoprobe.kg.io.compressed import SharedBlocks, decompression_threads, line_blocks
+from chronoprobe.kg.io.compressed import (
+    BLOCK_SIZE,
+    SharedBlocks,
+    decompression_threads,
+    line_blocks,
+)
 from chronoprobe.kg.io.options import LoadOptions
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.kg.io.shapes import expect
@@ -144,6 +150,8 @@ class _Gathered:
         """Take the block after the ``before`` lines of ``path``; returns the lines so far."""
         for number, reason, kind in parsed.problems:
             self.problems.report(str(path), before + number, reason, kind=kind)
+        for kind, count in parsed.more_problems.items():
+            self.problems.counted(kind, count)
         self.skipped.update(parsed.skipped)
         self.spool.write(parsed.entities)
         self.relations.append(parsed.relations)
@@ -157,6 +165,81 @@ class _Gathered:
         return TemporalKG.from_tables(
             entities, _last_per_id(self.relations.table()), facts, meta=meta
         )
+
+
+WORKER_MEMORY = 256 << 20  # bytes a parsing worker may take: its interpreter, blocks, tables
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory free for new work: the system's MemAvailable, capped by this
+    process's cgroup (v2) limit; None where neither can be read."""
+    found = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if limit != "max":
+            found.append(int(limit) - int(used))
+    except (OSError, ValueError):
+        pass
+    return max(min(found), 0) if found else None
+
+
+def worker_processes(asked: int, paths: Sequence[Path]) -> tuple[int, str | None]:
+    """The worker processes to parse ``paths`` with when ``asked`` for some: at most one per
+    usable core, per block of input (a compressed file counted as ten times its size; a pipe
+    as any number) and per
+    WORKER_MEMORY of free memory; with the line saying why, where that is fewer."""
+    from chronoprobe.core.threads import usable_cores
+    from chronoprobe.inputs import COMPRESSED, is_regular
+
+    caps = {f"{usable_cores():,} usable cores": usable_cores()}
+    if all(is_regular(path) for path in paths):  # a pipe's size is not known beforehand
+        size = sum(
+            os.stat(path).st_size * (10 if str(path).endswith(COMPRESSED) else 1) for path in paths
+        )
+        blocks = max(1, -(-size // BLOCK_SIZE))
+        plural = "s" if blocks > 1 else ""
+        caps[f"{blocks:,} block{plural} of input ({BLOCK_SIZE >> 20} MiB a block)"] = blocks
+    memory = _available_memory()
+    if memory is not None:
+        room = max(1, memory // WORKER_MEMORY)
+        caps[f"free memory for {room:,} ({WORKER_MEMORY >> 20} MiB each)"] = room
+    allowed = min(asked, *caps.values())
+    if allowed == asked:
+        return asked, None
+    plural = "es" if allowed > 1 else ""
+    return allowed, (
+        f"--processes {asked:,}: parsing with {allowed:,} worker process{plural}, the most "
+        f"that fit {', '.join(caps)}"
+    )
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while the block runs (in the main thread), as Ctrl-C
+    does, so that the pool and its shared memory are closed on the way out: killed by the
+    default handler, a run left its forkserver, its workers and their shared blocks behind."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _process_pool(stack: ExitStack, processes: int):
@@ -192,6 +275,7 @@ def load(paths: Sequence[Path], options: LoadOptions, problems: Problems) -> Tem
 
             ray_parts = RayParts(paths, options, stack)
         elif options.processes > 1:
+            stack.enter_context(_terminate_as_interrupt())
             pool = _process_pool(stack, options.processes)
 
         furthest = 0
