@@ -120,7 +120,11 @@ def test_an_imported_templama_card_is_titled_for_the_release_and_counts_the_firs
             "config_name": "examples",
             "data_files": [{"split": "test", "path": "examples.jsonl"}],
             "default": True,
-        }
+        },
+        {  # every answer's names: the KG the rows are judged by
+            "config_name": "answer_names",
+            "data_files": [{"split": "test", "path": "answer_names.jsonl"}],
+        },
     ]
     assert "\n# TempLAMA, imported\n" in card and "Build a" not in card
     assert "(none): the " in card and "rows of the first period" in card
