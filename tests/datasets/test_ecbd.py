@@ -191,9 +191,8 @@ def test_new_entities_of_a_dump_slice_convert_and_build_without_any_fact(tmp_pat
     )
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
-    assert (
-        "no time-scoped facts, only entities (1, 1 of them dated): `build ecbd` reads them" in said
-    )
+    assert "no time-scoped facts, only entities (1, 1 of them dated, 1 with aliases)" in said
+    assert "`build ecbd` reads dated entities" in said
     assert "0 facts, 1 entities, 0 relations" in said and "years" not in said
     kg = TemporalKG.load(kg_dir)
     assert len(kg) == 0 and kg.entities.column("start_year").to_pylist() == [2020]

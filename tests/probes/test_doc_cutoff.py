@@ -313,15 +313,14 @@ BAD_LINES = [
 
 
 @pytest.mark.parametrize(("line", "said"), BAD_LINES)
-def test_a_bad_row_is_one_line_naming_the_file_and_line(tmp_path, line, said):
+def test_a_bad_row_is_one_line_naming_the_file_and_line(tmp_path, line, said, model_dirs):
     path = tmp_path / "texts.jsonl"
     path.write_text('{"id": "a", "text": "a b", "date": "2019"}\n' + line + "\n")
     with pytest.raises(ValueError) as err:
         read_dated_texts(path)
     assert str(err.value).startswith(f"{path}:{said}")
-    printed = runner.invoke(
-        app, ["probe", "doc-cutoff", str(path), "-m", "x", "-o", str(tmp_path / "out")]
-    )
+    command = ["probe", "doc-cutoff", str(path), "-m", str(model_dirs[0])]
+    printed = runner.invoke(app, [*command, "-o", str(tmp_path / "out")])
     assert printed.exit_code == 2 and "Traceback" not in printed.output
     assert f"error: {path}:{said}" in " ".join(printed.output.split())
     assert not (tmp_path / "out").exists()

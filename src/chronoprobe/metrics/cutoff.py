@@ -195,10 +195,13 @@ def effective_cutoff(
             float(sums[after].sum() / counts[after].sum()),
         )
         kind = STEP if p_value < alpha else NONE
+    low, high = overall.low, overall.high
+    if low is None and overall.n > 1:  # every change the same preference: no spread to resample
+        low = high = overall.value
     if kind != STEP:
-        if overall.low is not None and overall.low > 0.5:
+        if low is not None and low > 0.5:
             kind, split = AFTER, m - 1
-        elif overall.high is not None and overall.high < 0.5:
+        elif high is not None and high < 0.5:
             kind, split = BEFORE, -1
     interval = None
     ids, groups = cluster_ids(list(subjects), len(w))

@@ -40,6 +40,7 @@ from chronoprobe.probes.generate import (
     read_asked_rows,
 )
 from chronoprobe.probes.judging import DEFAULT_RULE, Gold, judge
+from chronoprobe.probes.known_answers import History
 from chronoprobe.probes.series_matrix import period_order
 from chronoprobe.probes.view import SKIPPED, Progress, RowsFormat, View
 
@@ -121,7 +122,7 @@ def read_changes(path: str | Path) -> list[Change]:
     rows = read_asked_rows(path)
     if not rows:
         return []
-    known = rows[0].source.known
+    history = rows[0].source.history  # every row's answers, by subject, relation and period
     order = period_order([r.period for r in rows if r.period])
     position = {p: i for i, p in enumerate(order)}
     others = _other_subjects(rows)
@@ -129,16 +130,16 @@ def read_changes(path: str | Path) -> list[Change]:
     for row in rows:
         if row.split == DELETED or row.period is None or row.timeline is not None:
             continue
-        history = known.history.get((row.subject, row.relation), {})
-        before = [p for p in history if history[p] and position.get(p, -1) < position[row.period]]
+        periods = history.periods.get((row.subject, row.relation), {})
+        before = [p for p in periods if periods[p] and position.get(p, -1) < position[row.period]]
         if not before:
             continue
-        previous = set(history[max(before, key=position.__getitem__)])
+        previous = set(periods[max(before, key=position.__getitem__)])
         now = set(row.keys)
         new, old = sorted(now - previous), sorted(previous - now)
         if new and old:
             refs = tuple(c for subject, c in others.get(row.relation, ()) if subject != row.subject)
-            out.append(Change(row, _names(known, new), _names(known, old), refs[:OTHERS]))
+            out.append(Change(row, _names(history, new), _names(history, old), refs[:OTHERS]))
     if not out:
         raise ValueError(
             f"{path}: no changed fact (no row whose answers differ from its subject's answers "
@@ -159,8 +160,8 @@ def _other_subjects(rows: Sequence[AskedRow]) -> dict[str, list[tuple[str, Any]]
     return out
 
 
-def _names(known, keys: Sequence[str]) -> tuple[tuple[str, ...], ...]:
-    return tuple(name for name in known.named(keys) if name)
+def _names(history: History, keys: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    return tuple(name for name in history.named(keys) if name)
 
 
 def _uses_scores(model: Any, params: CutoffParams) -> bool:
@@ -237,8 +238,8 @@ def _by_answers(model, changes, params: CutoffParams, progress: Progress) -> lis
             out.append({**change.key(), SKIPPED: got[SKIPPED]})
             continue
         text = got["prediction"]
-        names_new = _names_one_of(text, change.new, change.old)
-        names_old = _names_one_of(text, change.old, change.new)
+        names_new = _names_one_of(text, change.new, change.old, change.row)
+        names_old = _names_one_of(text, change.old, change.new, change.row)
         preference = 1.0 if names_new else 0.0 if names_old else None
         out.append(
             {
@@ -255,10 +256,11 @@ def _by_answers(model, changes, params: CutoffParams, progress: Progress) -> lis
     return out
 
 
-def _names_one_of(text: str, these, others) -> bool:
-    """Does ``text`` name one of ``these`` (label, aliases), a longer name of ``others`` not
-    counting, by the default rule?"""
-    gold = Gold([n[0] for n in these], [n[1:] for n in these], list(others))
+def _names_one_of(text: str, these, others, row: AskedRow) -> bool:
+    """Does ``text``, the answer to ``row``, name one of ``these`` (label, aliases), a longer
+    name of ``others`` not counting, by the default rule?"""
+    labels, aliases = [n[0] for n in these], [n[1:] for n in these]
+    gold = Gold(labels, aliases, list(others), period=row.period, relation=row.relation)
     return judge(text, gold)[DEFAULT_RULE]
 
 
