@@ -23,9 +23,11 @@ from chronoprobe.metrics.cutoff import Cutoff, within
 
 
 def _as_cutoff(group: dict) -> Cutoff:
+    """The part of a metrics.json group that :func:`within` reads, as a :class:`Cutoff`."""
     return Cutoff(
-        group["kind"], group["cutoff"], None, None, (None, None), None, None, [],
-        group["changes"], group["subjects"],
+        kind=group["kind"], cutoff=group["cutoff"], split=None, interval=None, p_value=None,
+        levels=(None, None), preference=None, preference_ci95=None, curve=[],
+        changes=group["changes"], subjects=group["subjects"],
     )  # fmt: skip
 
 
