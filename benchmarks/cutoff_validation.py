@@ -4,6 +4,12 @@ docs/cutoff.md, from a run of experiments/cutoff-validation.yaml.
     chronoprobe run experiments/cutoff-validation.yaml --out runs/cutoff-validation
     python benchmarks/cutoff_validation.py runs/cutoff-validation
 
+The control, a model of the series' shape and tokenizer whose weights are drawn and never
+trained, must find no cutoff:
+
+    python benchmarks/cutoff_validation.py --control random-model/ runs/cutoff-validation
+    chronoprobe probe cutoff runs/cutoff-validation/steps/drift -m random-model/ -o control/
+
 Every model of a cutoff step over a model series is named by its period, which is its true
 cutoff (it read the world's text up to that period, the last one last). For each (model,
 relation) with an estimate, and over all relations, the estimate is within one period of the
@@ -73,11 +79,34 @@ def table(run: Path) -> dict:
     }
 
 
+def write_control(run: Path, out: Path, seed: int = 0) -> None:
+    """A masked LM of the first series model's config and tokenizer, its weights drawn with
+    ``seed`` and never trained, saved to ``out``."""
+    import shutil
+
+    import torch
+    from transformers import AutoConfig, AutoModelForMaskedLM
+
+    series = sorted((run / "steps").glob("series-seed*"))[0]
+    first = sorted(p for p in series.iterdir() if (p / "config.json").is_file())[0]
+    torch.manual_seed(seed)
+    AutoModelForMaskedLM.from_config(AutoConfig.from_pretrained(first)).save_pretrained(out)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(first / name, out / name)
+    print(f"wrote {out}: an untrained model of {first}'s shape and tokenizer")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="the run directory of cutoff-validation.yaml")
     parser.add_argument("--json", action="store_true", help="print every row as JSON")
+    parser.add_argument(
+        "--control", type=Path, metavar="DIR", help="write the untrained control model to DIR"
+    )
     args = parser.parse_args()
+    if args.control:
+        write_control(args.run, args.control)
+        return
     result = table(args.run)
     if args.json:
         print(json.dumps(result, indent=2))
