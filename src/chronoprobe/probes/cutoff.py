@@ -109,6 +109,27 @@ class Change:
         row = self.row
         return {k: getattr(row, k) for k in KEYS}
 
+    def prediction(
+        self,
+        evidence: str,
+        preference: float | None,
+        best: tuple[float | None, float | None] = (None, None),
+        answer: str | None = None,
+    ) -> dict:
+        """The change's prediction row: which side the model preferred (``preference``, None
+        for neither), read from ``evidence``, with the best new and earlier scores or the
+        answer it rests on."""
+        return {
+            **self.key(),
+            "evidence": evidence,
+            "new_answers": [n[0] for n in self.new],
+            "earlier_answers": [n[0] for n in self.old],
+            "best_new": best[0],
+            "best_earlier": best[1],
+            "answer": answer,
+            "preference": preference,
+        }
+
 
 def read_changes(path: str | Path) -> list[Change]:
     """The changes of a drift or TempLAMA rows file: each row whose answers differ from its
@@ -215,18 +236,7 @@ def _by_scores(model, changes: Sequence[Change], params, progress: Progress) -> 
             continue
         best_new, best_old = max(new), max(old)
         preference = 1.0 if best_new > best_old else 0.0 if best_new < best_old else 0.5
-        out.append(
-            {
-                **change.key(),
-                "evidence": SCORES,
-                "new_answers": [n[0] for n in change.new],
-                "earlier_answers": [n[0] for n in change.old],
-                "best_new": best_new,
-                "best_earlier": best_old,
-                "answer": None,
-                "preference": preference,
-            }
-        )
+        out.append(change.prediction(SCORES, preference, best=(best_new, best_old)))
     return out
 
 
@@ -241,18 +251,7 @@ def _by_answers(model, changes, params: CutoffParams, progress: Progress) -> lis
         names_new = _names_one_of(text, change.new, change.old, change.row)
         names_old = _names_one_of(text, change.old, change.new, change.row)
         preference = 1.0 if names_new else 0.0 if names_old else None
-        out.append(
-            {
-                **change.key(),
-                "evidence": ANSWERS,
-                "new_answers": [n[0] for n in change.new],
-                "earlier_answers": [n[0] for n in change.old],
-                "best_new": None,
-                "best_earlier": None,
-                "answer": text,
-                "preference": preference,
-            }
-        )
+        out.append(change.prediction(ANSWERS, preference, answer=text))
     return out
 
 
