@@ -2,8 +2,7 @@
 
 One run, one random RoBERTa, one set of temporal queries ("In 2019, Alice Smith was employed by
 [MASK]." with one gold label each). chronoprobe's figures are the whole `chronoprobe.probe` call
-(read
-the JSONL, tokenize, score, decode, write predictions and metrics) and the whole command
+(read the JSONL, tokenize, score, decode, write predictions and metrics) and the whole command
 (`chronoprobe probe VIEW` in a fresh process on the model saved to disk: start-up, model load,
 the probe, its Parquet and metrics; all --queries rows, 4,096 by default); the references are:
 - single-token: a batch-1 loop (full forward, full LM head) and `pipeline("fill-mask")`, top-10;
