@@ -4,8 +4,8 @@ One run, one random causal LM (GPT-2 architecture), one set of ECBD-like example
 of about 50 words prepended (the DEFINITION condition, the longest input), a probe sentence of
 about 30 words naming the entity, a masked span of 1 to 5 words after the mention. chronoprobe's
 figure is the whole ``chronoprobe.probe`` call of the span-ppl view (read the JSONL, build the
-condition
-texts, tokenize, score, aggregate per entity, write predictions and metrics). The references:
+condition texts, tokenize, score, aggregate per entity, write predictions and metrics).
+The references:
 - one example per forward (the ECBD scripts' way): tokenize, full forward, log-softmax over the
   vocabulary at every position, sum the span tokens' log-probabilities;
 - plain torch: the same inputs padded into batches of 256, log-softmax at every position.
