@@ -283,6 +283,7 @@ def main() -> None:
                 else f"   chronoprobe is {mine / rate:.1f}x ({whole / rate:.1f}x whole command)"
             )
             print(f"  {name:32s} {rate:10.1f}{ratio}")
+    print(json.dumps(results, indent=2))  # last, for scripts that read the figures
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 
