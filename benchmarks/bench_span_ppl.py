@@ -3,8 +3,9 @@
 One run, one random causal LM (GPT-2 architecture), one set of ECBD-like examples: a definition
 of about 50 words prepended (the DEFINITION condition, the longest input), a probe sentence of
 about 30 words naming the entity, a masked span of 1 to 5 words after the mention. chronoprobe's
-figure is the whole ``run_probe`` call of the span-ppl view (read the JSONL, build the condition
-texts, tokenize, score, aggregate per entity, write predictions and metrics). The references:
+figure is the whole ``chronoprobe.probe`` call of the span-ppl view (read the JSONL, build the
+condition texts, tokenize, score, aggregate per entity, write predictions and metrics).
+The references:
 - one example per forward (the ECBD scripts' way): tokenize, full forward, log-softmax over the
   vocabulary at every position, sum the span tokens' log-probabilities;
 - plain torch: the same inputs padded into batches of 256, log-softmax at every position.
@@ -184,9 +185,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
 
-    from chronoprobe.jsonl import read_jsonl, write_jsonl
-    from chronoprobe.probes import run_probe
-    from chronoprobe.probes.span_ppl import SpanPplParams
+    import chronoprobe
+    from chronoprobe.jsonl import write_jsonl
 
     tok = make_tokenizer(args.tokenizer)
     adapter = make_adapter(tok, args.shape, args.device, args.batch_size)
@@ -198,14 +198,14 @@ def main() -> None:
         data, warm = Path(tmp) / "examples.jsonl", Path(tmp) / "warm.jsonl"
         write_jsonl(data, rows)
         write_jsonl(warm, rows[: args.batch_size])
-        options = SpanPplParams(conditions=["definition"])
-        run_probe(warm, adapter, "span-ppl", Path(tmp) / "warm", options)
+        options = {"conditions": ["definition"], "cache": False}
+        chronoprobe.probe("span-ppl", warm, model=adapter, **options)
         _sync()
         began = time.perf_counter()
-        run_probe(data, adapter, "span-ppl", Path(tmp) / "out", options)
+        done = chronoprobe.probe("span-ppl", data, model=adapter, **options)
         _sync()
         results["chronoprobe (whole command)"] = len(rows) / (time.perf_counter() - began)
-        ours = [p["nll"] for p in read_jsonl(Path(tmp) / "out" / "predictions.jsonl")]
+        ours = done.predictions.column("nll").to_pylist()
     references = {
         "one example per forward": naive,
         "plain torch, batches of 256, full log-softmax": plain_batched,

@@ -1,8 +1,8 @@
 """Each drift view, whole command, against naive loops and transformers' fill-mask pipeline.
 
 One run, one random RoBERTa, one set of temporal queries ("In 2019, Alice Smith was employed by
-[MASK]." with one gold label each). chronoprobe's figures are the whole `run_probe` call (read
-the JSONL, tokenize, score, decode, write predictions and metrics) and the whole command
+[MASK]." with one gold label each). chronoprobe's figures are the whole `chronoprobe.probe` call
+(read the JSONL, tokenize, score, decode, write predictions and metrics) and the whole command
 (`chronoprobe probe VIEW` in a fresh process on the model saved to disk: start-up, model load,
 the probe, its Parquet and metrics; all --queries rows, 4,096 by default); the references are:
 - single-token: a batch-1 loop (full forward, full LM head) and `pipeline("fill-mask")`, top-10;
@@ -193,13 +193,12 @@ def naive_multi(model, tok, rows, max_tokens=5):
 
 
 def ours(adapter, rows, view, tmp: Path) -> float:
+    import chronoprobe
     from chronoprobe.jsonl import write_jsonl
-    from chronoprobe.probes import VIEWS, run_probe
 
     data = tmp / "queries.jsonl"
     write_jsonl(data, rows)
-    out = tmp / f"out-{view}"
-    return timed(lambda: run_probe(data, adapter, view, out, VIEWS[view].params()), len(rows))
+    return timed(lambda: chronoprobe.probe(view, data, model=adapter, cache=False), len(rows))
 
 
 def whole_command(model, tok, rows, view, tmp: Path, device: str, batch_size: int) -> float:

@@ -33,7 +33,7 @@ app = typer.Typer(
     "server for them.",
     no_args_is_help=True,
 )
-console = Console(stderr=True)
+console = Console(stderr=True, emoji=False)
 
 SPEC_HELP = (
     "A model spec: package:smollm2, a .gguf file, a save_pretrained directory or a Hugging Face "
