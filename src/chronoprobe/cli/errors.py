@@ -17,6 +17,17 @@ from chronoprobe.errors import UserError
 
 F = TypeVar("F", bound=Callable)
 
+# what typer and click raise to end a command or report its usage: theirs to print (typer
+# 0.30 and later carry their own copy of click, with TyperException above its errors)
+COMMAND_LINE_SIGNALS = (
+    typer.Exit,
+    typer.Abort,
+    click.exceptions.ClickException,
+    click.exceptions.Exit,
+    click.exceptions.Abort,
+    getattr(typer.exceptions, "TyperException", click.exceptions.ClickException),
+)
+
 # Raised by our loaders, parsers and validators for bad input (every error class of theirs is
 # a UserError), and what the file system says of a path the user named; anything else is a bug.
 USER_ERRORS = (UserError, FileNotFoundError, NotADirectoryError, PermissionError)
@@ -124,7 +135,7 @@ def user_errors(command: F) -> F:
                 soft_wrap=True,
             )
             raise typer.Exit(2) from err
-        except (typer.Exit, typer.Abort, click.exceptions.ClickException, KeyboardInterrupt):
+        except COMMAND_LINE_SIGNALS:
             raise
         except Exception as err:
             if os.environ.get("CHRONOPROBE_DEBUG"):

@@ -29,7 +29,10 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
-from chronoprobe.errors import UserError
+try:
+    from chronoprobe.errors import UserError
+except ImportError:  # the unpickling process runs this file alone, with the stdlib only
+    UserError = ValueError
 
 
 def looks_pickled(head: bytes) -> bool:
