@@ -247,7 +247,7 @@ def test_a_plugin_cannot_replace_a_built_in_view(importable, monkeypatch):
         sys.modules.pop("my_pll", None)
     assert result.exit_code == 2
     assert (
-        "error: CHRONOPROBE_PLUGINS: importing 'my_pll' failed: ValueError: the view registry "
+        "error: CHRONOPROBE_PLUGINS: importing 'my_pll' failed: UserError: the view registry "
         "already has 'pll' (built in); register yours under another name"
     ) in " ".join(result.output.split())
     assert VIEWS.get("pll") is PLL  # the built-in, still
@@ -285,6 +285,26 @@ def test_a_plugins_value_error_is_one_line_and_shows_its_traceback_when_debuggin
     assert isinstance(result.exception, ValueError)
     raised = traceback.extract_tb(result.exception.__cause__.__traceback__)
     assert raised[-1].name == "build_teams"  # where the plugin raised it
+
+
+def test_a_plugins_bug_is_said_to_be_the_plugins_with_its_traceback(tmp_path, plugin, monkeypatch):
+    """A bare exception from a plugin's own code is a bug, and the plugin's, not chronoprobe's."""
+    world = tmp_path / "world"
+    invoke("kg", "sample", "-o", world)
+    build = ["build", "teams", str(world), "--year", "2015", "-o", str(tmp_path / "teams")]
+    invoke("build", "--help")  # imports the plugin
+
+    def broken(*args, **kwargs):
+        raise ValueError("too many values to unpack")
+
+    monkeypatch.setattr(sys.modules["my_plugin"], "write_jsonl", broken)
+    result = runner.invoke(app, build)
+    assert result.exit_code == 1 and "Traceback (most recent call last)" in result.output, (
+        result.output
+    )
+    said = " ".join(result.output.split())
+    assert "error: this is a bug in the plugin my_plugin, not a mistake of yours: please " in said
+    assert "report it to its authors, with the command you ran and the traceback above" in said
 
 
 def test_the_documented_spec_scheme_probes_a_model_of_its_zoo(tmp_path, monkeypatch, one_row_set):

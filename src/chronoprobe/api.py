@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
 
 
@@ -91,7 +92,7 @@ class ProbeResult:
         entries = self.metrics["models"]
         if name is None:
             if len(entries) != 1:
-                raise ValueError(f"{len(entries)} models: name one of {', '.join(entries)}")
+                raise UserError(f"{len(entries)} models: name one of {', '.join(entries)}")
             return next(iter(entries.values()))
         if name not in entries:
             raise KeyError(f"no model {name!r}; models: {', '.join(entries)}")
@@ -178,7 +179,7 @@ def probe(
     VIEWS.get(view)  # an unknown view is refused before anything else
     kind = get_kind("probe")
     if model is not None and models is not None:
-        raise ValueError("give model= or models=, not both")
+        raise UserError("give model= or models=, not both")
     chosen = [model] if model is not None else list(models or [])
     if chosen:
         options["models"] = [_as_spec(m) for m in chosen]
@@ -193,7 +194,7 @@ def probe(
     params = kind.params.model_validate({"view": view, **options})
     problems = kind.problems(params, inputs)
     if problems:
-        raise ValueError("; ".join(problems))
+        raise UserError("; ".join(problems))
     with tempfile.TemporaryDirectory(prefix="chronoprobe-") as scratch:
         target = Path(out) if out is not None else Path(scratch) / "out"
         run_operation(kind, params, inputs, target, f"probe {view}", use_cache=cache)
@@ -214,7 +215,7 @@ class StepOutcome:
     def probe(self) -> ProbeResult:
         """A probe step's outputs, as :func:`probe` returns them."""
         if self.kind != "probe":
-            raise ValueError(f"step {self.id} is a {self.kind} step, not a probe")
+            raise UserError(f"step {self.id} is a {self.kind} step, not a probe")
         return ProbeResult.read(self.dir, keep=True)
 
 

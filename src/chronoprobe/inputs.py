@@ -43,6 +43,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from chronoprobe.errors import UserError
+
 MAX_RECORD_ENV = "CHRONOPROBE_MAX_RECORD_BYTES"
 DEFAULT_MAX_RECORD_BYTES = 16 << 20
 _SIZE = re.compile(r"([0-9]{1,15})\s*([KMG]i?B?|B)?", re.IGNORECASE)
@@ -53,7 +55,7 @@ def parse_size(text: str) -> int:
     """Bytes from ``16777216``, ``16M``, ``16MiB`` or ``1G`` (units are powers of 1024)."""
     match = _SIZE.fullmatch(text.strip())
     if not match or int(match.group(1)) < 1:
-        raise ValueError(f"not a size in bytes: {text!r} (e.g. 16777216, 64M or 1G)")
+        raise UserError(f"not a size in bytes: {text!r} (e.g. 16777216, 64M or 1G)")
     return int(match.group(1)) * _UNITS[(match.group(2) or "")[:1].lower()]
 
 
@@ -65,10 +67,10 @@ def max_record_bytes() -> int:
     try:
         return parse_size(raw)
     except ValueError as err:
-        raise ValueError(f"{MAX_RECORD_ENV}: {err}") from None
+        raise UserError(f"{MAX_RECORD_ENV}: {err}") from None
 
 
-class RecordTooLong(ValueError):
+class RecordTooLong(UserError):
     """A record past the limit, located as ``FILE:LINE``."""
 
     def __init__(self, where: str, limit: int) -> None:
@@ -104,7 +106,7 @@ def open_input(path: str | Path) -> Iterator[BinaryIO]:
     IsADirectoryError or a decompressor's traceback). A symbolic link is followed, as the user
     named it."""
     if Path(path).is_dir():
-        raise ValueError(f"{path}: a folder, not a file")
+        raise UserError(f"{path}: a folder, not a file")
     if str(path).endswith(COMPRESSED):
         with open_binary(path) as stream:
             yield stream
@@ -156,7 +158,7 @@ def read_document(stream: BinaryIO, name: str | Path, sized: bool) -> bytes:
 # --- compressed inputs ---------------------------------------------------------------------
 
 
-class CorruptInput(ValueError):
+class CorruptInput(UserError):
     """A compressed input that does not decompress: its message names the file, the byte
     where known and the reason."""
 
@@ -255,7 +257,7 @@ def open_decompressed(
     name says, and damaged compressed data are :class:`ValueError` naming the file.
     """
     if path.is_dir():
-        raise ValueError(f"{path}: a folder, not a file")
+        raise UserError(f"{path}: a folder, not a file")
     if path.name.endswith(".bz2") and is_regular(path):
         import indexed_bzip2
 
@@ -330,7 +332,7 @@ def file_identity(path: str | Path) -> list[Any]:
     with open(handle, "rb", buffering=0) as stream:
         info = os.fstat(handle)
         if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path}: not a regular file, so it cannot be keyed by what it holds")
+            raise UserError(f"{path}: not a regular file, so it cannot be keyed by what it holds")
         if info.st_size > CONTENT_LIMIT:
             return ["stat", *_file_stamp(info)]
         seen = _file_stamp(info)

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import bounded_lines, known_size, open_input, read_document
 
 BOM = b"\xef\xbb\xbf"
@@ -65,12 +66,12 @@ def numbered_lines(
             try:
                 value = decoder.decode(line)
             except msgspec.ValidationError as err:
-                raise ValueError(f"{path}:{number}: {reason}: {err}") from err
+                raise UserError(f"{path}:{number}: {reason}: {err}") from err
             except DECODE_ERRORS as err:
-                raise ValueError(f"{path}:{number}: {json_problem(line, err).reason}") from err
+                raise UserError(f"{path}:{number}: {json_problem(line, err).reason}") from err
             twice = duplicate_key(line)
             if twice is not None:
-                raise ValueError(f"{path}:{number}: {twice_said(twice)}")
+                raise UserError(f"{path}:{number}: {twice_said(twice)}")
             yield number, value
 
 
@@ -78,7 +79,7 @@ def read_jsonl(path: str | Path) -> Iterator[dict]:
     """Rows of a JSONL file; a bad line raises ValueError naming file and line."""
     for number, row in numbered_lines(path):
         if not isinstance(row, dict):
-            raise ValueError(f"{path}:{number}: expected a JSON object")
+            raise UserError(f"{path}:{number}: expected a JSON object")
         yield row
 
 
@@ -90,12 +91,12 @@ def read_json_object(path: str | Path, what: str = "the file") -> dict:
         data = json.loads(text)  # not msgspec: our metrics may hold NaN, which json writes
     except DECODE_ERRORS as err:
         line, reason, _ = json_problem(text, err)
-        raise ValueError(f"{path}:{line}: {reason}") from err
+        raise UserError(f"{path}:{line}: {reason}") from err
     twice = duplicate_key(text)
     if twice is not None:
-        raise ValueError(f"{path}: {twice_said(twice)}")
+        raise UserError(f"{path}: {twice_said(twice)}")
     if not isinstance(data, dict):
-        raise ValueError(f"{path}:1: {what} must be a JSON object, not {type(data).__name__}")
+        raise UserError(f"{path}:1: {what} must be a JSON object, not {type(data).__name__}")
     return data
 
 

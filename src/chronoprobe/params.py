@@ -35,6 +35,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from chronoprobe.core.devices import DEVICE_HELP
+from chronoprobe.errors import UserError
 from chronoprobe.registry import Registry, nearest
 
 
@@ -57,7 +58,7 @@ class Choice:
     def __call__(self, value: str) -> str:
         if value not in self.registry:
             names = self.registry.names()
-            raise ValueError(
+            raise UserError(
                 f"unknown {self.registry.concept} {value!r}{nearest(value, names)}; "
                 f"choose one of: {', '.join(names)}"
             )
@@ -95,7 +96,7 @@ def _existing_path(value: Path, info: ValidationInfo) -> Path:
     base = (info.context or {}).get("base_dir", Path.cwd())
     path = value if value.is_absolute() else Path(base) / value
     if not path.exists():
-        raise ValueError(f"no such file or directory: {path}")
+        raise UserError(f"no such file or directory: {path}")
     resolved = path.resolve()
     # a pipe (<(zcat dump.json.gz), /dev/stdin) resolves to a name that is no file: keep its own
     return resolved if resolved.exists() else path.absolute()

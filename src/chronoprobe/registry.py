@@ -26,6 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Generic, TypeVar
 
+from chronoprobe.errors import UserError
+
 T = TypeVar("T")
 
 
@@ -180,7 +182,7 @@ class Registry(Generic[T]):
         held = self._held(name)
         if held is not _FREE and held is not entry:
             origin = "built in" if name in self._builtins else "added earlier"
-            raise ValueError(
+            raise UserError(
                 f"the {self.concept} registry already has {name!r} ({origin}); register yours "
                 "under another name"
             )

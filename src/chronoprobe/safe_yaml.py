@@ -18,6 +18,8 @@ from typing import Any
 import yaml
 from yaml.composer import ComposerError
 
+from chronoprobe.errors import UserError
+
 # Deeper than any config, template or mapping is written by hand, far below Python's stack.
 MAX_DEPTH = 64
 # Values a document may hold once every alias is expanded. Templates and mappings hold a few
@@ -146,12 +148,12 @@ def load_file(path: str | Path, max_nodes: int = MAX_NODES) -> Any:
     UTF-8 or not valid YAML."""
     path = Path(path)
     if path.is_dir():
-        raise ValueError(f"{path}: a folder, not a YAML file")
+        raise UserError(f"{path}: a folder, not a YAML file")
     try:
         return load(path.read_text(encoding="utf-8"), max_nodes)
     except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}): {err.reason}") from None
+        raise UserError(f"{path}: not UTF-8 text (byte {err.start}): {err.reason}") from None
     except yaml.YAMLError as err:
         line, reason = problem_of(err)
         where = f"{path}:{line}" if line is not None else str(path)
-        raise ValueError(f"{where}: {reason}") from None
+        raise UserError(f"{where}: {reason}") from None

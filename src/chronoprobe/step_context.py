@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.progress import Progress
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.errors import UserError
 
 SHARDS_DIR = ".shards"
 
@@ -49,7 +50,7 @@ class StepContext:
         kill at any moment loses at most the shard in flight.
         """
         if n_shards < 1:
-            raise ValueError(f"{self.step_id}: {name!r} needs at least one shard, got {n_shards}")
+            raise UserError(f"{self.step_id}: {name!r} needs at least one shard, got {n_shards}")
         todo = [i for i in range(n_shards) if not self.shard_path(name, i).is_file()]
         if len(todo) < n_shards:
             self.log.info(f"{name}: resuming, {n_shards - len(todo)} of {n_shards} shards done")

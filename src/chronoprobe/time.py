@@ -19,6 +19,8 @@ from functools import total_ordering
 
 import numpy as np
 
+from chronoprobe.errors import UserError
+
 MONTH_NAMES = (
     "January February March April May June July August September October November December"
 ).split()
@@ -127,11 +129,11 @@ class TimePoint:
 
     def __post_init__(self) -> None:
         if self.day is not None and self.month is None:
-            raise ValueError(f"a day needs a month: {self!r}")
+            raise UserError(f"a day needs a month: {self!r}")
         if self.month is not None and not 1 <= self.month <= 12:
-            raise ValueError(f"month {self.month} is not in 1..12")
+            raise UserError(f"month {self.month} is not in 1..12")
         if self.day is not None and not 1 <= self.day <= days_in_month(self.year, self.month):
-            raise ValueError(
+            raise UserError(
                 f"day {self.day} does not exist in {format_year(self.year)}-{self.month:02d}"
             )
 
@@ -157,12 +159,12 @@ class TimePoint:
         """
         match = _ISO.match(text.strip())
         if not match:
-            raise ValueError(f"not an ISO date of year, month or day precision: {text!r}")
+            raise UserError(f"not an ISO date of year, month or day precision: {text!r}")
         year, month, day = match.groups()
         try:
             return cls(int(year), int(month) if month else None, int(day) if day else None)
         except ValueError as err:
-            raise ValueError(f"not a valid date: {text!r} ({err})") from None
+            raise UserError(f"not a valid date: {text!r} ({err})") from None
 
     @classmethod
     def from_wikidata(cls, time: str, precision: int) -> TimePoint | None:
@@ -176,21 +178,21 @@ class TimePoint:
             precision = Precision.DAY  # hours/minutes/seconds: the day is what we keep
         match = _WIKIDATA.match(time)
         if not match:
-            raise ValueError(f"not a Wikidata time value: {time!r}")
+            raise UserError(f"not a Wikidata time value: {time!r}")
         sign, year, month, day = match.groups()
         y = -int(year) if sign == "-" else int(year)
         if precision == Precision.YEAR:
             return cls(y)
         if int(month) == 0:
-            raise ValueError(f"precision {precision} but month is 00 in {time!r}")
+            raise UserError(f"precision {precision} but month is 00 in {time!r}")
         if precision != Precision.MONTH and int(day) == 0:
-            raise ValueError(f"precision {precision} but day is 00 in {time!r}")
+            raise UserError(f"precision {precision} but day is 00 in {time!r}")
         try:
             if precision == Precision.MONTH:
                 return cls(y, int(month))
             return cls(y, int(month), int(day))
         except ValueError as err:
-            raise ValueError(f"{err} in {time!r}") from None
+            raise UserError(f"{err} in {time!r}") from None
 
     def iso(self) -> str:
         text = format_year(self.year)
@@ -262,11 +264,11 @@ class Period:
             TimePoint(self.year, self.index, self.day)  # validates month and day
             return
         if self.day != 1:
-            raise ValueError(f"a {granularity.name.lower()} period has no day (got {self.day})")
+            raise UserError(f"a {granularity.name.lower()} period has no day (got {self.day})")
         if granularity == Granularity.MONTH:
             TimePoint(self.year, self.index)  # validates the month
         elif not 1 <= self.index <= _PERIODS_PER_YEAR[granularity]:
-            raise ValueError(
+            raise UserError(
                 f"{granularity.name.lower()} index {self.index} is not in "
                 f"1..{_PERIODS_PER_YEAR[granularity]}"
             )
@@ -275,21 +277,21 @@ class Period:
     def parse(cls, text: str) -> Period:
         match = _PERIOD.match(text.strip())
         if not match:
-            raise ValueError(f"not a period: {text!r} (use 2019, 2019-Q3, 2019-07 or 2019-07-24)")
+            raise UserError(f"not a period: {text!r} (use 2019, 2019-Q3, 2019-07 or 2019-07-24)")
         year, mid, day = match.groups()
         y = int(year)
         if mid is None:
             return cls(Granularity.YEAR, y)
         if mid.startswith("Q"):
             if day is not None:
-                raise ValueError(f"not a period: {text!r} (a quarter has no day)")
+                raise UserError(f"not a period: {text!r} (a quarter has no day)")
             return cls(Granularity.QUARTER, y, int(mid[1]))
         try:
             if day is None:
                 return cls(Granularity.MONTH, y, int(mid))
             return cls(Granularity.DAY, y, int(mid), int(day))
         except ValueError as err:
-            raise ValueError(f"not a period: {text!r} ({err})") from None
+            raise UserError(f"not a period: {text!r} ({err})") from None
 
     @classmethod
     def containing(cls, point: TimePoint, granularity: Granularity) -> Period:
@@ -364,9 +366,9 @@ def period_range(first: Period | str, last: Period | str) -> list[Period]:
     a = Period.parse(first) if isinstance(first, str) else first
     b = Period.parse(last) if isinstance(last, str) else last
     if a.granularity != b.granularity:
-        raise ValueError(f"{a} and {b} are of different granularities")
+        raise UserError(f"{a} and {b} are of different granularities")
     if b < a:
-        raise ValueError(f"the range ends ({b}) before it starts ({a})")
+        raise UserError(f"the range ends ({b}) before it starts ({a})")
     out = [a]
     while out[-1] != b:
         out.append(out[-1].next())
@@ -381,9 +383,7 @@ def periods_between(first: str, last: str, granularity: Granularity) -> list[Per
     """
     a, b = Period.parse(first), Period.parse(last)
     if a.granularity > granularity or b.granularity > granularity:
-        raise ValueError(
-            f"{first}..{last} is finer than the granularity {granularity.name.lower()}"
-        )
+        raise UserError(f"{first}..{last} is finer than the granularity {granularity.name.lower()}")
     start = Period.containing(TimePoint(a.year, *_month_day(a, last=False)), granularity)
     end = Period.containing(TimePoint(b.year, *_month_day(b, last=True)), granularity)
     return period_range(start, end)

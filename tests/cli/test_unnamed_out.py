@@ -7,12 +7,13 @@ import pytest
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
+from chronoprobe.errors import UserError
 
 
 @pytest.fixture
 def refusing(monkeypatch):
     def refuse(*args, **kwargs):
-        raise ValueError("the split holds no fact")
+        raise UserError("the split holds no fact")
 
     monkeypatch.setattr("chronoprobe.runs.single.run_operation", refuse)
 

@@ -15,6 +15,7 @@ from rich.text import Text
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import Command, Group, reflowed
 from chronoprobe.cli.threads import threads_option, use_threads
+from chronoprobe.errors import UserError
 
 app = typer.Typer(
     cls=Group,
@@ -55,9 +56,9 @@ def export(
 
     use_threads(threads)
     if out.resolve().is_relative_to(kg_dir.resolve()):
-        raise ValueError(f"--out {out} is inside the KG directory {kg_dir}: write it elsewhere")
+        raise UserError(f"--out {out} is inside the KG directory {kg_dir}: write it elsewhere")
     if (out.exists() or out.is_symlink()) and not out.is_dir() and not force:
-        raise ValueError(f"--out {out} exists; pass --force to replace it")
+        raise UserError(f"--out {out} exists; pass --force to replace it")
     rows = export_jsonl(TemporalKG.load(kg_dir), out, what.value)
     console.print(f"[green]wrote[/] {rows:,} {what.value} rows to {escape(str(out))}")
 

@@ -17,6 +17,7 @@ import typer
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
+from chronoprobe.errors import UserError
 from chronoprobe.registry import summary
 
 SHARED = "(shared)"  # the family column of a part every family uses
@@ -217,7 +218,7 @@ def catalog(what: str) -> Rows:
     try:
         family = family_named(what)
     except KeyError as err:
-        raise ValueError(
+        raise UserError(
             f"list {what}: choose one of {', '.join(TABLES)}, or a family ({err.args[0]})"
         ) from None
     return [row for row in _families() if row["family"] == family.name]
@@ -257,7 +258,7 @@ def list_entries(
     from chronoprobe.core.tables import ResultTable
 
     if fmt not in FORMATS:
-        raise ValueError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
+        raise UserError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
     import_user_plugins()
     rows = catalog(what)
     waiting = waiting_plugins()

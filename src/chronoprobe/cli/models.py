@@ -25,6 +25,7 @@ from rich.markup import escape
 
 from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import Command, Group, reflowed
+from chronoprobe.errors import UserError
 
 app = typer.Typer(
     cls=Group,
@@ -84,7 +85,7 @@ def _serve_command(weights: Path, port: int, device: str) -> list[str]:
     program = shutil.which("transformers", path=str(Path(sys.executable).parent))
     program = program or shutil.which("transformers")
     if missing or program is None:
-        raise ValueError(
+        raise UserError(
             "transformers serve needs its server packages: pip install 'chronoprobe[serve]'"
         )
     if device == "auto":
@@ -110,9 +111,9 @@ def _wait_ready(server: subprocess.Popen, url: str) -> None:
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
-            raise ValueError(f"transformers serve did not answer at {url} in {READY_SECONDS} s")
+            raise UserError(f"transformers serve did not answer at {url} in {READY_SECONDS} s")
         time.sleep(0.5)
-    raise ValueError(f"transformers serve stopped (exit {server.returncode}); its lines are above")
+    raise UserError(f"transformers serve stopped (exit {server.returncode}); its lines are above")
 
 
 def _stderr() -> int | None:
@@ -170,7 +171,7 @@ def serve(
     if port == 0:
         port = _free_port()
     elif _port_taken(port):
-        raise ValueError(f"--port {port}: 127.0.0.1:{port} is taken; pass another (0: any free)")
+        raise UserError(f"--port {port}: 127.0.0.1:{port} is taken; pass another (0: any free)")
     command = _serve_command(weights, port, device)
     url = f"http://127.0.0.1:{port}"
     console.print(f"starting transformers serve on {url} for {escape(spec)} ...", highlight=False)
@@ -189,7 +190,7 @@ def serve(
         typer.echo(probe)  # stdout: the options to paste after a probe command
         sys.stdout.flush()
         server.wait()
-        raise ValueError(f"transformers serve stopped (exit {server.returncode})")
+        raise UserError(f"transformers serve stopped (exit {server.returncode})")
     except KeyboardInterrupt:
         console.print("stopped", highlight=False)
     finally:

@@ -29,6 +29,7 @@ from chronoprobe.cli.help_text import reflow
 from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
 from chronoprobe.cli.wording import speaking, spoken, spoken_notes
+from chronoprobe.errors import UserError
 from chronoprobe.params import (
     NOT_ECHOED,
     Choice,
@@ -103,7 +104,7 @@ def _as_dict(name: str, pairs: list[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             flag = "--" + name.replace("_", "-")
-            raise ValueError(f"{flag}: expected KEY=VALUE, not {pair!r}")
+            raise UserError(f"{flag}: expected KEY=VALUE, not {pair!r}")
         out[key] = value
     return out
 
@@ -210,7 +211,7 @@ def validate(
                 name = loc[0] if loc[0] in arguments else "--" + loc[0].replace("_", "-")
                 message = f"{name}: {message}"
             lines.append(message)
-        raise ValueError("; ".join(lines)) from None
+        raise UserError("; ".join(lines)) from None
 
 
 def _missing_input(kind: StepKind, name: str, path: Path, model: type[BaseModel]) -> str:
@@ -293,7 +294,7 @@ def make_command(
         params = validate(kind.params, {**fixed, **raw}, arguments)
         problems = kind.problems(params, paths)
         if problems:
-            raise ValueError(spoken("; ".join(problems), kind, model))
+            raise UserError(spoken("; ".join(problems), kind, model))
         with _output(out) as target, speaking(kind, model, step_id):
             try:
                 run_operation(
@@ -306,8 +307,8 @@ def make_command(
                     console=console,
                     keyed=keyed,
                 )
-            except ValueError as err:  # the step computes aside: --out is untouched
-                raise ValueError(spoken(str(err), kind, model) + _untouched(out)) from err
+            except UserError as err:  # the step computes aside: --out is untouched
+                raise UserError(spoken(str(err), kind, model) + _untouched(out)) from err
             except KeyboardInterrupt:  # finished work is in the cache: the same command resumes
                 console.print(
                     "[yellow]interrupted[/]: run the same command again to resume"

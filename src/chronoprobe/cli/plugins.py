@@ -26,6 +26,7 @@ from chronoprobe.core.plugins import (
     set_allowed,
     user_plugins,
 )
+from chronoprobe.errors import UserError
 from chronoprobe.registry import PLUGINS_ENV, env_plugins, import_plugin, loaded_plugins, nearest
 
 
@@ -160,7 +161,7 @@ def _installed(name: str) -> InstalledPlugin:
     installed = installed_plugins()
     if name not in installed:
         known = ", ".join(installed) or "none"
-        raise ValueError(
+        raise UserError(
             f"no installed plugin {name!r}{nearest(name, installed)}; installed: {known}"
         )
     return installed[name]

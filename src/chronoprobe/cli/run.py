@@ -14,6 +14,7 @@ from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflowed
 from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
+from chronoprobe.errors import UserError
 
 if TYPE_CHECKING:
     from chronoprobe.core.tables import ResultTable
@@ -149,7 +150,7 @@ def parse_seeds(given: list[str]) -> list[int]:
             try:
                 seeds.append(int(part))
             except ValueError:
-                raise ValueError(
+                raise UserError(
                     f"--seeds {text!r}: {part!r} is not a seed; give integers separated by "
                     "commas or repeat the option, e.g. --seeds 0,1,2"
                 ) from None
@@ -274,21 +275,21 @@ def results(
     from chronoprobe.runs.results import FIGURE_COLUMNS, figure_rows, list_tables, open_results
 
     if sql is not None and metric is not None:
-        raise ValueError("give --sql or --metric, not both")
+        raise UserError("give --sql or --metric, not both")
     con = open_results(run_dir)
     _warn_of_stale_steps(run_dir)
     try:
         if metric is not None:
             columns, rows = FIGURE_COLUMNS, figure_rows(con, metric)
             if not rows:
-                raise ValueError(_no_metric(con, metric))
+                raise UserError(_no_metric(con, metric))
         elif sql is None:
             columns, rows = ["name", "type"], list_tables(con)
         else:
             try:
                 cursor = con.execute(sql)
             except duckdb.Error as err:
-                raise ValueError(f"query failed: {err}") from err
+                raise UserError(f"query failed: {err}") from err
             columns = [d[0] for d in cursor.description or []]
             rows = cursor.fetchall()
     finally:

@@ -20,6 +20,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_json_object
 
 GROUPS = "param_groups"
@@ -47,7 +48,7 @@ def read_config(directory: Path, fmt: str, files: tuple[str, ...], what: str) ->
             )
     config = read_json_object(path)
     if config.get("format") != fmt:
-        raise ValueError(f"{path}: format is {config.get('format')!r}, not {fmt!r}")
+        raise UserError(f"{path}: format is {config.get('format')!r}, not {fmt!r}")
     return config
 
 
@@ -85,7 +86,7 @@ def read_tensors(path: Path) -> dict[str, torch.Tensor]:
 def check_epoch(path: Path, epoch: int, source: Path, remedy: str) -> None:
     """A ValueError unless ``path`` holds ``epoch``, the epoch that ``source`` names."""
     if metadata_of(path).get("epoch") != str(epoch):
-        raise ValueError(
+        raise UserError(
             f"{path}: holds another epoch than {source.name} (a save was interrupted); {remedy}"
         )
 
@@ -113,7 +114,7 @@ def load_optimizer(path: Path) -> dict:
     """The ``state_dict`` :func:`save_optimizer` wrote to ``path``."""
     metadata = metadata_of(path)
     if GROUPS not in metadata:
-        raise ValueError(
+        raise UserError(
             f"{path}: no parameter groups in its metadata: an optimizer state of an older "
             "version; train again from scratch"
         )

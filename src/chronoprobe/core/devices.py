@@ -6,6 +6,8 @@ its device through :func:`resolve_device`, and documents it with :data:`DEVICE_H
 
 from __future__ import annotations
 
+from chronoprobe.errors import UserError
+
 ALIASES = {"gpu": "cuda"}
 NAMES = "auto, cpu, cuda, cuda:N or mps"
 DEVICE_HELP = f"Where the model runs: {NAMES} (auto: CUDA, then Apple's MPS, then the CPU)."
@@ -33,7 +35,7 @@ def resolve_device(name: str = "auto"):
     try:
         device = torch.device(wanted)
     except RuntimeError:
-        raise ValueError(f"--device {name}: not a device name; use {NAMES}") from None
+        raise UserError(f"--device {name}: not a device name; use {NAMES}") from None
     if device.type == "cpu":
         return device
     if device.type == "cuda" and device.index is None and any(d.startswith("cuda") for d in have):
@@ -45,4 +47,4 @@ def resolve_device(name: str = "auto"):
         if device.type == "cuda" and not torch.backends.cuda.is_built()
         else "no such device is visible"
     )
-    raise ValueError(f"--device {name}: {why}; available here: {', '.join(have)}")
+    raise UserError(f"--device {name}: {why}; available here: {', '.join(have)}")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.registry import env_plugins
 
 PLUGIN_GROUP = "chronoprobe.plugins"
@@ -79,9 +80,9 @@ def allowances() -> dict[str, dict[str, str]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise ValueError(f"{path}: cannot read the allowed plugins: {err}") from None
+        raise UserError(f"{path}: cannot read the allowed plugins: {err}") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise ValueError(f"{path}: not a mapping of plugin names; remove it and allow again")
+        raise UserError(f"{path}: not a mapping of plugin names; remove it and allow again")
     return data
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chronoprobe.errors import UserError
+
 INSTALL = "pip install 'chronoprobe[ray]'"
 
 
@@ -18,7 +20,7 @@ def connect(address: str | None = None) -> Any:
     try:
         import ray
     except ImportError:
-        raise ValueError(f"--engine ray needs Ray, which is not installed: {INSTALL}") from None
+        raise UserError(f"--engine ray needs Ray, which is not installed: {INSTALL}") from None
     if not ray.is_initialized():
         # a local instance starts without the dashboard; a cluster's options are its own
         local = {} if address else {"include_dashboard": False}

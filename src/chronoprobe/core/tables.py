@@ -35,6 +35,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from chronoprobe.errors import UserError
+
 FORMATS = ("table", "markdown", "latex", "csv", "json")
 MIN_HEADER = 5  # headers cut shorter read as riddles: the table is turned instead
 MISSING = "-"
@@ -178,7 +180,7 @@ class ResultTable:
     def __post_init__(self) -> None:
         for row in self.rows:
             if len(row) != len(self.columns):
-                raise ValueError(f"a row of {len(row)} cells under {len(self.columns)} columns")
+                raise UserError(f"a row of {len(row)} cells under {len(self.columns)} columns")
 
     # the terminal
 
@@ -267,7 +269,7 @@ class ResultTable:
         if fmt == "json":
             return json.dumps(self.records(), indent=2, default=str)
         if fmt not in writers:
-            raise ValueError(f"format {fmt!r}: choose one of {', '.join(FORMATS)}")
+            raise UserError(f"format {fmt!r}: choose one of {', '.join(FORMATS)}")
         return writers[fmt]()
 
     def records(self) -> list[dict[str, Any]]:

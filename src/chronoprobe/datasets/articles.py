@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_jsonl
 
 
@@ -29,7 +30,7 @@ def _records(rows: Iterator[dict], source: Path) -> Iterator[Article]:
     for number, row in enumerate(rows, start=1):
         missing = [key for key in ("title", "text") if not row.get(key)]
         if missing:
-            raise ValueError(f"{source}:{number}: article record without {', '.join(missing)}")
+            raise UserError(f"{source}:{number}: article record without {', '.join(missing)}")
         yield Article(str(row.get("id", row["title"])), row["title"], row["text"])
 
 
@@ -46,6 +47,6 @@ def iter_articles(source: str | Path) -> Iterator[Article]:
     elif path.name.endswith((".jsonl", ".jsonl.gz")):
         yield from _records(read_jsonl(path), path)
     else:
-        raise ValueError(
+        raise UserError(
             f"{path}: not an article source (use .jsonl, .jsonl.gz, .parquet or a folder of .txt)"
         )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.registry import Registry
 from chronoprobe.step_context import StepContext
 from chronoprobe.steps import Variant
@@ -38,7 +39,7 @@ def read_kg(inputs: dict[str, Path], facts: bool = True):
 
     kg = TemporalKG.load(inputs["kg"])
     if facts and not len(kg):
-        raise ValueError(
+        raise UserError(
             f"{inputs['kg']}: the KG holds no facts, only entities ({kg.entities.num_rows:,}; "
             "`build ecbd` reads such a KG); this builder needs time-scoped facts"
         )

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoprobe import safe_yaml
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG, table_rows
 
 SLOT = re.compile(r"\{(\w+)\}")  # a template's slot: {head}, {tail}, {time}, {event}, {other}
@@ -61,17 +62,17 @@ def load_cronq_templates(path: str | Path | None = None) -> list[SeedTemplate]:
         where = f"{source}: template {number} ({entry.get('name', '?')})"
         unknown = set(entry) - {f for f in SeedTemplate.__dataclass_fields__}
         if unknown:
-            raise ValueError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+            raise UserError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
         template = SeedTemplate(**{**entry, "paraphrases": tuple(entry.get("paraphrases", ()))})
         if template.type not in QUESTION_TYPES:
-            raise ValueError(f"{where}: type must be one of {', '.join(QUESTION_TYPES)}")
+            raise UserError(f"{where}: type must be one of {', '.join(QUESTION_TYPES)}")
         if template.procedure not in PROCEDURES:
-            raise ValueError(f"{where}: unknown procedure {template.procedure!r}")
+            raise UserError(f"{where}: unknown procedure {template.procedure!r}")
         if len(template.paraphrases) < 3:
-            raise ValueError(f"{where}: give at least three paraphrases")
+            raise UserError(f"{where}: give at least three paraphrases")
         slots = {frozenset(SLOT.findall(surface)) for surface in template.surfaces}
         if len(slots) > 1:
-            raise ValueError(f"{where}: the question and its paraphrases name different slots")
+            raise UserError(f"{where}: the question and its paraphrases name different slots")
         templates.append(template)
     return templates
 

@@ -32,6 +32,7 @@ from chronoprobe.datasets.released import (
     report,
     split_from_name,
 )
+from chronoprobe.errors import UserError
 from chronoprobe.kg.io.checks import Invalid, check_id, json_type, year_problem
 from chronoprobe.kg.io.problems import Problems
 
@@ -68,7 +69,7 @@ def _items(path: Path, problems: Problems):
 
     data = safe_load(path)
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of questions, found {type(data).__name__}")
+        raise UserError(f"{path}: expected a list of questions, found {type(data).__name__}")
     for number, item in enumerate(data):
         where = f"{path}: question {number}"
         if isinstance(item, dict):
@@ -316,16 +317,14 @@ def read_question_files(
     """Split -> question rows of released files (or of the folders holding them), one row per
     question, in file order; a question whose id an earlier one of its split has is a problem."""
     if entity_order not in ENTITY_ORDERS:
-        raise ValueError(f"entity order {entity_order!r} is not one of {ENTITY_ORDERS}")
+        raise UserError(f"entity order {entity_order!r} is not one of {ENTITY_ORDERS}")
     out: dict[str, list[dict]] = {}
     first_at: dict[str, str] = {}
     for path in release_files(paths, QUESTION_SUFFIXES):
         name = split or split_from_name(path)
         name = "valid" if name == "dev" else name
         if name not in SPLITS:
-            raise ValueError(
-                f"{path}: its name gives no split (train, valid or test); pass --split"
-            )
+            raise UserError(f"{path}: its name gives no split (train, valid or test); pass --split")
         rows = out.setdefault(name, [])
 
         def question(item: dict, name: str = name, rows: list = rows) -> dict:

@@ -17,6 +17,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.templates import MASK, followed_by, load_cloze_templates
 from chronoprobe.time import Precision, TimePoint, civil_from_day_number
@@ -78,7 +79,7 @@ def build_dated_statements(
     if relations is not None:
         unknown = sorted(set(relations) - set(templates))
         if unknown:
-            raise ValueError(f"no statement template for relations: {', '.join(unknown)}")
+            raise UserError(f"no statement template for relations: {', '.join(unknown)}")
         templates = {r: templates[r] for r in relations}
     facts = kg.facts
     columns = {c: facts.column(c).to_pylist() for c in ("subject", "relation", "object")}

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG, table_rows
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
 from chronoprobe.time import Period
@@ -104,7 +105,7 @@ def build_drift(
     if relations is not None:
         unknown = sorted(set(relations) - set(templates))
         if unknown:
-            raise ValueError(f"no drift template for relations: {', '.join(unknown)}")
+            raise UserError(f"no drift template for relations: {', '.join(unknown)}")
         templates = {r: templates[r] for r in relations}
     present = set(kg.facts_per_relation())
     templates = {r: t for r, t in templates.items() if r in present}

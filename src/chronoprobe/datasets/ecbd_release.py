@@ -35,6 +35,7 @@ from chronoprobe.datasets.released import (
     report,
     split_from_name,
 )
+from chronoprobe.errors import UserError
 from chronoprobe.kg.io.checks import Invalid
 from chronoprobe.kg.io.problems import Problems
 
@@ -46,17 +47,17 @@ _WORD = re.compile(r"\S+")
 def span_of_target(target: object, field: str) -> str:
     """The span of a T5 target ``<extra_id_0> span <extra_id_1>``."""
     if not isinstance(target, str):
-        raise ValueError(f"{field} must be a string")
+        raise UserError(f"{field} must be a string")
     text = target.strip()
     if not (text.startswith(GAP) and text.endswith(END)):
-        raise ValueError(f"{field} {target!r} is not '{GAP} span {END}'")
+        raise UserError(f"{field} {target!r} is not '{GAP} span {END}'")
     return text[len(GAP) : -len(END)].strip()
 
 
 def fill(masked: object, span: str, field: str) -> tuple[str, int]:
     """The text with its one gap filled by ``span``, and where the span starts."""
     if not isinstance(masked, str) or masked.count(GAP) != 1:
-        raise ValueError(f"{field} must hold {GAP} exactly once")
+        raise UserError(f"{field} must hold {GAP} exactly once")
     at = masked.index(GAP)
     return masked[:at] + span + masked[at + len(GAP) :], at
 
@@ -71,7 +72,7 @@ def first_definition_sentence(definition: object) -> str:
     if isinstance(definition, list):
         definition = next((s for s in definition if isinstance(s, str) and s.strip()), "")
     if not isinstance(definition, str):
-        raise ValueError("definition must be a list of sentences or a string")
+        raise UserError("definition must be a list of sentences or a string")
     return _unmarked(definition)
 
 
@@ -83,21 +84,21 @@ def _mention_by_words(masked: str, location: object, mention: str, gap: int) -> 
         and len(location) == 2
         and all(isinstance(i, int) and not isinstance(i, bool) for i in location)
     ):
-        raise ValueError(f"entity_span_loc must be [first word, end word], not {location!r}")
+        raise UserError(f"entity_span_loc must be [first word, end word], not {location!r}")
     words = list(_WORD.finditer(masked))
     first, end = location
     if not 0 <= first < end <= len(words):
-        raise ValueError(f"entity_span_loc {location} is outside the sentence's {len(words)} words")
+        raise UserError(f"entity_span_loc {location} is outside the sentence's {len(words)} words")
     start, stop = words[first].start(), words[end - 1].end()
     inside = masked[start:stop].find(mention) if mention else -1
     if inside < 0:
-        raise ValueError(
+        raise UserError(
             f"entity_span_loc {location} holds {masked[start:stop]!r}, not entity_span_str "
             f"{mention!r}"
         )
     start += inside
     if start + len(mention) > gap:
-        raise ValueError("the mention must come before the masked span")
+        raise UserError("the mention must come before the masked span")
     return start, start + len(mention)
 
 
@@ -108,9 +109,9 @@ def ecbd_row(record: dict, split: str | None, year: str | None) -> dict:
     span = span_of_target(record["answer_str"], "answer_str")
     given = record.get("answer_d")
     if isinstance(given, dict) and GAP in given and str(given[GAP]).strip() != span:
-        raise ValueError(f"answer_d {given[GAP]!r} and answer_str {span!r} differ")
+        raise UserError(f"answer_d {given[GAP]!r} and answer_str {span!r} differ")
     if not span:
-        raise ValueError("the masked span is empty")
+        raise UserError("the masked span is empty")
     masked = record["masked_sentence"]
     sentence, at = fill(masked, span, "masked_sentence")
     mention = row_checks.text(record["entity_span_str"], "entity_span_str")
@@ -233,7 +234,7 @@ def ekp_rows(
     )
     probes = record["probe_sentences"]
     if not isinstance(probes, dict) or not probes:
-        raise ValueError("probe_sentences must map template names to {probe_sentence, label}")
+        raise UserError("probe_sentences must map template names to {probe_sentence, label}")
     ex_id = row_checks.row_id(record["ex_id"], "ex_id")
     missing = None
     if year is None:
@@ -241,13 +242,13 @@ def ekp_rows(
     rows = []
     for name, probe in probes.items():
         if not isinstance(probe, dict) or not {"probe_sentence", "label"} <= set(probe):
-            raise ValueError(f"probe_sentences.{name} must hold probe_sentence and label")
+            raise UserError(f"probe_sentences.{name} must hold probe_sentence and label")
         span = span_of_target(probe["label"], f"probe_sentences.{name}.label")
         sentence, at = fill(probe["probe_sentence"], span, f"probe_sentences.{name}")
         mention = sentence.rfind(entity, 0, at)
         if mention < 0 or not span:
             why = "the span is empty" if not span else f"{entity!r} is not mentioned before it"
-            raise ValueError(f"probe_sentences.{name}: {why}")
+            raise UserError(f"probe_sentences.{name}: {why}")
         rows.append(
             {
                 "id": f"{ex_id}/{name}",

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from pydantic import Field
 
 from chronoprobe import safe_yaml
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG, table_rows
 from chronoprobe.params import Params
 from chronoprobe.templates import MASK
@@ -44,7 +45,7 @@ def load_lamatk_templates(path: str | Path | None = None) -> LamaTKTemplates:
     data = safe_yaml.load(source.read_text(encoding="utf-8"))
     missing = {"relations", "interval", "point", "boundary", "implicit"} - set(data or {})
     if missing:
-        raise ValueError(f"{source}: missing keys {', '.join(sorted(missing))}")
+        raise UserError(f"{source}: missing keys {', '.join(sorted(missing))}")
     relations = {str(r): entry["template"] for r, entry in data["relations"].items()}
     points = frozenset(str(r) for r, e in data["relations"].items() if e.get("point_in_time"))
     return LamaTKTemplates(

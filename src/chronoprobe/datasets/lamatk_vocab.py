@@ -18,6 +18,7 @@ from pathlib import Path
 import msgspec
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import numbered_lines, write_jsonl
 from chronoprobe.time import format_year
 
@@ -99,7 +100,7 @@ class EntityVocab:
     def load(cls, path: str | Path) -> EntityVocab:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"{path}: not a chronoprobe entity vocabulary ({FORMAT})")
+            raise UserError(f"{path}: not a chronoprobe entity vocabulary ({FORMAT})")
         entities = tuple(e for e, _ in data["entities"])
         return cls(entities, dict(data["entities"]), tuple(data["years"]))
 

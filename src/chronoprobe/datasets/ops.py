@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.datasets.builders import BUILDERS, finish, read_kg, seed_of
 from chronoprobe.datasets.lamatk import LamaTKSet
+from chronoprobe.errors import UserError
 from chronoprobe.params import ExistingPath, Params, PeriodRange, seed_field
 from chronoprobe.step_context import StepContext
 from chronoprobe.steps import Input, variant, variant_kind
@@ -297,7 +298,7 @@ class DatesParams(Params):
     @model_validator(mode="after")
     def _positive(self) -> DatesParams:
         if any(d < 1 for d in self.distances):
-            raise ValueError("distances must be at least 1")
+            raise UserError("distances must be at least 1")
         return self
 
 
@@ -331,7 +332,7 @@ def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) 
         seed=seed_of(ctx, params),
     )
     if not statements:
-        raise ValueError("no fact with a start date and a statement template: nothing to write")
+        raise UserError("no fact with a start date and a statement template: nothing to write")
     write_jsonl(ctx.out_dir / "statements.jsonl", statements)
     atomic_write_text(ctx.out_dir / "stats.json", json.dumps(stats, indent=2) + "\n")
     finish(ctx, params, inputs, {"facts": stats["facts"], "statements": stats["statements"]})

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from chronoprobe.datasets.released_shapes import check_fields
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import bounded_lines, known_size, open_input, read_document
 from chronoprobe.jsonl import (
     BOM,
@@ -142,6 +143,6 @@ def release_files(paths: Sequence[Path], suffixes: Sequence[str]) -> list[Path]:
             continue
         found = [f for f in path.rglob("*") if f.is_file() and f.suffix in suffixes]
         if not found:
-            raise ValueError(f"{path}: a folder with no {' or '.join(suffixes)} file in it")
+            raise UserError(f"{path}: a folder with no {' or '.join(suffixes)} file in it")
         files += sorted(found, key=lambda f: (_SPLIT_ORDER.get(split_from_name(f), 3), f))
     return files

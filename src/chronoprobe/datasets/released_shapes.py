@@ -12,6 +12,8 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+from chronoprobe.errors import UserError
+
 # format -> the fields every row of it has, in the order the error lists them
 REQUIRED: dict[str, tuple[str, ...]] = {
     "templama": ("query", "answer", "date", "id", "relation"),
@@ -74,7 +76,7 @@ def missing_fields(row: dict, fmt: str) -> list[str]:
     return [name for name in REQUIRED[fmt] if name not in row]
 
 
-class WrongFormat(ValueError):
+class WrongFormat(UserError):
     """A file that holds another format than the one asked for (never skipped)."""
 
 

@@ -26,6 +26,7 @@ from chronoprobe.datasets import row_checks
 from chronoprobe.datasets.drift import split_of
 from chronoprobe.datasets.released import JSON_SUFFIXES, converted, release_files, report
 from chronoprobe.datasets.released_shapes import import_command
+from chronoprobe.errors import UserError
 from chronoprobe.kg.io.checks import Invalid, json_type
 from chronoprobe.kg.io.problems import Problems
 from chronoprobe.templates import MASK
@@ -37,7 +38,7 @@ EXTRA_ANSWERS = ("most_frequent_answer", "most_recent_answer")
 
 def _answer(value: object, field: str) -> dict[str, str]:
     if not isinstance(value, dict) or not isinstance(value.get("wikidata_id"), str):
-        raise ValueError(f"{field!r} must hold {{wikidata_id, name}} objects")
+        raise UserError(f"{field!r} must hold {{wikidata_id, name}} objects")
     name = value.get("name")
     if name is not None and not isinstance(name, str):
         raise Invalid(f"{field!r}: name must be text or null, not {json_type(name)}", "bad text")
@@ -63,11 +64,11 @@ def _row(record: dict) -> dict:
     row_id = row_checks.row_id(record["id"])
     query = record["query"]
     if not isinstance(query, str) or query.count(BLANK) != 1:
-        raise ValueError(f"the query must hold {BLANK} exactly once: {query!r}")
+        raise UserError(f"the query must hold {BLANK} exactly once: {query!r}")
     given = record["answer"]
     answers = [_answer(a, "answer") for a in (given if isinstance(given, list) else [given])]
     if not answers:
-        raise ValueError("'answer' is empty")
+        raise UserError("'answer' is empty")
     ids = list(dict.fromkeys(a["id"] for a in answers))
     labels = {a["id"]: a["label"] or a["id"] for a in reversed(answers)}
     row = {

@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from chronoprobe.datasets.builders import BUILDERS, finish, read_kg, seed_of
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import bound_points
 from chronoprobe.params import ExistingPath, Params, seed_field
@@ -111,7 +112,7 @@ def unit(point: TimePoint, precision: Precision) -> int:
     """The point's index on the timeline of ``precision`` (years, months or days): the point
     cut to that precision, which must not be finer than its own."""
     if point.precision < precision:
-        raise ValueError(f"{point} is not known to the {PRECISION_NAMES[precision]}")
+        raise UserError(f"{point} is not known to the {PRECISION_NAMES[precision]}")
     if precision == Precision.YEAR:
         return point.year
     if precision == Precision.MONTH:
@@ -240,39 +241,39 @@ def load_timeline_templates(path: str | Path | None = None) -> Templates:
     source = Path(path) if path else resources.files("chronoprobe.templates") / "timeline.yaml"
     data = read_templates_yaml(source)
     if not isinstance(data, dict) or not {"relations", "questions"} <= set(data):
-        raise ValueError(f"{source}: expected a mapping with 'relations' and 'questions'")
+        raise UserError(f"{source}: expected a mapping with 'relations' and 'questions'")
     relations, questions = data["relations"], data["questions"]
     if not isinstance(relations, dict) or not isinstance(questions, dict):
-        raise ValueError(f"{source}: 'relations' and 'questions' must be mappings")
+        raise UserError(f"{source}: 'relations' and 'questions' must be mappings")
     phrases = {}
     optional = {"actor", "symmetric"}
     for relation, entry in relations.items():
         fields = set(Phrases.__dataclass_fields__)
         if not isinstance(entry, dict) or not fields - optional <= set(entry) <= fields:
-            raise ValueError(
+            raise UserError(
                 f"{source}: relations.{relation}: needs did, past, ask_object and ask_subject "
                 "(and may name the actor and say it is symmetric)"
             )
         if entry.get("actor", "subject") not in ("subject", "object"):
-            raise ValueError(f"{source}: relations.{relation}.actor: subject or object")
+            raise UserError(f"{source}: relations.{relation}.actor: subject or object")
         if not isinstance(entry.get("symmetric", False), bool):
-            raise ValueError(f"{source}: relations.{relation}.symmetric: true or false")
+            raise UserError(f"{source}: relations.{relation}.symmetric: true or false")
         for key, text in entry.items():
             if key in optional:
                 continue
             if not isinstance(text, str) or not ("<subject>" in text or "<object>" in text):
-                raise ValueError(
+                raise UserError(
                     f"{source}: relations.{relation}.{key}: a text naming <subject> or <object>"
                 )
         phrases[str(relation)] = Phrases(**entry)
     unknown = sorted(set(questions) - set(KINDS))
     if unknown:
-        raise ValueError(
+        raise UserError(
             f"{source}: questions.{unknown[0]}: unknown question kind; known: {', '.join(KINDS)}"
         )
     for kind, texts in questions.items():
         if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
-            raise ValueError(f"{source}: questions.{kind}: a list of paraphrases (strings)")
+            raise UserError(f"{source}: questions.{kind}: a list of paraphrases (strings)")
     return Templates(phrases, {k: list(v) for k, v in questions.items()})
 
 
@@ -804,7 +805,7 @@ class _Slots(dict):
         self.kind = kind
 
     def __missing__(self, key: str) -> str:
-        raise ValueError(f"questions.{self.kind}: no slot {{{key}}} for this kind of question")
+        raise UserError(f"questions.{self.kind}: no slot {{{key}}} for this kind of question")
 
 
 def statistics(rows: Sequence[dict]) -> dict[str, Any]:
@@ -842,7 +843,7 @@ class TimelineParams(Params):
     def _known(cls, kinds: list[str] | None) -> list[str] | None:
         unknown = sorted(set(kinds or ()) - set(KINDS))
         if unknown:
-            raise ValueError(f"unknown question kind {unknown[0]!r}; known: {', '.join(KINDS)}")
+            raise UserError(f"unknown question kind {unknown[0]!r}; known: {', '.join(KINDS)}")
         return kinds
 
     @field_validator("templates")
@@ -894,7 +895,7 @@ def build_timeline(ctx: StepContext, params: TimelineParams, inputs: dict[str, P
         kinds=params.kinds,
     )  # fmt: skip
     if not rows:
-        raise ValueError(
+        raise UserError(
             f"{inputs['kg']}: no timeline question: no relation of the KG has a template "
             "with dated facts"
         )

@@ -39,6 +39,7 @@ from chronoprobe.datasets.timeline import (
     timed_facts,
     unit,
 )
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.params import Params
 from chronoprobe.step_context import StepContext
@@ -165,7 +166,7 @@ def _on_facts(kind: str, facts: list[TimedFact], asks: dict[str, Any]) -> dict[s
             return None if lo == hi else {"yes": lo < hi}
         uncovered = _uncovered(c, [a, b])
         return {"yes": uncovered if asks["operation"] == "complement" else not uncovered}
-    raise ValueError(f"unknown timeline question kind {kind!r}")
+    raise UserError(f"unknown timeline question kind {kind!r}")
 
 
 def agrees(answer: dict[str, Any] | None, gold: dict[str, Any]) -> bool:
@@ -208,7 +209,7 @@ def judge_rows(oracle: Oracle, rows: Sequence[dict], kg: TemporalKG, where: Path
     for number, row in enumerate(rows, 1):
         timeline = row.get("timeline") if isinstance(row, dict) else None
         if not isinstance(timeline, dict) or "asks" not in timeline or "gold" not in timeline:
-            raise ValueError(
+            raise UserError(
                 f"{where}:{number}: not a timeline question with 'asks' (rows of `chronoprobe "
                 "build timeline`; rows of an earlier chronoprobe lack 'asks': build them again, "
                 "with --no-cache where a cached step holds them)"
@@ -309,14 +310,14 @@ def build_timeline_oracle(ctx: StepContext, params: OracleParams, inputs: dict[s
 
     questions = inputs["questions"] / (params.rows or "questions.jsonl")
     if not questions.is_file():
-        raise ValueError(f"{questions}: no such file of timeline questions")
+        raise UserError(f"{questions}: no such file of timeline questions")
     kg = read_kg(inputs)
     facts = timed_facts(kg)
     oracle = Oracle(dropped(facts, params.drop, params.seed) if params.drop else facts)
     rows = [row for _, row in numbered_lines(questions)]
     judged = judge_rows(oracle, rows, kg, questions)
     if not judged:
-        raise ValueError(f"{questions}: no questions")
+        raise UserError(f"{questions}: no questions")
     write_jsonl(
         ctx.out_dir / "answers.jsonl", ({"id": j["id"], "answer": j["answer"]} for j in judged)
     )

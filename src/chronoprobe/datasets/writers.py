@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import write_jsonl
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.set_files import EXAMPLES, KG_RECORD, NAMES_FILE, STATEMENTS
@@ -112,7 +113,7 @@ def write_lamatk(
     skipped = None
     if sample is not None and task != "memorize":
         # thinning the training rows after the queries are built would query untrained facts
-        raise ValueError(f"sample applies to the memorize task only, not {task!r}")
+        raise UserError(f"sample applies to the memorize task only, not {task!r}")
     if task == "memorize":
         rows, skipped = builder.build_statements(kg)
     elif task == "boundary":
@@ -120,7 +121,7 @@ def write_lamatk(
     elif task == "implicit":
         rows, queries = builder.implicit_set(kg, seed=seed)
     else:
-        raise ValueError(f"unknown LAMA-TK task {task!r}; choose memorize, boundary or implicit")
+        raise UserError(f"unknown LAMA-TK task {task!r}; choose memorize, boundary or implicit")
     sampled = None
     if sample is not None:
         population = len(rows)
@@ -202,7 +203,7 @@ def write_ecbd(kg: TemporalKG, out: Path, articles: Path, config: Any, spacy_mod
         kg, iter_articles(articles), config, nlp=load_spacy(spacy_model), articles_seen=seen
     )
     if not rows:
-        raise ValueError(f"{articles}: no ECBD examples: {_why_no_examples(seen, config)}")
+        raise UserError(f"{articles}: no ECBD examples: {_why_no_examples(seen, config)}")
     articles_seen = {k: seen[k] for k in ("matched", "too short", "longest")}
     return write_ecbd_rows(out, rows, {"articles": articles_seen}, kg)
 

@@ -39,6 +39,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from chronoprobe.errors import UserError
 from chronoprobe.params import NOT_ECHOED, Cli, Params, seed_field
 from chronoprobe.probes.judging import DEFAULT_RULE, RULES
 from chronoprobe.set_files import EXAMPLES, NAMES_FILE
@@ -104,14 +105,14 @@ class LmEvalExportParams(Params):
         from chronoprobe.models.weights import local_spec
 
         if model.startswith("openai:"):
-            raise ValueError(
+            raise UserError(
                 "lm-eval's hf model loads weights, not a server: name them (a directory, a "
                 ".gguf file, package:smollm2 or a Hugging Face id)"
             )
         try:
             local_spec(model)
         except FileNotFoundError as err:
-            raise ValueError(str(err)) from None
+            raise UserError(str(err)) from None
         return model
 
 
@@ -128,7 +129,7 @@ def checked_task_name(text: str, source: str = "") -> str:
     ``source``) when the task files named after it could not be written."""
     name = task_name(text)
     if len(name) > LONGEST_TASK_NAME:
-        raise ValueError(
+        raise UserError(
             f"{source + ' ' if source else ''}gives a task name of {len(name):,} characters, "
             f"longer than "
             f"{LONGEST_TASK_NAME}: the task files are named after it "
@@ -318,7 +319,7 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
 
     rows_file = inputs["data"] / (params.rows or EXAMPLES)
     if not rows_file.is_file():
-        raise ValueError(no_rows_file(rows_file, "the probe rows"))
+        raise UserError(no_rows_file(rows_file, "the probe rows"))
     folder = inputs["data"].resolve().name
     name = params.name or checked_task_name(f"chronoprobe_{folder}", "the data folder's name")
     seed = ctx.seed if params.seed is None else params.seed
@@ -326,11 +327,11 @@ def export_lm_eval(ctx: StepContext, params: LmEvalExportParams, inputs: dict[st
     generate = generation_docs(rows_file, params, seed)
     loglikelihood = loglikelihood_docs(rows_file, params.include_deleted)
     if not generate and not loglikelihood:
-        raise ValueError(f"{rows_file}: no row to export")
+        raise UserError(f"{rows_file}: no row to export")
     try:
         pretrained = weights_location(params.model)
     except (FileNotFoundError, ValueError) as err:
-        raise ValueError(f"--model {params.model}: {err}") from None
+        raise UserError(f"--model {params.model}: {err}") from None
     (out / "rows").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(rows_file, out / "rows" / rows_file.name)
     if (rows_file.parent / NAMES_FILE).is_file():

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chronoprobe.errors import UserError
+
 
 @dataclass(frozen=True)
 class EntityNames:
@@ -52,7 +54,7 @@ def _load_source(path: Path, lang: str):
 
     shape = sniff(path)
     if shape is None or shape.format is None:
-        raise ValueError(
+        raise UserError(
             f"{path}: not a KG directory, and no KG source format chronoprobe reads "
             "(a Wikidata dump slice, SPARQL JSON results, JSONL entities); convert it with "
             "`chronoprobe kg convert FILE --format FORMAT -o DIR` and give DIR"

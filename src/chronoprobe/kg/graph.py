@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from chronoprobe.atomic import atomic_path, atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.kg.records import (
     ENTITY_SCHEMA,
     FACT_SCHEMA,
@@ -51,7 +52,7 @@ _SCHEMAS = {"entities": ENTITY_SCHEMA, "relations": RELATION_SCHEMA, "facts": FA
 MANY_THRESHOLD = 1.5
 
 
-class KGFormatError(ValueError):
+class KGFormatError(UserError):
     """A KG directory that is missing, incomplete or of another format."""
 
 
@@ -364,7 +365,7 @@ class TemporalKG:
         groups (object, relation) -> subjects. With a period, only facts overlapping it count.
         """
         if ask not in ("object", "subject"):
-            raise ValueError(f"ask must be 'object' or 'subject', not {ask!r}")
+            raise UserError(f"ask must be 'object' or 'subject', not {ask!r}")
         key = "subject" if ask == "object" else "object"
         mask = np.ones(len(self), dtype=bool)
         if period is not None:
@@ -397,7 +398,7 @@ class TemporalKG:
     ) -> list[str]:
         """One query's answers: give the relation and exactly one of subject or object."""
         if relation is None or (subject is None) == (object is None):
-            raise ValueError("give a relation and exactly one of subject or object")
+            raise UserError("give a relation and exactly one of subject or object")
         given, asked = ("subject", "object") if subject is not None else ("object", "subject")
         mask = pc.and_(
             pc.equal(self.facts.column(given), subject if subject is not None else object),
@@ -645,7 +646,7 @@ def same_kg(
             "that the inputs come from one KG"
         )
     elif mine != its:
-        raise ValueError(
+        raise UserError(
             f"{where} come from KG {mine}, {other} from KG {its}: inputs of different KGs; "
             "build both from one KG directory"
         )

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.kg.io.options import LOADERS
 from chronoprobe.params import Cli, ExistingPath, Params, choice_of, seed_field
 from chronoprobe.registry import Registry
@@ -146,14 +147,14 @@ class ConvertParams(Params):
     @model_validator(mode="after")
     def _mapping_is_for_sparql(self) -> ConvertParams:
         if (self.var or self.constant or self.mapping) and self.format != "wikidata-sparql":
-            raise ValueError("var, constant and mapping apply to format wikidata-sparql only")
+            raise UserError("var, constant and mapping apply to format wikidata-sparql only")
         if self.engine == "ray" and self.format != "wikidata-json":
-            raise ValueError("engine ray applies to format wikidata-json only")
+            raise UserError("engine ray applies to format wikidata-json only")
         if self.address is not None and self.engine != "ray":
-            raise ValueError("address applies to engine ray only")
+            raise UserError("address applies to engine ray only")
         folders = [str(p) for p in self.paths if p.is_dir()]
         if folders and self.format != "cronquestions":
-            raise ValueError(
+            raise UserError(
                 f"{', '.join(folders)}: a folder; format {self.format} reads files: pass the "
                 "files in it (only a CronQuestions kg folder is read as a whole)"
             )
@@ -228,7 +229,7 @@ def convert(ctx: StepContext, params: ConvertParams, inputs: dict[str, Path]) ->
     if not len(kg) and not dated and not named:
         why = [f"{problems.total:,} bad records (above)"] if problems.total else []
         why += [f"records that are no time-scoped facts: {not_facts}"] if not_facts else []
-        raise ValueError(
+        raise UserError(
             f"no facts and no dated entities in {', '.join(map(str, params.paths))}"
             + (f" ({'; '.join(why)})" if why else " (no records)")
         )

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import FACT_SCHEMA, SPLIT_COLUMN, SPLIT_FIELD, bound_points
 
@@ -52,7 +53,7 @@ def adopt_split(kg: TemporalKG, source: pa.Table, where: str) -> TemporalKG:
     ``source`` in messages).
     """
     if SPLIT_COLUMN not in source.column_names:
-        raise ValueError(f"{where}: the facts carry no split (no `split` column)")
+        raise UserError(f"{where}: the facts carry no split (no `split` column)")
     source = source.filter(pc.is_valid(source.column(SPLIT_COLUMN)))
     split = source.column(SPLIT_COLUMN)
     given = _keyed(source).append_column(SPLIT_COLUMN, split)
@@ -63,7 +64,7 @@ def adopt_split(kg: TemporalKG, source: pa.Table, where: str) -> TemporalKG:
     if pc.any(missing).as_py():
         count = pc.sum(missing).as_py()
         first = pc.min(joined.column("_given").filter(missing)).as_py()
-        raise ValueError(
+        raise UserError(
             f"{where}: {count:,} of its {source.num_rows:,} split facts are not facts of the KG "
             f"{kg.name!r}, e.g. {_describe(source.slice(first, 1))}; give the split of this "
             "KG's own facts"

@@ -22,6 +22,7 @@ import torch
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core import checkpoint as files
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.kgqa.data import AnswerVocab
 from chronoprobe.kgqa.encoder import load_encoder
@@ -86,7 +87,7 @@ def load_best(directory: Path, model: QAModel, epoch: int) -> None:
         raise FileNotFoundError(f"{path}: missing, but config.json names best epoch {epoch}")
     saved = files.metadata_of(path).get("epoch")
     if saved != str(epoch):
-        raise ValueError(f"{path}: holds epoch {saved}, config.json names best epoch {epoch}")
+        raise UserError(f"{path}: holds epoch {saved}, config.json names best epoch {epoch}")
     model.load_state_dict(files.read_tensors(path))
 
 
@@ -119,7 +120,7 @@ def load(directory: Path, device: torch.device | str = "cpu", selected: bool = F
             shape["name"], load_encoder(directory), entity, time, shape["n_times"], shape["dropout"]
         )
     except (KeyError, TypeError) as err:
-        raise ValueError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
+        raise UserError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
     remedy = "train again with --no-resume or restore the directory"
     for name in (MODEL, OPTIMIZER):
         files.check_epoch(directory / name, config.get("epoch"), directory / CONFIG, remedy)

@@ -32,6 +32,7 @@ import torch
 from torch import Tensor
 
 from chronoprobe.datasets.cronq import QUESTION_TYPES, SIMPLE_TYPES
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import numbered_lines, read_json_object
 from chronoprobe.kgqa import timeline_questions
 
@@ -148,7 +149,7 @@ def read_split(path: Path, question_input: str = "question") -> tuple[list[dict]
     the timeline questions among them that the models cannot answer (by category: count,
     answer type, reason); those are left out of the rows."""
     if question_input not in QUESTION_INPUTS:
-        raise ValueError(
+        raise UserError(
             f"question input must be one of {', '.join(QUESTION_INPUTS)}, not {question_input!r}"
         )
     if not path.is_file():
@@ -170,29 +171,29 @@ def read_split(path: Path, question_input: str = "question") -> tuple[list[dict]
 
 def _checked(row: object, where: str, question_input: str) -> dict:
     if not isinstance(row, dict):
-        raise ValueError(f"{where}: expected a JSON object")
+        raise UserError(f"{where}: expected a JSON object")
     missing = [key for key in REQUIRED if key not in row]
     if missing:
-        raise ValueError(f"{where}: missing {', '.join(missing)}")
+        raise UserError(f"{where}: missing {', '.join(missing)}")
     if row["type"] not in QUESTION_TYPES:
-        raise ValueError(f"{where}: type {row['type']!r} is not one of {', '.join(QUESTION_TYPES)}")
+        raise UserError(f"{where}: type {row['type']!r} is not one of {', '.join(QUESTION_TYPES)}")
     if row["answer_type"] not in ANSWER_TYPES:
-        raise ValueError(f"{where}: answer_type must be entity or time, not {row['answer_type']!r}")
+        raise UserError(f"{where}: answer_type must be entity or time, not {row['answer_type']!r}")
     for key in ("answers", "entities", "times"):
         if not isinstance(row[key], list):
-            raise ValueError(f"{where}: {key} must be a list")
+            raise UserError(f"{where}: {key} must be a list")
     if row["answer_type"] == "time":
         years = [_year(a) for a in row["answers"]]
         if None in years:
-            raise ValueError(f"{where}: a time question's answers must be years")
+            raise UserError(f"{where}: a time question's answers must be years")
         row = {**row, "answers": years}
     if not all(_is_year(t) for t in row["times"]):
-        raise ValueError(f"{where}: times must be years")
+        raise UserError(f"{where}: times must be years")
     template = row.get("template")
     if question_input == "template" and not (
         isinstance(template, str) and re.search(r"\{\w+\}", template)
     ):
-        raise ValueError(
+        raise UserError(
             f"{where}: template {template!r} is not the question with {{head}}/{{tail}}/{{time}} "
             "placeholders; rebuild the questions (`chronoprobe build cronq KG -o OUT`), or train "
             "with --question-input question"

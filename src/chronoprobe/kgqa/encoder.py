@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 
 TINY = "tiny"
 TOKENIZER_DIR = "tokenizer"
@@ -90,7 +91,7 @@ def build_encoder(spec: str, texts: Sequence[str], seed: int = 0) -> QuestionEnc
         tokenizer = AutoTokenizer.from_pretrained(spec)
         model = AutoModel.from_pretrained(spec)
     except OSError as err:
-        raise ValueError(
+        raise UserError(
             f"encoder {spec!r}: cannot load it ({err}); pass a local model directory, a Hugging "
             f"Face id while online, or {TINY!r} for the in-tool encoder"
         ) from err
@@ -109,7 +110,7 @@ def load_encoder(directory: Path) -> QuestionEncoder:
     except FileNotFoundError as err:
         raise FileNotFoundError(f"{path}: missing; not a complete KGQA checkpoint") from err
     except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"{path}: not an encoder description ({err!r})") from err
+        raise UserError(f"{path}: not an encoder description ({err!r})") from err
     config = AutoConfig.for_model(kind, **config)
     if body["spec"] == TINY:
         from transformers import BertModel

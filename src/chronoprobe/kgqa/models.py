@@ -30,6 +30,7 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
+from chronoprobe.errors import UserError
 from chronoprobe.kgqa.encoder import QuestionEncoder
 from chronoprobe.tkg.models import cmul, conj
 
@@ -193,5 +194,5 @@ def build_qa_model(
     try:
         cls = QA_MODELS.get(name)
     except KeyError as err:
-        raise ValueError(err.args[0]) from None
+        raise UserError(err.args[0]) from None
     return cls(encoder, entity, time, n_times, dropout)

@@ -15,6 +15,7 @@ import json
 import os
 from pathlib import Path
 
+from chronoprobe.errors import UserError
 from chronoprobe.kgqa.params import KGQAEvalParams, KGQATrainParams
 from chronoprobe.step_context import SHARDS_DIR, StepContext
 from chronoprobe.steps import Input, checkpoint_continuation, step_kind
@@ -58,7 +59,7 @@ def run_kgqa(ctx: StepContext, params: KGQATrainParams, inputs: dict[str, Path])
     from chronoprobe.kgqa.train import train
 
     if not (inputs["questions"] / "train.jsonl").is_file():
-        raise ValueError(
+        raise UserError(
             f"{inputs['questions']}: no train.jsonl; input `questions` must be a question "
             "directory (`build cronq`)"
         )
@@ -134,7 +135,7 @@ def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Pa
     if params.oracle_relation:
         tkg_dir = inputs.get("tkg") or saved.config.get("data", {}).get("tkg")
         if tkg_dir is None:
-            raise ValueError(f"{inputs['checkpoint']}: records no TKG checkpoint; give `tkg`")
+            raise UserError(f"{inputs['checkpoint']}: records no TKG checkpoint; give `tkg`")
         model, relations = load_tkg(Path(tkg_dir), saved.vocab, device)
         ranked = oracle_ranks(model, relations, questions, params.batch_size, device)
         metrics["oracle_relation"] = ranked.metrics(questions)

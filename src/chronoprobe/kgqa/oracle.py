@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from chronoprobe.errors import UserError
 from chronoprobe.kgqa.data import AnswerVocab, Questions, is_simple
 from chronoprobe.kgqa.evaluate import breakdown
 from chronoprobe.metrics.ranking import gold_ranks
@@ -42,7 +43,7 @@ def load_tkg(tkg_dir: Path, vocab: AnswerVocab, device: torch.device | str = "cp
 
     saved = tkg_checkpoint.load(Path(tkg_dir), device)
     if saved.vocab.entities != vocab.entities or tuple(saved.vocab.years) != vocab.years:
-        raise ValueError(
+        raise UserError(
             f"{tkg_dir}: its entities or years are not the QA model's candidates; pass the TKG "
             "checkpoint the QA model was trained over with --tkg"
         )

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple
 
+from chronoprobe.errors import UserError
 from chronoprobe.time import TimePoint
 
 # timeline kind -> the CronQuestions type the KGQA models read it as
@@ -97,7 +98,7 @@ def convert(row: dict, where: str) -> dict | Refusal:
         return refused
     kind, asks, facts = timeline["kind"], timeline.get("asks"), timeline.get("facts")
     if not isinstance(facts, list) or not facts or not isinstance(asks, dict):
-        raise ValueError(f"{where}: a timeline row needs timeline.facts and timeline.asks")
+        raise UserError(f"{where}: a timeline row needs timeline.facts and timeline.asks")
     if kind in ("start", "end"):
         fact = facts[0]
         year = TimePoint.parse(str(timeline["gold"]["point"])).year
@@ -106,7 +107,7 @@ def convert(row: dict, where: str) -> dict | Refusal:
         annotation = {"head": fact["subject"], "tail": fact["object"]}
     else:
         if "given" not in asks:
-            raise ValueError(
+            raise UserError(
                 f"{where}: timeline.asks names no entity given; rebuild the questions with "
                 "`chronoprobe build timeline`"
             )
@@ -123,7 +124,7 @@ def convert(row: dict, where: str) -> dict | Refusal:
             annotation["time"] = time.year
     names = timeline.get("names")
     if not isinstance(names, dict):
-        raise ValueError(
+        raise UserError(
             f"{where}: timeline.names is missing (questions written before it was recorded), "
             "so the question's entities cannot be ordered as it names them, nor its template "
             "written; rebuild the questions with `chronoprobe build timeline` (--no-cache where "

@@ -25,6 +25,7 @@ from torch import Tensor
 from chronoprobe.atomic import atomic_path, atomic_write_text
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import same_kg
 from chronoprobe.kgqa import checkpoint
 from chronoprobe.kgqa.data import AnswerVocab, Questions, load_split, questions_kg, read_split
@@ -128,7 +129,7 @@ def train(
         same_kg(questions_kg(cronq_dir), (f"the embeddings ({tkg_dir})", kg), say)
         train_rows, refused = read_split(cronq_dir / "train.jsonl", config.question_input)
         if not train_rows:
-            raise ValueError(no_question_to_train(cronq_dir / "train.jsonl", refused))
+            raise UserError(no_question_to_train(cronq_dir / "train.jsonl", refused))
         texts = [row[config.question_input] for row in train_rows]
         encoder = build_encoder(config.encoder, texts, config.seed)
         torch.manual_seed(config.seed)
@@ -281,7 +282,7 @@ def _check_compatible(saved: checkpoint.Checkpoint, config: KGQATrainParams, out
     differ = [k for k in keys if before.get(k) != getattr(config, k)]
     if differ:
         held = ", ".join(f"{k} {before.get(k)!r}" for k in keys)
-        raise ValueError(
+        raise UserError(
             f"{out}: holds a checkpoint with {held}; it differs in {', '.join(differ)}; pass "
             "another --out, or --no-resume to overwrite it"
         )

@@ -11,13 +11,15 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 
+from chronoprobe.errors import UserError
+
 
 def entity_averaged_perplexity(examples: Iterable[tuple[str, float, int]]) -> float:
     """Perplexity of (entity, summed log-probability of the span, span token count) examples."""
     per_entity: dict[str, list[float]] = defaultdict(list)
     for entity, logprob, n_tokens in examples:
         if n_tokens <= 0:
-            raise ValueError(f"an example of entity {entity!r} has no span tokens")
+            raise UserError(f"an example of entity {entity!r} has no span tokens")
         per_entity[entity].append(-logprob / n_tokens)
     if not per_entity:
         return math.nan

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from chronoprobe.errors import UserError
+
 Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
 RESAMPLES = 1000
 SEED = 0
@@ -107,7 +109,7 @@ def wilson_interval(successes: int, n: int) -> tuple[float, float] | None:
     if n <= 0:
         return None
     if not 0 <= successes <= n:
-        raise ValueError(f"{successes} successes out of {n}")
+        raise UserError(f"{successes} successes out of {n}")
     p, z2 = successes / n, Z95 * Z95
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
@@ -200,7 +202,7 @@ def cluster_ids(clusters: Sequence[Hashable], n: int) -> tuple[np.ndarray, int]:
     """Each of ``n`` values' cluster as a number (clusters in order of first appearance), and
     the number of clusters."""
     if len(clusters) != n:
-        raise ValueError(f"{len(clusters)} cluster labels for {n} values")
+        raise UserError(f"{len(clusters)} cluster labels for {n} values")
     index: dict[Hashable, int] = {}
     ids = np.fromiter((index.setdefault(c, len(index)) for c in clusters), np.int64, n)
     return ids, len(index)
@@ -372,5 +374,5 @@ def mean_over_seeds(runs: Sequence[dict]) -> dict:
         return out
 
     if not runs:
-        raise ValueError("no runs to merge")
+        raise UserError("no runs to merge")
     return {**merge(list(runs)), "seeds": len(runs)}

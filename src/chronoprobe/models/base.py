@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.requests import (
     Candidate,
     Completion,
@@ -42,7 +43,7 @@ def length_buckets(lengths: Sequence[int | None], batch_size: int) -> Iterator[l
     Longest first makes an out-of-memory batch size fail at once rather than at the end.
     """
     if batch_size < 1:
-        raise ValueError(f"batch size must be at least 1, got {batch_size}")
+        raise UserError(f"batch size must be at least 1, got {batch_size}")
     order = sorted((i for i, n in enumerate(lengths) if n is not None), key=lambda i: -lengths[i])
     for start in range(0, len(order), batch_size):
         yield order[start : start + batch_size]
@@ -128,7 +129,7 @@ def locate_spans(
         start = len(r.cloze.left)
         positions = span_positions(offsets, start, start + len(r.span))
         if not positions:
-            raise ValueError(f"span {r.span!r} has no tokens in {text!r}")
+            raise UserError(f"span {r.span!r} has no tokens in {text!r}")
         located.append((ids, positions))
     return located
 
@@ -315,7 +316,7 @@ class LanguageModel(ABC):
         self, requests: Sequence[PromptRequest], progress: Progress = None
     ) -> list[Completion]:
         """Each prompt's free-text continuation (causal and seq2seq models)."""
-        raise ValueError(
+        raise UserError(
             f"{self.name}: a {self.family} model does not continue prompts; generating free "
             "text needs a causal or seq2seq model"
         )

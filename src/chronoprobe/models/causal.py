@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import torch
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.base import locate_spans, logits_at_positions
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored, kv_cache, with_kv_cache
 from chronoprobe.models.requests import Cloze, PromptRequest, ScoreRequest
@@ -43,7 +44,7 @@ class CausalLM(DecoderLM):
         start = tokenizer.bos_token_id
         start = tokenizer.eos_token_id if start is None else start
         if start is None and not self.lead:
-            raise ValueError(f"{self.name}: the tokenizer has neither a BOS nor an EOS token")
+            raise UserError(f"{self.name}: the tokenizer has neither a BOS nor an EOS token")
         self.start = [start] if start is not None else []
         base = getattr(model, model.base_model_prefix, None)
         head = model.get_output_embeddings()

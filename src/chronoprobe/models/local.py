@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import file_identity
 from chronoprobe.models.spec import (
     PACKAGES,
@@ -59,7 +60,7 @@ class PackageSpec(_Transformers):
     def check(self) -> None:
         if self.body not in PACKAGES:
             known = ", ".join(PACKAGES)
-            raise ValueError(f"unknown package weights {self.body!r}; known: {known}")
+            raise UserError(f"unknown package weights {self.body!r}; known: {known}")
 
     def locate(self) -> ModelSource:
         path = PACKAGES[self.body].path()
@@ -97,12 +98,12 @@ class DirectorySpec(_Transformers):
         path = Path(self.body).expanduser()
         if path.is_dir():
             if not (path / "config.json").is_file():
-                raise ValueError(
+                raise UserError(
                     f"{path}: not a model directory (no config.json from save_pretrained)"
                 )
             return ModelSource(str(path))
         if path.is_file():
-            raise ValueError(
+            raise UserError(
                 f"{self.body}: a file, not a model directory or a .gguf file (the weights of "
                 "a save_pretrained directory load from the directory)"
             )
@@ -171,7 +172,7 @@ def detect_family(config) -> str:
     masked = config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
     if causal != masked:
         return "causal" if causal else "masked"
-    raise ValueError(
+    raise UserError(
         f"cannot tell whether {config.model_type!r} is a masked or causal LM; pass the family"
     )
 
@@ -211,7 +212,7 @@ def checked_family(spec: str, config, family: str | None) -> str:
         return family  # the config does not tell: the user does
     if family not in (None, told):
         kind = ", ".join(config.architectures or [config.model_type])
-        raise ValueError(
+        raise UserError(
             f"model {spec!r} is a {told} model ({kind}), not {family}: read as a {family} model "
             f"its answers would mean nothing; leave out --family, or pass --family {told}"
         )
@@ -236,7 +237,7 @@ def adapter_class(family: str) -> type:
     try:
         return ADAPTERS.get(family)
     except KeyError as err:
-        raise ValueError(err.args[0]) from None
+        raise UserError(err.args[0]) from None
 
 
 def load_transformers(spec: ModelSpec, source: ModelSource, options: LoadOptions) -> Any:
@@ -249,7 +250,7 @@ def load_transformers(spec: ModelSpec, source: ModelSource, options: LoadOptions
     from chronoprobe.core.hub import is_hub_id, load_options, unreachable_hint
 
     if options.revision is not None and not is_hub_id(source.location):
-        raise ValueError(
+        raise UserError(
             f"--revision {options.revision}: model {spec.text!r} is a local one; a revision "
             "picks a branch, tag or commit of a Hugging Face model"
         )
@@ -278,14 +279,14 @@ def load_transformers(spec: ModelSpec, source: ModelSource, options: LoadOptions
         problem = weights_problem(err)
         if problem is None:
             raise
-        raise ValueError(f"cannot load model {spec.text!r}: {problem}") from None
+        raise UserError(f"cannot load model {spec.text!r}: {problem}") from None
     except OSError as err:
         if Path(source.location).is_dir():  # local files: the hub has nothing to do with it
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise ValueError(f"cannot load model {spec.text!r}: {first}") from None
+            raise UserError(f"cannot load model {spec.text!r}: {first}") from None
         hint = unreachable_hint(source.location)
         detail = hint or f"{err}; "
-        raise ValueError(
+        raise UserError(
             f"cannot load model {spec.text!r}: {detail}offline, pass a local directory or "
             f"package:{next(iter(PACKAGES))}"
         ) from err

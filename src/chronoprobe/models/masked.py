@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import torch
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.base import (
     LanguageModel,
     Progress,
@@ -42,7 +43,7 @@ class MaskedLM(LanguageModel):
     def __init__(self, model, tokenizer, **kwargs) -> None:
         super().__init__(model, tokenizer, **kwargs)
         if tokenizer.mask_token_id is None:
-            raise ValueError(f"{self.name}: the tokenizer has no mask token, not a masked LM")
+            raise UserError(f"{self.name}: the tokenizer has no mask token, not a masked LM")
         self.mask_id = int(tokenizer.mask_token_id)
         base = getattr(model, model.base_model_prefix, None)
         head = next((getattr(model, n) for n in _HEAD_NAMES if hasattr(model, n)), None)
@@ -70,7 +71,7 @@ class MaskedLM(LanguageModel):
         for text, ids, n in zip(texts, encoded, counts, strict=True):
             found = ids.count(self.mask_id)
             if found != n:
-                raise ValueError(f"{text!r}: expected {n} mask token(s), tokenized to {found}")
+                raise UserError(f"{text!r}: expected {n} mask token(s), tokenized to {found}")
             first = ids.index(self.mask_id)
             window = self._fit(ids, first, first + n)
             fitted.append(None if window is None else window[0])

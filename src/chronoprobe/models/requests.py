@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chronoprobe.errors import UserError
+
 MASK = "[MASK]"
 # The longest answer judged (characters): far above any model's answer, which stops at the first
 # newline or sentence end, and far below what a step's files hold (an answer is stored twice,
@@ -20,7 +22,7 @@ def split_query(query: str) -> tuple[str, str]:
     """(left, right) context around the one ``[MASK]`` placeholder of a probe query."""
     count = query.count(MASK)
     if count != 1:
-        raise ValueError(f"query must hold exactly one {MASK}, found {count}: {query!r}")
+        raise UserError(f"query must hold exactly one {MASK}, found {count}: {query!r}")
     left, right = query.split(MASK)
     return left, right
 

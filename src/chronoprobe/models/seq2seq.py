@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.base import Progress, fit_window, length_buckets, locate_spans, pad
 from chronoprobe.models.decoding import DecoderLM, DecoderRow, Scored, kv_cache, with_kv_cache
 from chronoprobe.models.requests import NO_BEAM_SPANS, Cloze, ScoreRequest
@@ -38,15 +39,13 @@ class Seq2SeqLM(DecoderLM):
             [vocab[s] for s in SENTINELS] if all(s in vocab for s in SENTINELS) else None
         )
         if self.sentinels is None and tokenizer.mask_token_id is None:
-            raise ValueError(
-                f"{self.name}: the tokenizer has neither T5 sentinels nor a mask token"
-            )
+            raise UserError(f"{self.name}: the tokenizer has neither T5 sentinels nor a mask token")
         self._special = sorted(set(self._special) | set(self.sentinels or ()))
         start = getattr(model.config, "decoder_start_token_id", None)
         if start is None:
             start = model.generation_config.decoder_start_token_id
         if start is None:
-            raise ValueError(f"{self.name}: the model config names no decoder start token")
+            raise UserError(f"{self.name}: the model config names no decoder start token")
         self.start = int(start)
 
     def _tokens(self, texts: list[str]):
@@ -78,7 +77,7 @@ class Seq2SeqLM(DecoderLM):
             scored = []
             for r, span in zip(requests, spans, strict=True):
                 if not span:
-                    raise ValueError(f"span {r.span!r} has no tokens")
+                    raise UserError(f"span {r.span!r} has no tokens")
                 encoder = self._encoder_ids(r.cloze)
                 row = DecoderRow([self.start, self.sentinels[0], *span], encoder, head=2)
                 scored.append(Scored(row, 2, span))
@@ -172,9 +171,9 @@ class Seq2SeqLM(DecoderLM):
         least one).
         """
         if not self.fills_spans:
-            raise ValueError(f"{self.name}: {NO_BEAM_SPANS}")
+            raise UserError(f"{self.name}: {NO_BEAM_SPANS}")
         if beams < top_k:
-            raise ValueError(f"{beams} beams cannot give {top_k} distinct spans; use >= {top_k}")
+            raise UserError(f"{beams} beams cannot give {top_k} distinct spans; use >= {top_k}")
         encoder_rows = [self._encoder_ids(c) for c in clozes]
         stops = set(self._special)
         results: list[list[str]] = [[] for _ in clozes]

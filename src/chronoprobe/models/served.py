@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.requests import (
     MAX_ANSWER_CHARS,
     Completion,
@@ -79,7 +80,7 @@ Keep = Callable[[int, Any], None] | None  # keep(index, answer), as each answer 
 Progress = Callable[[int, int], None] | None  # progress(done, total), in requests
 
 
-class ServedError(ValueError):
+class ServedError(UserError):
     """A request the server did not answer: one line, naming the server and the model."""
 
 
@@ -223,31 +224,31 @@ def checked_base_url(url: str, key_env: str | None = KEY_ENV) -> str:
     if at is not None:  # shown up to that character only: what follows may be a header
         what = "a space" if url[at] == " " else f"the character U+{ord(url[at]):04X}"
         shown = _url_shown(url[: at + 1] + ("..." if at + 1 < len(url) else ""))
-        raise ValueError(
+        raise UserError(
             f"{shown} holds {what}; a URL holds none (CR and LF would split the request's headers)"
         )
     url = url.rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc or not parts.hostname:
-        raise ValueError(f"{_url_shown(url)} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+        raise UserError(f"{_url_shown(url)} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
     if parts.username is not None or parts.password is not None:
-        raise ValueError(
+        raise UserError(
             f"holds a user name or password; give the key through {variable} instead, so "
             "that it is never written down"
         )
     try:
         parts.port  # noqa: B018 (it raises for a port that is none)
     except ValueError:
-        raise ValueError(f"{_url_shown(url)}: its port is no port number") from None
+        raise UserError(f"{_url_shown(url)}: its port is no port number") from None
     rest = url[len(f"{parts.scheme}://{parts.netloc}") :]
     if _SECRET_NAMES.search(rest):
-        raise ValueError(
+        raise UserError(
             f"{_url_shown(url)} holds what looks like a key in its query; give the key "
             f"through {variable} instead: it is sent in the Authorization header and never "
             "written down"
         )
     if "?" in rest or "#" in rest or ";" in rest:
-        raise ValueError(
+        raise UserError(
             f"{_url_shown(url)} holds a query, path parameters or a fragment, which requests "
             "to BASE_URL/completions cannot carry; give the server's base URL alone, e.g. "
             "http://127.0.0.1:8000/v1"
@@ -277,7 +278,7 @@ def span_logprob(
         if a < stop and a < end and min(b, stop) > start and b > a
     ]
     if not picked:
-        raise ValueError(f"no prompt token overlaps characters {start}..{end}")
+        raise UserError(f"no prompt token overlaps characters {start}..{end}")
     values = [logprobs[i] for i in range(picked[0], picked[-1] + 1)]
     if any(v is None for v in values):
         return None
@@ -340,16 +341,16 @@ class ServedLM:
         self.name = spec
         self.model_name = spec.removeprefix(PREFIX)
         if not self.model_name:
-            raise ValueError(f"{spec!r}: name the model after openai:, e.g. openai:gpt-4o-mini")
+            raise UserError(f"{spec!r}: name the model after openai:, e.g. openai:gpt-4o-mini")
         try:
             url = server_url(base_url, api_key_env)
         except ValueError as err:
-            raise ValueError(f"{spec}: {err}") from None
+            raise UserError(f"{spec}: {err}") from None
         self.base_url = url
         self.key_env = api_key_env
         self._key = os.environ.get(api_key_env) or None
         if self._key is None and api_key_env != KEY_ENV:
-            raise ValueError(f"{spec} at {url}: {_unset_key_env(api_key_env)}")
+            raise UserError(f"{spec} at {url}: {_unset_key_env(api_key_env)}")
         self.concurrency, self.timeout, self.retries = concurrency, request_timeout, retries
         self.backoff = backoff
         self.max_reply_bytes = max_reply_bytes
@@ -686,7 +687,7 @@ def server_url(base_url: str | None, key_env: str = KEY_ENV) -> str:
     try:
         return checked_base_url(given, key_env)
     except ValueError as err:
-        raise ValueError(f"{'--base-url' if base_url else '$' + BASE_URL_ENV} {err}") from None
+        raise UserError(f"{'--base-url' if base_url else '$' + BASE_URL_ENV} {err}") from None
 
 
 class ServedSpec(ModelSpec):
@@ -698,9 +699,7 @@ class ServedSpec(ModelSpec):
 
     def check(self) -> None:
         if not self.body.strip():
-            raise ValueError(
-                f"{self.text!r}: name the model after openai:, e.g. openai:gpt-4o-mini"
-            )
+            raise UserError(f"{self.text!r}: name the model after openai:, e.g. openai:gpt-4o-mini")
 
     def locate(self) -> ModelSource:
         return ModelSource(self.text)
@@ -723,7 +722,7 @@ class ServedSpec(ModelSpec):
                 name == "family" and value == ServedLM.family
             ):
                 flag = name.replace("_", "-")
-                raise ValueError(
+                raise UserError(
                     f"{self.text}: --{flag} applies to a model loaded here, not to one a "
                     "server answers"
                 )

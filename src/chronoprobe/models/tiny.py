@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerFast
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.tokenizer import ARCHITECTURES
 
 _CLASSES = {  # transformers config and model classes
@@ -58,7 +59,7 @@ def random_model(
     import transformers as tf
 
     if architecture not in _CLASSES:
-        raise ValueError(f"unknown architecture {architecture!r}; choose one of {ARCHITECTURES}")
+        raise UserError(f"unknown architecture {architecture!r}; choose one of {ARCHITECTURES}")
     # RoBERTa numbers positions from past the padding id, so it needs two more
     positions = max_positions + 2 if architecture == "roberta" else max_positions
     values = (hidden, layers, heads, 4 * hidden, positions)

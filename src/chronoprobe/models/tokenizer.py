@@ -41,6 +41,7 @@ from tokenizers import (
 )
 from transformers import PreTrainedTokenizerFast
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.seq2seq import SENTINELS
 
 _ROBERTA = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
@@ -90,7 +91,7 @@ def train_tokenizer(
     """The tokenizer ``architecture`` uses, learned from ``texts``: at most ``vocab_size`` tokens,
     merges (BPE) or words (WordPiece) seen fewer than ``min_frequency`` times left out."""
     if architecture not in SPECIAL_TOKENS:
-        raise ValueError(f"unknown architecture {architecture!r}; choose one of {ARCHITECTURES}")
+        raise UserError(f"unknown architecture {architecture!r}; choose one of {ARCHITECTURES}")
     specials = SPECIAL_TOKENS[architecture]
     roles = _ROLES[architecture]
     if architecture == "bert":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.spec import ModelSpec
 
 SERVED_HINT = (
@@ -26,10 +27,10 @@ def local_spec(text: str) -> ModelSpec:
 
     spec = parse_spec(text)
     if getattr(spec, "served", False):
-        raise ValueError(f"{text!r}: {SERVED_HINT}")
+        raise UserError(f"{text!r}: {SERVED_HINT}")
     missing = missing_hub_model(spec.body) if spec.scheme == "hub" else None
     if missing:
-        raise ValueError(missing)
+        raise UserError(missing)
     return spec
 
 
@@ -62,4 +63,4 @@ def weights_directory(text: str) -> Path:
         return Path(snapshot_download(location, **load_options(location)))
     except (LocalEntryNotFoundError, HFValidationError, OSError) as err:
         hint = unreachable_hint(location).removesuffix("; ")
-        raise ValueError(f"{text}: {hint or str(err).splitlines()[0]}") from None
+        raise UserError(f"{text}: {hint or str(err).splitlines()[0]}") from None

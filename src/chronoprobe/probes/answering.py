@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.models.capabilities import ReportsUsage
 from chronoprobe.models.spec import ModelSpec
 from chronoprobe.probes.view import SKIPPED, View, check_rows_kind, no_rows_file
@@ -49,12 +50,12 @@ class ProbeRows:
         that ``view`` answers; a file of another kind is refused before any model loads."""
         path = data / (rows_file or view.rows.file)
         if not path.is_file():
-            raise ValueError(no_rows_file(path, f"the rows the {view.name} view reads"))
+            raise UserError(no_rows_file(path, f"the rows the {view.name} view reads"))
         check_rows_kind(view, path)
         if view.drift is None:
             rows = list(view.rows.read(path))[:limit]
             if not rows:
-                raise ValueError(f"{path}: no rows in it; nothing to probe")
+                raise UserError(f"{path}: no rows in it; nothing to probe")
             return cls(path, rows, rows)
         return _distinct_queries(path, limit)
 
@@ -82,7 +83,7 @@ def _distinct_queries(path: Path, limit: int | None) -> ProbeRows:
         if limit is not None and len(rows) >= limit:
             break
         if item.id in expansion:
-            raise ValueError(f"{path}:{number}: duplicate id {item.id!r}")
+            raise UserError(f"{path}:{number}: duplicate id {item.id!r}")
         labels = item.answer_labels
         key = (item.query, tuple(sorted(labels)))
         first = distinct.setdefault(key, ProbeRow(f"q{len(distinct)}", cloze, labels, None, None))
@@ -90,7 +91,7 @@ def _distinct_queries(path: Path, limit: int | None) -> ProbeRows:
         expansion[item.id] = (first.id, {**own, "query": item.query, "answer_labels": labels})
         rows.append(ProbeRow(item.id, cloze, labels, item.period, item.split))
     if not rows:
-        raise ValueError(f"{path}: no probe rows in it; nothing to probe")
+        raise UserError(f"{path}: no probe rows in it; nothing to probe")
     return ProbeRows(path, rows, list(distinct.values()), expansion)
 
 
@@ -165,7 +166,7 @@ def shard_table(view: View, answers: list[dict]) -> Any:
                 try:
                     pa.array([value], type=column.type)
                 except (pa.ArrowException, TypeError, OverflowError):
-                    raise ValueError(
+                    raise UserError(
                         f"view {view.name}: column {column.name!r} is {column.type} in its "
                         f"columns(), but predict gave {value!r} ({type(value).__name__}) for "
                         f"row {row.get('id')!r}; make the two agree"

@@ -32,6 +32,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from chronoprobe.errors import UserError
 from chronoprobe.metrics.uncertainty import Estimate, estimate, proportion
 from chronoprobe.probes.judging import RULES, Gold, judge
 
@@ -78,11 +79,11 @@ def read_records(path: str | Path) -> list[Record]:
     records = []
     for number, record in numbered_lines(path, Record, "not a calibration record"):
         if record.named not in NAMED:
-            raise ValueError(
+            raise UserError(
                 f"{path}:{number}: named is {record.named!r}, not one of {', '.join(NAMED)}"
             )
         if record.human and not record.labels:
-            raise ValueError(f"{path}:{number}: judged correct, but the row has no gold answer")
+            raise UserError(f"{path}:{number}: judged correct, but the row has no gold answer")
         records.append(record)
     return records
 
@@ -106,7 +107,7 @@ def old_rule(rule: str, answer: str, gold: Gold) -> bool:
         return any(said.startswith(f" {name} ") for name in names)
     if rule == "contains":
         return any(f" {name} " in said for name in names)
-    raise ValueError(f"unknown old rule {rule!r}: one of {', '.join(OLD_RULES)}")
+    raise UserError(f"unknown old rule {rule!r}: one of {', '.join(OLD_RULES)}")
 
 
 def verdicts(records: Sequence[Record]) -> dict[str, list[bool]]:
@@ -123,7 +124,7 @@ def cohen_kappa(first: Sequence[bool], second: Sequence[bool]) -> float | None:
     chance agreement) / (1 - chance agreement). None when chance agreement is 1 (both raters
     say the same thing of every item), where kappa is undefined."""
     if len(first) != len(second):
-        raise ValueError(f"{len(first)} verdicts against {len(second)}")
+        raise UserError(f"{len(first)} verdicts against {len(second)}")
     if not first:
         return None
     a = np.asarray(first, dtype=bool)

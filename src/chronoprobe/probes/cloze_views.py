@@ -33,6 +33,7 @@ import numpy as np
 from pydantic import Field
 
 from chronoprobe.core.tables import FIGURE_PARTS
+from chronoprobe.errors import UserError
 from chronoprobe.metrics.text import exact_match, rouge_l, token_f1
 from chronoprobe.metrics.uncertainty import (
     RESAMPLES,
@@ -576,7 +577,7 @@ def _nll_median(rows: Sequence[dict], resamples: int) -> Estimate:
 
 def _temporal(rows: Sequence[dict], resamples: int, accuracy: bool) -> Estimate:
     if "temporal_rank" not in rows[0]:
-        raise ValueError("temporal accuracy and MRR need rows from with_temporal_ranks()")
+        raise UserError("temporal accuracy and MRR need rows from with_temporal_ranks()")
     ranks = [r["temporal_rank"] for r in rows if r.get("temporal_rank") is not None]
     if accuracy:
         return proportion([r == 1 for r in ranks])

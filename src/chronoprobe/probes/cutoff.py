@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from chronoprobe.errors import UserError
 from chronoprobe.metrics.cutoff import ALPHA, PERMUTATIONS, effective_cutoff
 from chronoprobe.metrics.uncertainty import RESAMPLES, mean, summary
 from chronoprobe.models.requests import ScoreRequest
@@ -162,7 +163,7 @@ def read_changes(path: str | Path) -> list[Change]:
             refs = tuple(c for subject, c in others.get(row.relation, ()) if subject != row.subject)
             out.append(Change(row, _names(history, new), _names(history, old), refs[:OTHERS]))
     if not out:
-        raise ValueError(
+        raise UserError(
             f"{path}: no changed fact (no row whose answers differ from its subject's answers "
             "in the period before): an effective cutoff needs a set over several periods in "
             "which facts change, e.g. chronoprobe build drift KG --first 2010 --last 2020"

@@ -42,6 +42,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.uncertainty import RESAMPLES, resample_counts
 from chronoprobe.models.requests import Cloze, ScoreRequest
@@ -124,7 +125,7 @@ def _date(value: Any) -> TimePoint:
     if isinstance(value, int) and not isinstance(value, bool):
         return TimePoint(value)
     if not isinstance(value, str):
-        raise ValueError(f"the date must be an ISO date such as 2019 or 2019-03, not {value!r}")
+        raise UserError(f"the date must be an ISO date such as 2019 or 2019-03, not {value!r}")
     return TimePoint.parse(value)
 
 
@@ -138,18 +139,18 @@ def _texts(where: Iterator[tuple[str, dict]]) -> list[tuple[dict, str]]:
         elif "sentence" in row and "year" in row:  # an ECBD row: a sentence about an entity
             text, date = row["sentence"], row["year"]
         else:
-            raise ValueError(
+            raise UserError(
                 f"{place}: a dated text needs the fields text and date (or an ECBD row's "
                 f"sentence and year); it has {', '.join(sorted(row)) or 'none'}"
             )
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{place}: the text is empty")
+            raise UserError(f"{place}: the text is empty")
         if date is None:
-            raise ValueError(f"{place}: the text has no date")
+            raise UserError(f"{place}: the text has no date")
         try:
             point = None if date == POPULAR and "sentence" in row else _date(date)
         except ValueError as err:
-            raise ValueError(f"{place}: {err}") from None
+            raise UserError(f"{place}: {err}") from None
         taken = {"id", "text", "date", "year", "sentence"}
         fields = {k: v for k, v in row.items() if k not in taken and isinstance(v, str)}
         out.append(({"id": row.get("id"), "text": text, "date": point, "fields": fields}, place))
@@ -159,7 +160,7 @@ def _texts(where: Iterator[tuple[str, dict]]) -> list[tuple[dict, str]]:
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict]]:
     for number, row in numbered_lines(path):
         if not isinstance(row, dict):
-            raise ValueError(f"{path}:{number}: expected a JSON object")
+            raise UserError(f"{path}:{number}: expected a JSON object")
         yield f"{path}:{number}", row
 
 
@@ -170,9 +171,9 @@ def _parquet_rows(path: Path) -> Iterator[tuple[str, dict]]:
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as err:
-        raise ValueError(f"{path}: not a readable Parquet file ({err})") from None
+        raise UserError(f"{path}: not a readable Parquet file ({err})") from None
     if "text" not in table.column_names or not {"date", "year"} & set(table.column_names):
-        raise ValueError(
+        raise UserError(
             f"{path}: dated texts need the columns text and date (or year); it has "
             f"{', '.join(table.column_names)}"
         )
@@ -197,7 +198,7 @@ def read_dated_texts(path: str | Path) -> list[DatedText]:
         given = row["id"]
         name = str(given) if given is not None else f"row-{number}"
         if name in seen_ids:
-            raise ValueError(f"{place}: duplicate id {name!r}")
+            raise UserError(f"{place}: duplicate id {name!r}")
         seen_ids.add(name)
         same = first_of.setdefault((row["text"], row["date"]), name)
         out.append(
@@ -466,7 +467,7 @@ def _warnings(model, rows: Sequence[DatedText], params: DocCutoffParams) -> list
     """A named family column that no row has is refused before any text is scored."""
     if params.family_by and not any(params.family_by in row.fields for row in rows):
         fields = sorted({k for row in rows for k in row.fields})
-        raise ValueError(
+        raise UserError(
             f"--family-by {params.family_by}: no row has a text field of that name; the rows' "
             f"text fields: {', '.join(fields) or 'none'}"
         )

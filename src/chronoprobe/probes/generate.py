@@ -45,6 +45,7 @@ from typing import Literal, NamedTuple
 import msgspec
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from chronoprobe.errors import UserError
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.requests import Cloze, PromptRequest
 from chronoprobe.params import ExistingPath, seed_field
@@ -127,9 +128,9 @@ def checked_template(template: str) -> str:
     used = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
     unknown = sorted(used - set(PLACEHOLDERS))
     if unknown:
-        raise ValueError(f"unknown placeholder {{{unknown[0]}}}; use {', '.join(PLACEHOLDERS)}")
+        raise UserError(f"unknown placeholder {{{unknown[0]}}}; use {', '.join(PLACEHOLDERS)}")
     if not used & {"statement", "query"}:
-        raise ValueError("the template must hold {statement} or {query}")
+        raise UserError("the template must hold {statement} or {query}")
     return template
 
 
@@ -251,25 +252,23 @@ class GenerateParams(ProbeParams):
         if self.responses is not None:
             given = [f for f in GENERATION if getattr(self, f) != fields[f].default]
             if given:
-                raise ValueError(
-                    f"{given[0]} applies to asking a model, not to judging --responses"
-                )
+                raise UserError(f"{given[0]} applies to asking a model, not to judging --responses")
             if self.engine != "local":
-                raise ValueError("responses are judged here: engine must be local")
+                raise UserError("responses are judged here: engine must be local")
         elif self.name is not None:
-            raise ValueError("name applies to --responses only (a model is named by its spec)")
+            raise UserError("name applies to --responses only (a model is named by its spec)")
         if self.form == QUESTION and self.gap_first != fields["gap_first"].default:
-            raise ValueError(
+            raise UserError(
                 "gap_first applies to rows asked by the template; with form question every "
                 "row is asked as a question"
             )
         if self.match == JUDGE_RULE and self.judge is None:
-            raise ValueError("match judge needs a judge model: --judge MODEL")
+            raise UserError("match judge needs a judge model: --judge MODEL")
         if self.judge is not None and self.engine != "local":
-            raise ValueError("a --judge model judges here: engine must be local")
+            raise UserError("a --judge model judges here: engine must be local")
         for key, value in PROTOCOLS.get(self.protocol or "", {}).items():
             if getattr(self, key) not in (value, fields[key].default):
-                raise ValueError(
+                raise UserError(
                     f"protocol {self.protocol} sets {key} to {value}, not {getattr(self, key)}: "
                     f"leave {key} out, or give no protocol"
                 )
@@ -1026,7 +1025,7 @@ def _asking_warnings(model, rows: Sequence[AskedRow], params: GenerateParams) ->
             return []
         return [f"{missing:,} of {len(rows):,} rows have no answer in {model.path} (skipped)"]
     if model.family not in ("causal", "seq2seq"):
-        raise ValueError(
+        raise UserError(
             f"{model.name}: the generate view needs a causal or seq2seq model, not a "
             f"{model.family} one"
         )

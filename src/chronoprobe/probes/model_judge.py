@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.requests import Cloze, PromptRequest
 
 JUDGE_RULE = "judge"
@@ -113,7 +114,7 @@ def load_judge(spec: Any, params: Any) -> Any:
         )
     model = load_model(chosen, **asdict(options))
     if model.family not in ("causal", "seq2seq"):
-        raise ValueError(f"--judge {chosen}: a {model.family} model cannot answer in words")
+        raise UserError(f"--judge {chosen}: a {model.family} model cannot answer in words")
     if not params.reuse_answers or not chosen.answers_cached:
         return model
     from chronoprobe.core.cache_dir import default_cache_dir

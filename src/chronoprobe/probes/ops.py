@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.models.spec import ModelSpec, parse_spec
 from chronoprobe.probes.answering import ProbeRows
 from chronoprobe.probes.view import SKIPPED, VIEWS, ServedOptions, View
@@ -153,13 +154,13 @@ def _models(view: View, params: Any, inputs: dict[str, Path]) -> list[tuple[str,
     if "model" in inputs:
         trained = inputs["model"] / "model"
         if not trained.is_dir():
-            raise ValueError(f"{inputs['model']}: input `model` holds no model/ directory")
+            raise UserError(f"{inputs['model']}: input `model` holds no model/ directory")
         return [(MODEL_INPUT, parse_spec(str(trained)))]
     if not inputs["series"].is_dir():
-        raise ValueError(f"{inputs['series']}: a file; input `series` is a model series folder")
+        raise UserError(f"{inputs['series']}: a file; input `series` is a model series folder")
     path = inputs["series"] / "series.json"
     if not path.is_file():
-        raise ValueError(f"{path}: no series.json; is input `series` a model series?")
+        raise UserError(f"{path}: no series.json; is input `series` a model series?")
     series = json.loads(path.read_text(encoding="utf-8"))
     return [(p["period"], parse_spec(str(inputs["series"] / p["dir"]))) for p in series["periods"]]
 

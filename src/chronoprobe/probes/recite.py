@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
+from chronoprobe.errors import UserError
 from chronoprobe.metrics.ranking import acc_at_k, hit_at_k
 from chronoprobe.metrics.uncertainty import proportion, summary
 from chronoprobe.models.capabilities import RanksSymbols
@@ -69,7 +70,7 @@ def _column(metric: str) -> str:
 def predict_recite(model, rows: Sequence[dict], params: ReciteParams, progress: Progress):
     """One prediction per statement: the top symbols, the target's rank and each metric."""
     if not isinstance(model, RanksSymbols):
-        raise ValueError(NOT_SYMBOLIC.format(name=model.name))
+        raise UserError(NOT_SYMBOLIC.format(name=model.name))
     targets = [model.symbol(r["slot"], r["target"]) for r in rows]
     requests = [
         RankRequest(

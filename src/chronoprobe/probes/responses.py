@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
 
 FAMILY = "responses"  # the family a stand-in reports, in metrics.json
@@ -42,17 +43,17 @@ class Responses:
         for number, item in numbered_lines(path):
             where = f"{path}:{number}"
             if not isinstance(item, dict):
-                raise ValueError(f"{where}: expected a JSON object {SHAPE}")
+                raise UserError(f"{where}: expected a JSON object {SHAPE}")
             for key in ("id", "answer"):
                 if key not in item:
-                    raise ValueError(f"{where}: missing field {key!r} (each line is {SHAPE})")
+                    raise UserError(f"{where}: missing field {key!r} (each line is {SHAPE})")
             row_id, answer = item["id"], item["answer"]
             if isinstance(row_id, bool) or not isinstance(row_id, str | int):
-                raise ValueError(f"{where}: 'id' must be a string, not {type(row_id).__name__}")
+                raise UserError(f"{where}: 'id' must be a string, not {type(row_id).__name__}")
             if not isinstance(answer, str):
-                raise ValueError(f"{where}: 'answer' must be a string, not {type(answer).__name__}")
+                raise UserError(f"{where}: 'answer' must be a string, not {type(answer).__name__}")
             if len(answer) > MAX_ANSWER_CHARS:
-                raise ValueError(
+                raise UserError(
                     f"{where}: an answer of {len(answer):,} characters; an answer is judged as a "
                     "model's, which stops at the first newline or sentence end: at most "
                     f"{MAX_ANSWER_CHARS:,} characters"
@@ -60,7 +61,7 @@ class Responses:
             answers.setdefault(str(row_id), []).append(answer)
             lines.setdefault(str(row_id), number)
         if not answers:
-            raise ValueError(f"{path}: no answers (expected one JSON object a line: {SHAPE})")
+            raise UserError(f"{path}: no answers (expected one JSON object a line: {SHAPE})")
         return cls(path, name or path.stem, answers, lines)
 
     def check_ids(self, ids: Collection[str], data: Path | str) -> None:
@@ -68,7 +69,7 @@ class Responses:
         for row_id, number in sorted(self.lines.items(), key=lambda item: item[1]):
             if row_id not in ids:
                 shown = repr(row_id) if len(row_id) <= 80 else repr(row_id[:77]) + "..."
-                raise ValueError(f"{self.path}:{number}: unknown id {shown}: no row of {data}")
+                raise UserError(f"{self.path}:{number}: unknown id {shown}: no row of {data}")
 
     def missing(self, ids: Collection[str]) -> int:
         """How many of ``ids`` have no answer."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import msgspec
 
 from chronoprobe.datasets.row_checks import period
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.models.requests import Cloze, split_query
 
@@ -62,11 +63,11 @@ def numbered_probe_lines(
         try:
             cloze = Cloze(*split_query(item.query))
             if not item.answer_labels or not all(label.strip() for label in item.answer_labels):
-                raise ValueError("answer_labels holds no answer, or an empty one: nothing to score")
+                raise UserError("answer_labels holds no answer, or an empty one: nothing to score")
             if item.period is not None:
                 period(item.period)
         except ValueError as err:
-            raise ValueError(f"{path}:{number}: {err}") from err
+            raise UserError(f"{path}:{number}: {err}") from err
         yield number, item, cloze
 
 

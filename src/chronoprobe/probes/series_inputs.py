@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from chronoprobe.errors import UserError
 from chronoprobe.probes.series_matrix import period_order
 from chronoprobe.set_files import KG_RECORD
 from chronoprobe.time import Granularity, Period
@@ -83,7 +84,7 @@ def check_series_periods(
     if not with_model:
         kinds = [f"of {_span(dated)}"] if dated else []
         kinds += ["without a period"] if None in counts else []
-        raise ValueError(
+        raise UserError(
             f"{where}: no row has a model of its period in the series: the rows are "
             f"{' and '.join(kinds)}, the models of {_span(list(models))}; {_build_hint(models, kg)}"
         )

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from chronoprobe.errors import UserError
 from chronoprobe.metrics.uncertainty import EMPTY, RESAMPLES, Estimate
 from chronoprobe.probes.grouping import outside_all
 from chronoprobe.probes.view import View
@@ -95,7 +96,7 @@ def metric_estimate(
     summary = view.summarize(rows, resamples=resamples)
     if metric not in summary:
         known = ", ".join(view.metric_names(rows))
-        raise ValueError(f"view {view.name!r} has no metric {metric!r}; choose one of {known}")
+        raise UserError(f"view {view.name!r} has no metric {metric!r}; choose one of {known}")
     value, interval = summary[metric], summary.get(f"{metric}_ci95")
     low, high = interval if interval else (None, None)
     n = summary.get(f"{metric}_n", summary["n"])
@@ -197,7 +198,7 @@ def series_matrix(
     if metric is None:
         names = view.metric_names(rows)
         if not names:
-            raise ValueError(f"view {view.name!r} gives no figure with an interval to show")
+            raise UserError(f"view {view.name!r} gives no figure with an interval to show")
         metric = names[0]
     models = list(models) if models is not None else list(dict.fromkeys(r["model"] for r in rows))
     periods = list(periods) if periods is not None else period_order([r["period"] for r in rows])

@@ -31,6 +31,7 @@ import numpy as np
 from pydantic import Field
 
 from chronoprobe.datasets.row_checks import offsets_problem
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.metrics.perplexity import entity_averaged_perplexity
 from chronoprobe.metrics.uncertainty import (
@@ -129,7 +130,7 @@ class DefinitionPool:
         own = self.index.get(entity)
         choices = len(self.entities) - (own is not None)
         if choices < 1:
-            raise ValueError(TOO_FEW_DEFINITIONS)
+            raise UserError(TOO_FEW_DEFINITIONS)
         digest = hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=8).digest()
         pick = int.from_bytes(digest, "big") % choices
         if own is not None and pick >= own:
@@ -170,7 +171,7 @@ def read_examples(path: str | Path) -> list[ECBDExample]:
     for number, line in numbered_lines(path, _Line, "not an ECBD example"):
         problem = _check(line)
         if problem:
-            raise ValueError(f"{path}:{number}: {problem}")
+            raise UserError(f"{path}:{number}: {problem}")
         lines.append(line)
     pool = DefinitionPool.of({line.entity: line.definition for line in lines})
     return [
@@ -210,7 +211,7 @@ def condition_request(
         source, prefix = example.pool.draw(example.entity, example.id, seed)
         prefix = prefix.strip()
     elif condition != "original":
-        raise ValueError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
+        raise UserError(f"unknown condition {condition!r}; choose from {', '.join(CONDITIONS)}")
     if prefix:
         left = f"{prefix} {left}"
     return ScoreRequest(Cloze(left, text[s_end:]), text[s_start:s_end]), source
@@ -248,7 +249,7 @@ def predict_span_ppl(
     beamed = None
     if params.recall_beams:  # first, so a model that cannot do it fails before any scoring
         if not model.fills_spans:
-            raise ValueError(f"{model.name}: {NO_BEAM_SPANS}")
+            raise UserError(f"{model.name}: {NO_BEAM_SPANS}")
         clozes = [r.cloze for r in requests]
         beamed = model.beam_spans(clozes, params.recall_beams, RECALL_K, progress=phase(0))
     scores = model.score(requests, progress=phase(phases - 1))

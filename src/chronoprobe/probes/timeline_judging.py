@@ -49,6 +49,7 @@ import re
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+from chronoprobe.errors import UserError
 from chronoprobe.probes.judging import Gold, first_line, judge, normalize
 from chronoprobe.time import MONTH_NAMES, TimePoint
 
@@ -202,7 +203,7 @@ def _day_or_month_first(a: int, b: int, year: int) -> TimePoint:
         except ValueError:
             continue
     if not readings:
-        raise ValueError(f"no date in {a}/{b}/{year}")
+        raise UserError(f"no date in {a}/{b}/{year}")
     return readings.pop() if len(readings) == 1 else TimePoint(year)
 
 
@@ -460,7 +461,7 @@ def judge_timeline(
         gold_names = [[label] for label in gold["labels"]]
         order = _order(listed(text), gold_names)
         return order == list(range(len(gold_names))), order is not None
-    raise ValueError(f"unknown answer type {kind!r} in a timeline row")
+    raise UserError(f"unknown answer type {kind!r} in a timeline row")
 
 
 TIMELINE_FIELDS = ("kind", "complexity", "capability", "answer_type", "precision")

@@ -20,6 +20,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.registry import ADAPTERS
 from chronoprobe.models.spec import LoadOptions, ModelSpec
 from chronoprobe.params import NOT_ECHOED, Cli, DeviceParams, Params, choice_of
@@ -396,7 +397,7 @@ def check_rows_kind(view: View, path: Path) -> None:
         if not found:
             return  # unknown: the view's reader names what is missing
         kind, reader = found[0][0], f"they are read by {found[0][1]}"
-    raise ValueError(
+    raise UserError(
         f"{path}:{number}: these are {kind} (fields {', '.join(sorted(first)[:8])}), not "
         f"the {view.name} view's (it needs {', '.join(view.rows.fields)}); {reader}"
     )

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 
 REPORT_FILE = "report.html"
 
@@ -43,7 +44,7 @@ def default_target(folder: Path) -> Path:
     resolved = folder.resolve()
     run = next((p for p in resolved.parents if is_run(p)), None)
     if run is not None and resolved.is_relative_to(run / "steps"):
-        raise ValueError(
+        raise UserError(
             f"{folder} is inside the run directory {run}, which its run rewrites; report the "
             f"run (chronoprobe report {run}), or pass --out FILE.html"
         )
@@ -51,7 +52,7 @@ def default_target(folder: Path) -> Path:
         return resolved.with_name(f"{resolved.name}-{REPORT_FILE}")
     found = find_outputs(folder)  # refuses a folder without any output
     first = (found.outputs or found.runs)[0][1]
-    raise ValueError(
+    raise UserError(
         f"{folder} is not a run directory or one command's output (it holds "
         f"{found.describe()}); report one of them (chronoprobe report {first}), or all of them "
         f"together into a file you name: chronoprobe report {folder} --out FILE.html"
@@ -86,21 +87,21 @@ def check_report_target(target: Path) -> None:
     if kind is None:
         return
     if kind == "dir":
-        raise ValueError(
+        raise UserError(
             f"{target} is a folder; pass the report's file, e.g. {target / REPORT_FILE}"
         )
     if kind != "file":
-        raise ValueError(f"{target} is {describe(kind)}; pass a new file name for the report")
+        raise UserError(f"{target} is {describe(kind)}; pass a new file name for the report")
     with open(target, "rb") as stream:
         head = stream.read(_HEAD)
         if not any(sign in head for sign in _SIGNS):
-            raise ValueError(
+            raise UserError(
                 f"{target} exists and is not a chronoprobe report; a report writes over nothing "
                 "else: pass a new file name"
             )
         found = _DIGEST.search(head)
         if found is None:
-            raise ValueError(
+            raise UserError(
                 f"{target} is a report of an older chronoprobe, which wrote no digest of it, so "
                 "an edit to it cannot be told: move it away (or delete it) to have it written "
                 "again, or pass another --out"
@@ -109,7 +110,7 @@ def check_report_target(target: Path) -> None:
         while chunk := stream.read(1 << 20):
             digest.update(chunk)
     if digest.hexdigest() != found.group(1).decode():
-        raise ValueError(
+        raise UserError(
             f"{target} was edited since chronoprobe wrote it; a report writes over nothing of "
             "yours: move it away (or delete it) to have it written again, or pass another --out"
         )

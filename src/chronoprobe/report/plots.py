@@ -21,6 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from chronoprobe.errors import UserError
 from chronoprobe.report.blocks import Image, Table
 
 # Okabe & Ito (2008), reordered so that the first few series are the most distinct; black last.
@@ -132,7 +133,7 @@ def line_plot(
     a summary line over the others hides none of them.
     """
     if not series:
-        raise ValueError("line_plot needs at least one series")
+        raise UserError("line_plot needs at least one series")
     names = list(series)
     drawn = palette(len(names))
     if names[-1].lower() == "other":
@@ -144,9 +145,7 @@ def line_plot(
             x = np.asarray(series[names[0]][0])
             for name in names[1:]:
                 if not np.array_equal(np.asarray(series[name][0]), x):
-                    raise ValueError(
-                        f"stacked series {name!r} has other x values than {names[0]!r}"
-                    )
+                    raise UserError(f"stacked series {name!r} has other x values than {names[0]!r}")
             ys = [np.asarray(series[n][1], dtype=float) for n in names]
             ax.stackplot(x, *ys, labels=names, colors=drawn, alpha=0.9, linewidth=0)
             if len(x) > 1:
@@ -229,10 +228,10 @@ def heatmap(
     """
     matrix = np.asarray(values, dtype=float)
     if matrix.shape != (len(rows), len(columns)):
-        raise ValueError(f"values have shape {matrix.shape}, labels ({len(rows)}, {len(columns)})")
+        raise UserError(f"values have shape {matrix.shape}, labels ({len(rows)}, {len(columns)})")
     n = None if counts is None else np.asarray(counts, dtype=int)
     if n is not None and n.shape != matrix.shape:
-        raise ValueError(f"counts have shape {n.shape}, values {matrix.shape}")
+        raise UserError(f"counts have shape {n.shape}, values {matrix.shape}")
     width = min(WIDTH, max(4.5, 2.8 + 0.55 * len(columns)))
     height = max(2.2, 1.2 + 0.38 * len(rows))
     fig, ax = new_figure(height, width)
@@ -289,12 +288,12 @@ def grouped_bars(
     shares), which otherwise fits the bars.
     """
     if not series:
-        raise ValueError("grouped_bars needs at least one series")
+        raise UserError("grouped_bars needs at least one series")
     names = list(series)
     n = len(categories)
     for name in names:
         if len(series[name]) != n:
-            raise ValueError(f"series {name!r} has {len(series[name])} values for {n} categories")
+            raise UserError(f"series {name!r} has {len(series[name])} values for {n} categories")
     slot = 0.8 / len(names)
     positions = np.arange(n)
     height = max(2.6, 1.0 + 0.28 * n * max(1, len(names) * 0.6)) if horizontal else 3.6

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from chronoprobe import safe_yaml
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.runs.run_directory import is_run_directory, stale_steps
 from chronoprobe.steps import STEP_RECORD
@@ -70,9 +71,9 @@ def _regular(path: Path, limit: int = MAX_RECORD_BYTES) -> Path:
     """``path``, if it is a regular file of a record's size: a pipe or a device would be read
     forever, a huge file whole."""
     if not path.is_file():
-        raise ValueError(f"{path}: not a regular file")
+        raise UserError(f"{path}: not a regular file")
     if path.stat().st_size > limit:
-        raise ValueError(f"{path}: larger than a run writes it ({limit >> 20} MB)")
+        raise UserError(f"{path}: larger than a run writes it ({limit >> 20} MB)")
     return path
 
 
@@ -81,26 +82,26 @@ def _read_config(path: Path) -> tuple[dict[str, Any], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text (byte {err.start})") from None
+        raise UserError(f"{path}: not UTF-8 text (byte {err.start})") from None
     try:
         config = safe_yaml.load(text)
     except yaml.YAMLError as err:
         line, reason = safe_yaml.problem_of(err)
-        raise ValueError(f"{path}{'' if line is None else f':{line}'}: {reason}") from None
+        raise UserError(f"{path}{'' if line is None else f':{line}'}: {reason}") from None
     if not isinstance(config, dict):
-        raise ValueError(f"{path}:1: the config must be a mapping")
+        raise UserError(f"{path}:1: the config must be a mapping")
     steps = config.get("steps")
     if not isinstance(steps, list) or not steps:
-        raise ValueError(f"{path}: no `steps` list; a run's config lists the steps it ran")
+        raise UserError(f"{path}: no `steps` list; a run's config lists the steps it ran")
     for i, step in enumerate(steps):
         if not (
             isinstance(step, dict)
             and isinstance(step.get("id"), str)
             and isinstance(step.get("kind"), str)
         ):
-            raise ValueError(f"{path}: steps[{i}] is not a mapping with an id and a kind")
+            raise UserError(f"{path}: steps[{i}] is not a mapping with an id and a kind")
         if not _STEP_ID.fullmatch(step["id"]):  # a folder in steps/, never a path out of it
-            raise ValueError(f"{path}: steps[{i}].id {step['id']!r} is not a step id")
+            raise UserError(f"{path}: steps[{i}].id {step['id']!r} is not a step id")
     return config, text
 
 

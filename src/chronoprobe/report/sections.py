@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.registry import Registry
 from chronoprobe.report.blocks import Block, Section, Text, key_value_table
@@ -135,7 +136,7 @@ def read_metrics(step_dir: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     if not path.is_file():  # a pipe or a device would be read forever
-        raise ValueError(f"{path}: not a regular file")
+        raise UserError(f"{path}: not a regular file")
     return read_json_object(path, "metrics")
 
 

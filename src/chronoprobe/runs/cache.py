@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.runs.ownership import copy_hashed, file_record, lstat_kind, sha256_of, walk_files
 from chronoprobe.step_context import SHARDS_DIR
 from chronoprobe.steps import STEP_RECORD
@@ -130,9 +131,9 @@ def _read_small(path: Path, limit: int) -> bytes:
     with open(handle, "rb") as stream:
         info = os.fstat(handle)
         if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file")
+            raise UserError("not a regular file")
         if info.st_size > limit:
-            raise ValueError(f"larger than {limit:,} bytes")
+            raise UserError(f"larger than {limit:,} bytes")
         return stream.read(limit + 1)
 
 
@@ -176,7 +177,7 @@ class StepCache:
         if lstat_kind(self.root) is None:
             self.root.mkdir(parents=True, mode=0o700)
         elif not self.root.is_dir():
-            raise ValueError(f"the step cache {self.root} is not a folder; set CHRONOPROBE_CACHE")
+            raise UserError(f"the step cache {self.root} is not a folder; set CHRONOPROBE_CACHE")
         me, warnings = os.geteuid(), []
         resolved = self.root.resolve()
         for folder in (resolved, *resolved.parents):
@@ -193,7 +194,7 @@ class StepCache:
             if problem.startswith("writable by its group"):
                 warnings.append(f"{line}; `chmod g-w {folder}` keeps it yours")
             else:
-                raise ValueError(
+                raise UserError(
                     f"{line}: set CHRONOPROBE_CACHE to a folder of your own (or run "
                     f"`chmod go-w {folder}` if it is yours)"
                 )
@@ -225,9 +226,9 @@ class StepCache:
         try:
             info = os.lstat(path)
             if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
-                raise ValueError(f"{problem} (a link or not a file)")
+                raise UserError(f"{problem} (a link or not a file)")
             if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-                raise ValueError(
+                raise UserError(
                     f"{problem} (it must be yours and readable by you only: owner uid "
                     f"{info.st_uid}, mode {stat.S_IMODE(info.st_mode):04o})"
                 )
@@ -235,12 +236,12 @@ class StepCache:
             secret = bytes.fromhex(text)
         except (OSError, UnicodeDecodeError, ValueError) as err:
             reason = str(err) if str(err).startswith(str(path)) else f"{problem} ({err})"
-            raise ValueError(
+            raise UserError(
                 f"{reason}; without its key the cache cannot tell its own entries: delete the "
                 "file (every entry is computed again once), or set CHRONOPROBE_CACHE"
             ) from None
         if len(secret) != _KEY_BYTES:
-            raise ValueError(f"{problem} ({len(secret)} bytes, not {_KEY_BYTES}); delete it")
+            raise UserError(f"{problem} ({len(secret)} bytes, not {_KEY_BYTES}); delete it")
         self._secret = secret
         return secret
 
@@ -412,5 +413,5 @@ class StepCache:
         self._index(kind, key).unlink(missing_ok=True)
 
 
-class DamagedEntry(ValueError):
+class DamagedEntry(UserError):
     """A cache entry that is not as this cache wrote it; it is dropped and computed again."""

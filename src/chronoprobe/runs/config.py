@@ -24,6 +24,7 @@ from pydantic import (
 from chronoprobe import safe_yaml
 from chronoprobe.core.cache_dir import default_cache_dir
 from chronoprobe.core.plugins import plugin_module, user_plugins
+from chronoprobe.errors import UserError
 from chronoprobe.params import Seed
 from chronoprobe.registry import PLUGINS_ENV, import_plugin, nearest
 from chronoprobe.runs.seeds import StepRun, seed_problems, step_runs
@@ -32,7 +33,7 @@ from chronoprobe.steps import StepKind, get_kind
 Loc = tuple[str | int, ...]
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """One or more problems in an experiment config, each as ``file:line: key.path: reason``."""
 
     def __init__(self, problems: Sequence[str]) -> None:
@@ -70,7 +71,7 @@ class ExperimentConfig(BaseModel):
     def _steps_are_a_list(cls, steps: Any) -> Any:
         if isinstance(steps, dict):
             first = next(iter(steps), "world")
-            raise ValueError(
+            raise UserError(
                 "a list of steps, not a mapping: write each step as `- id: NAME` followed by "
                 f"its kind, params and inputs (`- id: {first}`, not `{first}:`)"
             )
@@ -81,7 +82,7 @@ class ExperimentConfig(BaseModel):
     def _distinct_seeds(cls, seeds: list[int] | None) -> list[int] | None:
         if seeds is not None and len(set(seeds)) != len(seeds):
             twice = next(s for s in seeds if seeds.count(s) > 1)
-            raise ValueError(f"seed {twice} is listed twice; each seed runs once")
+            raise UserError(f"seed {twice} is listed twice; each seed runs once")
         return seeds
 
     @field_validator("name")
@@ -90,7 +91,7 @@ class ExperimentConfig(BaseModel):
         """The name is the default run directory (runs/NAME): "." or ".." would be the runs
         folder itself or the working directory, which the run would then overwrite."""
         if set(name) == {"."}:
-            raise ValueError(f"{name!r} is not a usable name; use letters, digits, _ . -")
+            raise UserError(f"{name!r} is not a usable name; use letters, digits, _ . -")
         return name
 
 

@@ -29,6 +29,7 @@ from rich.text import Text
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.progress import live_progress
+from chronoprobe.errors import UserError
 from chronoprobe.registry import loaded_plugins
 from chronoprobe.runs.cache import DamagedEntry, StepCache, step_key
 from chronoprobe.runs.config import ConfigError, Experiment, load_experiment
@@ -100,17 +101,17 @@ def open_log(path: Path):
         handle = os.open(path, flags, 0o666)
     except OSError as err:
         if err.errno == errno.ELOOP:
-            raise ValueError(
+            raise UserError(
                 f"{path} is a symbolic link; a run appends to its own log only: remove the link"
             ) from None
         if err.errno == errno.ENXIO:  # a pipe nobody reads
-            raise ValueError(f"{path} is a pipe; a run appends its log to a file") from None
+            raise UserError(f"{path} is a pipe; a run appends its log to a file") from None
         raise
     info = os.fstat(handle)
     if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
         os.close(handle)
         what = "has other names (hard links)" if stat.S_ISREG(info.st_mode) else "is no file"
-        raise ValueError(f"{path} {what}; a run appends its log to a file of its own only")
+        raise UserError(f"{path} {what}; a run appends its log to a file of its own only")
     os.set_blocking(handle, True)
     return open(handle, "a", encoding="utf-8")
 
@@ -163,7 +164,7 @@ class _CacheJob:
     origin: dict
 
 
-class StepExited(ValueError):
+class StepExited(UserError):
     """A step's code (a plugin's, as a rule) called ``sys.exit``: that ends the step, which
     failed, not the run, which must not end as if it had succeeded."""
 
@@ -437,7 +438,7 @@ def run_experiment(
         checks = {k.run_dir_check for k in experiment.kinds.values() if k.run_dir_check}
         problems = [problem for check in checks for problem in check(run_dir)]
         if problems:
-            raise ValueError("; ".join(problems) + ". Nothing was changed")
+            raise UserError("; ".join(problems) + ". Nothing was changed")
         return _run(experiment, directory, cache, use_cache, console, warnings)
 
 

@@ -22,6 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from chronoprobe.errors import UserError
 from chronoprobe.runs.ownership import lstat_kind
 from chronoprobe.runs.run_directory import is_run_directory
 from chronoprobe.steps import STEP_RECORD
@@ -81,7 +82,7 @@ def find_outputs(folder: str | Path) -> Found:
     if kind is None:
         raise FileNotFoundError(f"{root}: no such folder")
     if not root.is_dir():
-        raise ValueError(
+        raise UserError(
             f"{root}: a file, not a folder; pass a run directory, a command's --out folder, "
             "or a folder holding several"
         )
@@ -111,7 +112,7 @@ def find_outputs(folder: str | Path) -> Found:
             elif depth + 1 < MAX_DEPTH:
                 queue.append((child, depth + 1))
     if not runs and not outputs:
-        raise ValueError(
+        raise UserError(
             f"{root}: no chronoprobe output in it or in the {MAX_DEPTH} levels of folders "
             "below (a run directory holds .chronoprobe-run, a command's output step.json); "
             "make one with `chronoprobe run experiments/demo.yaml` or any command's --out"

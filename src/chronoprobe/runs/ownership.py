@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import file_identity
 from chronoprobe.steps import STEP_RECORD, read_step_record
 from chronoprobe.version import __version__
@@ -72,21 +73,21 @@ def read_marker(path: Path) -> dict[str, Any] | None:
     if kind is None:
         return None
     if kind != "file":
-        raise ValueError(f"{path}: {describe(kind)}, not the marker chronoprobe writes there")
+        raise UserError(f"{path}: {describe(kind)}, not the marker chronoprobe writes there")
     if path.stat().st_size > _MARKER_BYTES:
-        raise ValueError(f"{path}: too large to be the marker chronoprobe writes")
+        raise UserError(f"{path}: too large to be the marker chronoprobe writes")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise ValueError(
+        raise UserError(
             f"{path}: damaged marker ({err}); chronoprobe cannot tell what it wrote"
         ) from None
     if not isinstance(data, dict) or type(data.get("format")) is not int:
-        raise ValueError(
+        raise UserError(
             f"{path}: damaged marker (no format); chronoprobe cannot tell what it wrote"
         )
     if data["format"] > MARKER_FORMAT:
-        raise ValueError(
+        raise UserError(
             f"{path}: written by a newer chronoprobe ({data.get('chronoprobe', 'unknown')}, "
             f"format {data['format']}); this one ({__version__}) reads format {MARKER_FORMAT}: "
             "upgrade chronoprobe, or pass another folder"
@@ -107,7 +108,7 @@ def own_tmp(folder: Path) -> Path:
     if kind == "link":
         tmp.unlink()
     elif kind not in (None, "dir"):
-        raise ValueError(
+        raise UserError(
             f"{tmp}: {describe(kind)}; chronoprobe keeps its temporary files in a folder of "
             "that name: move it away"
         )
@@ -141,7 +142,7 @@ def locked_folder(folder: Path, busy: str) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ValueError(busy) from None
+            raise UserError(busy) from None
         yield
     finally:
         os.close(handle)

@@ -25,6 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.runs.outputs import find_outputs, output_id, step_id
 from chronoprobe.runs.ownership import describe, lstat_kind
@@ -69,7 +70,7 @@ def _run_file(path: Path) -> bool:
     if kind is None:
         return False
     if kind != "file":
-        raise ValueError(
+        raise UserError(
             f"{path} is {describe(kind)}; `chronoprobe results` reads only the files steps "
             "wrote there (never through a link, never a pipe): move it away"
         )
@@ -79,7 +80,7 @@ def _run_file(path: Path) -> bool:
 def _read_record(path: Path) -> dict:
     record = read_json_object(path, "the step record")
     if not (isinstance(record.get("id"), str) and isinstance(record.get("kind"), str)):
-        raise ValueError(f"{path}: a step record names its step's id and kind")
+        raise UserError(f"{path}: a step record names its step's id and kind")
     return record
 
 
@@ -124,7 +125,7 @@ def _parquet_files(step_dir: Path) -> Iterator[Path]:
                 continue
             _run_file(path)
             if not _is_parquet(path):
-                raise ValueError(
+                raise UserError(
                     f"{path}: not a Parquet file (it lacks the PAR1 marks a Parquet file starts "
                     "and ends with); move it away, or run the step again to write it"
                 )
@@ -261,7 +262,7 @@ def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> list[str]:
             con.execute(f"CREATE VIEW {_quote(name)} AS SELECT * FROM read_parquet('{path}')")
         except duckdb.Error as err:
             reason = str(err).strip().splitlines()[0]
-            raise ValueError(f"{file}: not a Parquet file DuckDB can read ({reason})") from None
+            raise UserError(f"{file}: not a Parquet file DuckDB can read ({reason})") from None
     con.register("metrics_rows", metrics)
     con.execute("CREATE TABLE metrics AS SELECT * FROM metrics_rows")
     con.unregister("metrics_rows")
@@ -274,7 +275,7 @@ def build_results(run_dir: str | Path) -> Path:
     tables and views a user added to an earlier one are carried over into the new one."""
     run_dir = Path(run_dir)
     if not is_run_directory(run_dir):
-        raise ValueError(
+        raise UserError(
             f"{run_dir}: not a run directory (no .chronoprobe-run); `chronoprobe results` "
             "writes results.duckdb only into a folder `chronoprobe run` made"
         )
@@ -298,13 +299,11 @@ def _carry_over(con: duckdb.DuckDBPyConnection, earlier: Path) -> None:
     not make (a user's own, added in a DuckDB client): the database is rebuilt at every call,
     and must not lose them. A file that is no DuckDB database is refused, not replaced."""
     if lstat_kind(earlier) != "file":  # a link is not followed out of the run
-        raise ValueError(
-            f"{earlier} is not the database `chronoprobe results` writes: move it away"
-        )
+        raise UserError(f"{earlier} is not the database `chronoprobe results` writes: move it away")
     try:
         con.execute(f"ATTACH '{str(earlier).replace(chr(39), chr(39) * 2)}' AS earlier (READ_ONLY)")
     except duckdb.Error:
-        raise ValueError(
+        raise UserError(
             f"{earlier} is no DuckDB database, so not the one `chronoprobe results` writes: "
             "move it away"
         ) from None
@@ -331,7 +330,7 @@ def _carry_over(con: duckdb.DuckDBPyConnection, earlier: Path) -> None:
                 try:
                     con.execute(sql)
                 except duckdb.Error as err:
-                    raise ValueError(
+                    raise UserError(
                         f"{earlier}: your view {name} no longer works over the rebuilt results "
                         f"({err}); drop it or fix it, then run results again"
                     ) from None

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.errors import UserError
 from chronoprobe.runs.ownership import (
     TMP_DIR,
     changed_files,
@@ -74,7 +75,7 @@ def refuse_holding(folder: Path, cache_root: Path, option: str = "--out") -> Non
     target = folder.resolve()
     for what, path in (("the working directory", Path.cwd()), ("the step cache", cache_root)):
         if _contains(target, path.resolve()):
-            raise ValueError(
+            raise UserError(
                 f"{folder} holds {what} ({path}); chronoprobe replaces what it writes there: "
                 f"pass {option} to a folder of its own"
             )
@@ -82,7 +83,7 @@ def refuse_holding(folder: Path, cache_root: Path, option: str = "--out") -> Non
     while lstat_kind(existing) is None and existing != existing.parent:
         existing = existing.parent
     if existing != target and not existing.is_dir():
-        raise ValueError(f"{folder}: {existing} is a file, so no folder can be made there")
+        raise UserError(f"{folder}: {existing} is a file, so no folder can be made there")
 
 
 def step_dir_problem(step_dir: Path) -> str | None:
@@ -149,7 +150,7 @@ def _is_step_ids(steps: Any) -> bool:
 def _marker_steps(run_dir: Path, marker: dict[str, Any]) -> set[str]:
     steps = marker.get("steps", [])
     if not _is_step_ids(steps):
-        raise ValueError(f"{run_dir / MARKER}: damaged marker (steps is not a list of ids)")
+        raise UserError(f"{run_dir / MARKER}: damaged marker (steps is not a list of ids)")
     return set(steps)
 
 
@@ -206,7 +207,7 @@ class RunDirectory:
         else:
             legacy = _legacy_steps(self.path)
             if legacy is None:
-                raise ValueError(
+                raise UserError(
                     f"run directory {self.path} is not empty and is not a chronoprobe run "
                     f"directory (no {MARKER}; it holds {listing(names)}); pass --out to a new "
                     "or empty folder"
@@ -225,7 +226,7 @@ class RunDirectory:
             problems += [step_dir_problem(self.steps / name) or "" for name in sorted(set(keep))]
         problems = [p for p in problems if p]
         if problems:
-            raise ValueError(
+            raise UserError(
                 "; ".join(problems) + ". Nothing was changed: move these away, or pass --out to "
                 "another folder"
             )
@@ -254,7 +255,7 @@ class RunDirectory:
         target = self.steps / step_id
         problem = step_dir_problem(target)
         if problem:
-            raise ValueError(f"{problem}; the step's new outputs were not written")
+            raise UserError(f"{problem}; the step's new outputs were not written")
         install_outputs(staged, target, own_tmp(self.path))
         return target
 
@@ -281,7 +282,7 @@ def claimed(run_dir: Path, cache_root: Path) -> Iterator[RunDirectory]:
     refuse_holding(run_dir, cache_root)
     kind = lstat_kind(run_dir)
     if kind is not None and not run_dir.is_dir():
-        raise ValueError(f"run directory {run_dir} is {describe(kind)}; pass --out to a folder")
+        raise UserError(f"run directory {run_dir} is {describe(kind)}; pass --out to a folder")
     created = kind is None
     run_dir.mkdir(parents=True, exist_ok=True)
     directory = RunDirectory(run_dir, created=created)

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from chronoprobe.core.cache_dir import default_cache_dir
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import tree_identity
 from chronoprobe.runs.cache import StepCache, canonical_json
 from chronoprobe.runs.engine import StepExecutor, StepResult, console_logger, step_progress
@@ -75,7 +76,7 @@ def check_output_dir(out: Path, cache_root: Path, command: str) -> list[str]:
     if kind is None:
         return []
     if not out.is_dir():
-        raise ValueError(f"--out {out} is {describe(kind)}; pass a folder")
+        raise UserError(f"--out {out} is {describe(kind)}; pass a folder")
     names = sorted(set(os.listdir(out)) - {TMP_DIR})  # ours, while this command works
     if not names:
         return []
@@ -83,16 +84,16 @@ def check_output_dir(out: Path, cache_root: Path, command: str) -> list[str]:
     if marker is not None:
         writer, files = marker.get("command"), marker.get("files")
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-            raise ValueError(f"{out / OUTPUT_MARKER}: damaged marker (no list of files)")
+            raise UserError(f"{out / OUTPUT_MARKER}: damaged marker (no list of files)")
     else:  # an output of a chronoprobe before markers: its step.json names the command
         record = read_step_record(out)
         if lstat_kind(out / RUN_MARKER) is not None:
-            raise ValueError(
+            raise UserError(
                 f"--out {out} is a run directory (made by `chronoprobe run`); a command writes a "
                 "folder of its own: pass a new or empty one"
             )
         if record is None:
-            raise ValueError(
+            raise UserError(
                 f"--out {out} is not empty and was not written by chronoprobe (it holds "
                 f"{listing(names)}); pass a new or empty folder"
             )
@@ -102,7 +103,7 @@ def check_output_dir(out: Path, cache_root: Path, command: str) -> list[str]:
             what = f"`chronoprobe {writer}`"
         else:
             what = "a step of a run" if not isinstance(writer, str) else f"the run step {writer!r}"
-        raise ValueError(
+        raise UserError(
             f"--out {out} holds the output of {what}, not of `chronoprobe {command}`; a command "
             "replaces only its own earlier output: pass another folder"
         )
@@ -117,7 +118,7 @@ def check_output_dir(out: Path, cache_root: Path, command: str) -> list[str]:
     if tmp_problem(out):
         problems.append(str(tmp_problem(out)))
     if problems:
-        raise ValueError(
+        raise UserError(
             f"--out {out}: {'; '.join(problems)}; the command would replace the folder whole: "
             "move that away, or pass another folder"
         )

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from chronoprobe import safe_yaml
+from chronoprobe.errors import UserError
 
 MASK = "[MASK]"
 SENTENCE_ENDS = (".", "?", "!")
@@ -72,15 +73,15 @@ def read_templates_yaml(source: Path | Traversable) -> Any:
     try:
         return safe_yaml.load(source.read_text(encoding="utf-8"))
     except IsADirectoryError:
-        raise ValueError(f"{source}: a folder; pass a YAML file of templates") from None
+        raise UserError(f"{source}: a folder; pass a YAML file of templates") from None
     except FileNotFoundError:
-        raise ValueError(f"{source}: no such file of templates") from None
+        raise UserError(f"{source}: no such file of templates") from None
     except UnicodeDecodeError as err:
-        raise ValueError(f"{source}: not a YAML file of templates: {err}") from None
+        raise UserError(f"{source}: not a YAML file of templates: {err}") from None
     except yaml.YAMLError as err:
         line, reason = safe_yaml.problem_of(err)
         where = f"{source}:{line}" if line else str(source)
-        raise ValueError(f"{where}: not a YAML file of templates: {reason}") from None
+        raise UserError(f"{where}: not a YAML file of templates: {reason}") from None
 
 
 def _entries(name: str, path: str | Path | None, what: str) -> Iterator[tuple[str, Any, str]]:
@@ -89,7 +90,7 @@ def _entries(name: str, path: str | Path | None, what: str) -> Iterator[tuple[st
     source = Path(path) if path else resources.files("chronoprobe.templates") / f"{name}.yaml"
     data = read_templates_yaml(source)
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: expected a mapping of relation id to {what}")
+        raise UserError(f"{source}: expected a mapping of relation id to {what}")
     for relation, entry in data.items():
         yield str(relation), entry, f"{source}: {relation}"
 
@@ -99,10 +100,10 @@ def load_cloze_templates(family: str, path: str | Path | None = None) -> dict[st
     templates = {}
     for relation, entry, where in _entries(family, path, "template"):
         if not isinstance(entry, dict) or not {"label", "template"} <= set(entry):
-            raise ValueError(f"{where}: needs 'label' and 'template'")
+            raise UserError(f"{where}: needs 'label' and 'template'")
         unknown = set(entry) - {"label", "template", "mask"}
         if unknown:
-            raise ValueError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+            raise UserError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
         template = ClozeTemplate(
             relation, entry["label"], entry["template"], entry.get("mask", "object")
         )
@@ -115,10 +116,10 @@ CSV_COLUMNS = ("Wikidata ID", "Relation", "Template")
 
 def _checked(template: ClozeTemplate, where: str) -> ClozeTemplate:
     if template.mask not in ("subject", "object"):
-        raise ValueError(f"{where}: mask must be 'subject' or 'object', not {template.mask!r}")
+        raise UserError(f"{where}: mask must be 'subject' or 'object', not {template.mask!r}")
     for slot in ("<subject>", "<object>"):
         if template.template.count(slot) != 1:
-            raise ValueError(f"{where}: the template must hold {slot} exactly once")
+            raise UserError(f"{where}: the template must hold {slot} exactly once")
     return template
 
 
@@ -129,7 +130,7 @@ def load_template_csv(path: str | Path) -> dict[str, ClozeTemplate]:
         reader = csv.DictReader(stream)
         missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
-            raise ValueError(
+            raise UserError(
                 f"{path}:1: a templates CSV needs the columns {','.join(CSV_COLUMNS)} "
                 f"(missing: {', '.join(missing)})"
             )
@@ -137,15 +138,15 @@ def load_template_csv(path: str | Path) -> dict[str, ClozeTemplate]:
         for number, row in enumerate(reader, start=2):
             relation = (row["Wikidata ID"] or "").strip()
             if not relation:
-                raise ValueError(f"{path}:{number}: no Wikidata ID")
+                raise UserError(f"{path}:{number}: no Wikidata ID")
             if relation in templates:
-                raise ValueError(f"{path}:{number}: relation {relation} is listed twice")
+                raise UserError(f"{path}:{number}: relation {relation} is listed twice")
             template = ClozeTemplate(
                 relation, (row["Relation"] or "").strip(), (row["Template"] or "").strip()
             )
             templates[relation] = _checked(template, f"{path}:{number}")
     if not templates:
-        raise ValueError(f"{path}: no templates")
+        raise UserError(f"{path}: no templates")
     return templates
 
 
@@ -176,12 +177,12 @@ def load_question_templates(path: str | Path | None = None) -> dict[str, Questio
     questions = {}
     for relation, entry, where in _entries("questions", path, "question"):
         if not isinstance(entry, dict) or set(entry) != {"label", "question"}:
-            raise ValueError(f"{where}: needs 'label' and 'question', and nothing else")
+            raise UserError(f"{where}: needs 'label' and 'question', and nothing else")
         question = str(entry["question"])
         for slot in ("<subject>", "<when>"):
             if question.count(slot) != 1:
-                raise ValueError(f"{where}: the question must hold {slot} exactly once")
+                raise UserError(f"{where}: the question must hold {slot} exactly once")
         if not question.endswith("?"):
-            raise ValueError(f"{where}: a question ends with '?': {question!r}")
+            raise UserError(f"{where}: a question ends with '?': {question!r}")
         questions[relation] = QuestionTemplate(relation, str(entry["label"]), question)
     return questions

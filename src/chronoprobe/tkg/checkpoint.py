@@ -32,6 +32,7 @@ from chronoprobe.core.checkpoint import (
     save_tensors,
     save_weights,
 )
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, Vocab
 from chronoprobe.tkg.models import TKGModel, build_model
@@ -105,7 +106,7 @@ def load(directory: Path, device: torch.device | str = "cpu") -> Checkpoint:
         mode = TimeMode(config["mode"])
         model = build_model(config["model"])
     except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
+        raise UserError(f"{directory}: inconsistent checkpoint JSON: {err!r}") from err
     remedy = "train again from scratch or restore the directory"
     for name in TENSOR_FILES:
         check_epoch(directory / name, config.get("epoch"), directory / FILES[4], remedy)

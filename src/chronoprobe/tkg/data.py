@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import SPLIT_COLUMN, SPLIT_NAMES
 
@@ -68,7 +69,7 @@ class Vocab:
     def from_json(cls, data: dict) -> Vocab:
         years = [int(y) for y in data["years"]]
         if not years or years != list(range(years[0], years[0] + len(years))):
-            raise ValueError("`years` must be a non-empty run of consecutive years")
+            raise UserError("`years` must be a non-empty run of consecutive years")
         return cls(tuple(data["entities"]), tuple(data["relations"]), years[0], years[-1])
 
 
@@ -119,7 +120,7 @@ class TKGData:
 
     def split(self, name: str) -> np.ndarray:
         if name not in SPLITS:
-            raise ValueError(f"unknown split {name!r}; choose one of: {', '.join(SPLITS)}")
+            raise UserError(f"unknown split {name!r}; choose one of: {', '.join(SPLITS)}")
         return getattr(self, name)
 
     def queries(self, name: str) -> np.ndarray:
@@ -195,7 +196,7 @@ def _intervals(kg: TemporalKG) -> _Intervals:
     (start, has_start), (end, has_end) = _years(facts, "start"), _years(facts, "end")
     timed = has_start | has_end
     if not timed.any():
-        raise ValueError(
+        raise UserError(
             f"the KG {kg.name!r} has no fact with a start or end year: nothing to train temporal "
             "embeddings on"
         )
@@ -249,7 +250,7 @@ def given_split(
     times are years are one fact per split.
     """
     if not kg.has_split:
-        raise ValueError(f"the KG {kg.name!r} has no split of its own (no `split` column)")
+        raise UserError(f"the KG {kg.name!r} has no split of its own (no `split` column)")
     found = _intervals(kg)
     split = kg.facts.column(SPLIT_COLUMN).filter(pa.array(found.timed))
     parts = {}
@@ -257,7 +258,7 @@ def given_split(
         chosen = pc.fill_null(pc.equal(split, name), False).to_numpy(zero_copy_only=False)
         parts[name] = _distinct(found.rows[chosen])
         if name != "valid" and not len(parts[name]):
-            raise ValueError(f"the KG {kg.name!r} has a split without {name} facts with a time")
+            raise UserError(f"the KG {kg.name!r} has a split without {name} facts with a time")
     in_none = pc.sum(pc.is_null(split)).as_py() or 0
     kept = sum(len(part) for part in parts.values())
     skipped = {
@@ -291,9 +292,9 @@ def split_kg(
     straddle two splits.
     """
     if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"the test fraction must be between 0 and 1, not {test_fraction}")
+        raise UserError(f"the test fraction must be between 0 and 1, not {test_fraction}")
     if not 0.0 <= valid_fraction < 1.0 - test_fraction:
-        raise ValueError(
+        raise UserError(
             f"the valid fraction must be at least 0 and below 1 - test fraction "
             f"({1.0 - test_fraction:g}), not {valid_fraction}"
         )
@@ -302,7 +303,7 @@ def split_kg(
     n_test = max(1, round(test_fraction * len(facts)))
     n_valid = round(valid_fraction * len(facts))
     if n_test + n_valid >= len(facts):
-        raise ValueError(f"the KG has {len(facts)} distinct facts: too few to split")
+        raise UserError(f"the KG has {len(facts)} distinct facts: too few to split")
     parts = np.split(order, [n_test, n_test + n_valid])
     test, valid, train = (facts[np.sort(part)] for part in parts)
     return TKGData(

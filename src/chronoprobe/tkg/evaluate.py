@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from chronoprobe.errors import UserError
 from chronoprobe.metrics.ranking import filtered_ranks, rank_summary
 from chronoprobe.metrics.uncertainty import mean, proportion
 from chronoprobe.tkg.data import TKGData, with_reciprocals
@@ -53,7 +54,7 @@ def _keys(a: Tensor, b: Tensor, c: Tensor, sizes: tuple[int, int]) -> Tensor:
 
 def _check_key_space(*sizes: int) -> None:
     if np.prod([float(s) for s in sizes]) >= 2.0**63:
-        raise ValueError(f"a KG of sizes {sizes} is too large for int64 filter keys")
+        raise UserError(f"a KG of sizes {sizes} is too large for int64 filter keys")
 
 
 def _ranks(

@@ -18,6 +18,8 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
+from chronoprobe.errors import UserError
+
 
 def cmul(a: Tensor, b: Tensor) -> Tensor:
     """Elementwise complex product of real-form vectors."""
@@ -78,7 +80,7 @@ class TKGModel(nn.Module, ABC):
 
     def time_query(self, s: Tensor, r: Tensor, o: Tensor) -> Tensor:
         """(B, 2D) vectors whose dot product with a time's row is the score at that time."""
-        raise ValueError(f"{self.name} has no time embeddings; it cannot predict times")
+        raise UserError(f"{self.name} has no time embeddings; it cannot predict times")
 
     def time_offset(self, s: Tensor, r: Tensor, o: Tensor) -> Tensor | None:
         return None
@@ -228,5 +230,5 @@ def build_model(config: dict, init_scale: float = 1e-2, seed: int = 0) -> TKGMod
     try:
         cls = TKG_MODELS.get(name)
     except KeyError as err:
-        raise ValueError(err.args[0]) from None
+        raise UserError(err.args[0]) from None
     return cls(**options, init_scale=init_scale, seed=seed)

@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+from chronoprobe.errors import UserError
 from chronoprobe.step_context import SHARDS_DIR, StepContext
 from chronoprobe.steps import Input, checkpoint_continuation, step_kind
 from chronoprobe.tkg.params import TKGEvalParams, TKGTrainParams
@@ -111,7 +112,7 @@ def _split_source(directory: Path):
         return cronquestions.split_facts(directory, LoadOptions())
     source = TemporalKG.load(directory)
     if not source.has_split:
-        raise ValueError(f"{directory}: the KG has no split of its own to take")
+        raise UserError(f"{directory}: the KG has no split of its own to take")
     return source.facts
 
 

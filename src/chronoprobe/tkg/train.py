@@ -24,6 +24,7 @@ from torch import Tensor
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
+from chronoprobe.errors import UserError
 from chronoprobe.tkg import checkpoint
 from chronoprobe.tkg.data import SPLITS, TimeMode, TKGData, with_reciprocals
 from chronoprobe.tkg.evaluate import evaluate
@@ -138,7 +139,7 @@ def train(
         _check_compatible(saved, shape, data, out)
         model.load_state_dict(saved.model.state_dict())
         if saved.optimizer_state is None:
-            raise ValueError(
+            raise UserError(
                 f"{out}: a checkpoint of an older chronoprobe, whose optimizer state cannot be "
                 "resumed; train again into another directory"
             )
@@ -230,7 +231,7 @@ def _check_compatible(saved: checkpoint.Checkpoint, shape: dict, data: TKGData, 
         np.array_equal(saved.data.split(name), data.split(name)) for name in SPLITS
     )
     if saved_shape != shape or not same_data:
-        raise ValueError(
+        raise UserError(
             f"{out}: holds a checkpoint of another model or data ({saved_shape}, "
             f"{len(saved.data.train):,} training facts, mode {saved.data.mode}); "
             "pass another --out, or --no-resume to overwrite it"

@@ -20,6 +20,8 @@ from transformers import (
     RobertaForMaskedLM,
 )
 
+from chronoprobe.errors import UserError
+
 # the paper's RoBERTa(6L) and (12L) have RoBERTa-base's width; tiny is for CPU tests
 PRESETS: dict[str, dict[str, int | float]] = {
     "tiny": {
@@ -54,7 +56,7 @@ def build_model(
 ) -> RobertaForMaskedLM:
     """A randomly initialised RoBERTa MLM for ``tokenizer``'s words and ``symbols`` symbols."""
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise UserError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     shape = dict(PRESETS[preset])
     shape.setdefault("intermediate_size", 4 * int(shape["hidden_size"]))
     pad = tokenizer.pad_token_id
@@ -74,7 +76,7 @@ def from_pretrained(init: str, symbols: int) -> tuple[PreTrainedModel, PreTraine
     """A Hugging Face masked LM (path or id) and its tokenizer, with room for the symbols."""
     tokenizer = AutoTokenizer.from_pretrained(init)
     if tokenizer.mask_token_id is None:
-        raise ValueError(f"{init}: the tokenizer has no mask token; give a masked LM")
+        raise UserError(f"{init}: the tokenizer has no mask token; give a masked LM")
     with quiet_transformers():
         model = AutoModelForMaskedLM.from_pretrained(init)
     model.resize_token_embeddings(len(tokenizer) + symbols)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from chronoprobe.atomic import atomic_write_text
+from chronoprobe.errors import UserError
 from chronoprobe.step_context import SHARDS_DIR, StepContext
 from chronoprobe.steps import Input, read_step_record, step_kind
 from chronoprobe.train.params import MemorizeParams, PretrainParams, SeriesParams
@@ -89,17 +90,17 @@ def text_lines(kg_dir: Path, sources: list[str]) -> list[str]:
     for source in sources:
         path = kg_dir / TEXT_FILES[source]
         if not path.is_file():
-            raise ValueError(
+            raise UserError(
                 f"{kg_dir}: no {path.name}; pretraining on {source} needs a KG with text "
                 "(`kg synth` with text on)"
             )
         schema = pq.read_schema(path)
         if "text" not in schema.names:
-            raise ValueError(f"{path}: has no column 'text' (columns: {', '.join(schema.names)})")
+            raise UserError(f"{path}: has no column 'text' (columns: {', '.join(schema.names)})")
         for text in pq.read_table(path, columns=["text"]).column("text").to_pylist():
             lines.extend(line.strip() for line in (text or "").splitlines() if line.strip())
     if not lines:
-        raise ValueError(f"{kg_dir}: the {' and '.join(sources)} hold no text to pretrain on")
+        raise UserError(f"{kg_dir}: the {' and '.join(sources)} hold no text to pretrain on")
     return lines
 
 
@@ -192,7 +193,7 @@ def _statements_file(ctx: StepContext, params: MemorizeParams, inputs: dict[str,
     if "statements" in inputs:
         path = inputs["statements"] / (params.rows or "statements.jsonl")
         if not path.is_file():
-            raise ValueError(f"{path}: no such file; input `statements` is a LAMA-TK set")
+            raise UserError(f"{path}: no such file; input `statements` is a LAMA-TK set")
         return path
     from chronoprobe.datasets.writers import write_lamatk
     from chronoprobe.kg.graph import TemporalKG

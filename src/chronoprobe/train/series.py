@@ -57,6 +57,7 @@ from transformers import (
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import run_epoch
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.models.tokenizer import SPECIAL_TOKENS
 from chronoprobe.templates import ClozeTemplate, load_cloze_templates
@@ -110,7 +111,7 @@ def load_snippets(kg_dir: Path) -> pa.Table | None:
     table = pq.read_table(path)
     missing = {"date", "text"} - set(table.column_names)
     if missing:
-        raise ValueError(f"{path}: snippets need the columns date and text; missing {missing}")
+        raise UserError(f"{path}: snippets need the columns date and text; missing {missing}")
     return table
 
 
@@ -124,7 +125,7 @@ def snippet_days(snippets: pa.Table, source: str = "snippets") -> np.ndarray:
             try:
                 first_days[date] = TimePoint.parse(date or "").first_day()
             except ValueError as err:
-                raise ValueError(f"{source}: row {row + 1}: {err}") from None
+                raise UserError(f"{source}: row {row + 1}: {err}") from None
         out[row] = first_days[date]
     return out
 
@@ -154,7 +155,7 @@ def period_texts(
 ) -> list[list[str]]:
     """The training text of each period's model (see the module docstring for the rules)."""
     if not periods:
-        raise ValueError("give at least one period")
+        raise UserError("give at least one period")
     templates = templates if templates is not None else load_cloze_templates("drift")
     texts: list[list[str]] = [[] for _ in periods]
     if snippets is not None and snippets.num_rows:
@@ -282,7 +283,7 @@ def _check_resumable(out_dir: Path, options: SeriesParams) -> None:
     recipe = options.recipe()
     if before != recipe:
         changed = sorted(k for k in recipe if (before or {}).get(k) != recipe[k])
-        raise ValueError(
+        raise UserError(
             f"{path}: this series was trained with other options ({', '.join(changed)} differ); "
             "give a new output directory or delete this one"
         )
@@ -332,7 +333,7 @@ def train_series(
         if (target / TRAINING_FILE).is_file():
             record = json.loads((target / TRAINING_FILE).read_text(encoding="utf-8"))
             if record.get("parent") != parent:
-                raise ValueError(
+                raise UserError(
                     f"{target}: trained after {record.get('parent')!r}, not {parent!r}; "
                     "the periods differ from the earlier run: give a new output directory"
                 )

@@ -9,6 +9,7 @@ import gzip
 import io
 import json
 import os
+import random
 import re
 from pathlib import Path
 
@@ -230,10 +231,13 @@ def test_a_folder_given_as_a_file_says_so(tmp_path, fmt):
 
 
 @pytest.mark.parametrize("fmt", ["wikidata-json", "jsonl", "wikidata-sparql", "cronquestions"])
-def test_binary_input_is_refused_at_once_not_read_problem_by_problem(fmt):
-    # /dev/urandom has a newline every 256 bytes or so: each line was a problem, without end
-    with pytest.raises(ValueError, match=r"^/dev/urandom:1: this looks like binary data or text "):
-        load(fmt, Path("/dev/urandom"))
+def test_binary_input_is_refused_at_once_not_read_problem_by_problem(fmt, tmp_path):
+    # random bytes have a newline every 256 bytes or so: each line was a problem, without end
+    # (seeded: /dev/urandom began with a newline one time in 256, and named line 2)
+    path = tmp_path / "random.bin"
+    path.write_bytes(b"\xff" + random.Random(0).randbytes(1 << 20))
+    with pytest.raises(ValueError, match=rf"^{path}:1: this looks like binary data or text "):
+        load(fmt, path)
 
 
 def test_text_in_another_encoding_is_refused_naming_its_lines(tmp_path):

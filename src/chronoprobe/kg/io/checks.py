@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from chronoprobe.errors import UserError
 from chronoprobe.time import TimePoint, format_year
 
 YEAR_MIN, YEAR_MAX = -(2**31), 2**31 - 1  # the KG's int32 year column
@@ -34,7 +35,7 @@ ID_PATTERN = (
 _ID = re.compile(ID_PATTERN, re.ASCII)
 
 
-class Invalid(ValueError):
+class Invalid(UserError):
     """A value a record cannot use; ``kind`` groups the problem counts."""
 
     def __init__(self, reason: str, kind: str) -> None:

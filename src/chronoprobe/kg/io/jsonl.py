@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import bounded_lines, open_binary
 from chronoprobe.jsonl import BOM, DECODE_ERRORS, duplicate_key, json_problem, twice_said
 from chronoprobe.kg.graph import KGBuilder, TemporalKG
@@ -256,9 +257,9 @@ def _text_bytes(lines: pa.Array) -> memoryview:
 def export_jsonl(kg: TemporalKG, out: str | Path, what: str = "facts") -> int:
     """Write one table of ``kg`` as JSONL, atomically; returns the number of rows."""
     if what not in _MEMBERS:
-        raise ValueError(f"what must be facts, entities or relations, not {what!r}")
+        raise UserError(f"what must be facts, entities or relations, not {what!r}")
     if Path(out).is_dir():
-        raise ValueError(f"{out}: a folder; pass the path of the JSONL file to write")
+        raise UserError(f"{out}: a folder; pass the path of the JSONL file to write")
     table = getattr(kg, what)
     with atomic_path(out) as tmp, open(tmp, "wb") as stream:
         for start in range(0, table.num_rows, _BATCH):

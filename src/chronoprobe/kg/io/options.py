@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from chronoprobe.errors import UserError
 from chronoprobe.registry import Registry
 
 if TYPE_CHECKING:
@@ -49,4 +50,4 @@ def get_loader(name: str) -> Loader:
     try:
         return LOADERS.get(name)
     except KeyError as err:
-        raise ValueError(err.args[0]) from None
+        raise UserError(err.args[0]) from None

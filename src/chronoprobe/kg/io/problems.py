@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from chronoprobe.errors import UserError
 
-class BadRecord(ValueError):
+
+class BadRecord(UserError):
     """A record a loader cannot use, located as file:line."""
 
     def __init__(self, file: str, line: int, reason: str) -> None:

@@ -29,6 +29,11 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
+try:
+    from chronoprobe.errors import UserError
+except ImportError:  # the unpickling process runs this file alone, with the stdlib only
+    UserError = ValueError
+
 
 def looks_pickled(head: bytes) -> bool:
     """Whether a file whose first bytes are ``head`` is a pickle: protocols 2 to 5 start with
@@ -169,18 +174,18 @@ def safe_load(path: str | Path, limits: Limits | None = None) -> Any:
             [sys.executable, "-I", "-c", code], input=request, capture_output=True, timeout=seconds
         )
     except subprocess.TimeoutExpired:
-        raise ValueError(
+        raise UserError(
             f"{path}: refused: unpickling took more than {seconds:.0f} s, far longer than a "
             f"data file of {len(data):,} bytes needs"
         ) from None
     if done.returncode != 0:
         error = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
-        raise ValueError(f"{path}: refused: the unpickling process failed: {' '.join(error)}")
+        raise UserError(f"{path}: refused: the unpickling process failed: {' '.join(error)}")
     # The worker's own pickle of a value that passed the checks: loading it costs what loading
     # that value costs, but it still goes through the restricted unpickler.
     ok, result = RestrictedUnpickler(done.stdout, limits).load()
     if not ok:
-        raise ValueError(f"{path}: {result}")
+        raise UserError(f"{path}: {result}")
     return result
 
 

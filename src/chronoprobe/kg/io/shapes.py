@@ -18,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import is_pipe, open_binary
 from chronoprobe.jsonl import BOM, DECODE_ERRORS
 
@@ -29,7 +30,7 @@ _KEY = re.compile(rb'"([A-Za-z_-]{1,40})"\s*:')
 _WIKIDATA_IRI = "http://www.wikidata.org/"
 
 
-class WrongFormat(ValueError):
+class WrongFormat(UserError):
     """An input that looks like another format than the one asked for."""
 
 

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from chronoprobe.errors import UserError
+
 ROLES = (
     "subject",
     "relation",
@@ -78,7 +80,7 @@ class VariableMapping:
         for variable, role in variables.items():
             _check_role(role, f"variable ?{variable}")
             if role in roles:
-                raise ValueError(f"{role} is given by both ?{roles[role]} and ?{variable}")
+                raise UserError(f"{role} is given by both ?{roles[role]} and ?{variable}")
             roles[role] = variable
         assigned = set(roles)
         for role, default in DEFAULT_VARIABLES.items():
@@ -90,13 +92,13 @@ class VariableMapping:
             _check_role(role, "a constant")
             if role not in _CONSTANTS:
                 choices = ", ".join(_CONSTANTS)
-                raise ValueError(f"{role} cannot be a constant; constants may fix: {choices}")
+                raise UserError(f"{role} cannot be a constant; constants may fix: {choices}")
             if role in assigned:
-                raise ValueError(f"{role} is given both by ?{roles[role]} and as a constant")
+                raise UserError(f"{role} is given both by ?{roles[role]} and as a constant")
             pattern, form = _CONSTANTS[role]
             value = value.strip().removeprefix(_ENTITY_IRI).removeprefix("wd:")
             if not pattern.fullmatch(value):
-                raise ValueError(f"constant {role}={value!r} must be {form}")
+                raise UserError(f"constant {role}={value!r} must be {form}")
             fixed[role] = value
         kept = tuple((role, roles[role]) for role in ROLES if role in roles and role not in fixed)
         return cls(kept, tuple(fixed.items()))
@@ -113,15 +115,15 @@ class VariableMapping:
         from chronoprobe import safe_yaml
 
         if Path(path).is_dir():
-            raise ValueError(f"{path}: a folder; pass a YAML mapping file")
+            raise UserError(f"{path}: a folder; pass a YAML mapping file")
         data = safe_yaml.load_file(path) or {}
         if not isinstance(data, dict) or set(data) - {"variables", "constants"}:
-            raise ValueError(f"{path}: a mapping file holds 'variables' and 'constants' only")
+            raise UserError(f"{path}: a mapping file holds 'variables' and 'constants' only")
         parts = []
         for key in ("variables", "constants"):
             part = data.get(key) or {}
             if not isinstance(part, dict):
-                raise ValueError(f"{path}: {key} must map names to values")
+                raise UserError(f"{path}: {key} must map names to values")
             parts.append({str(k): str(v) for k, v in part.items()})
         file_variables, file_constants = parts
         # A role given on the command line replaces the file's variable or constant for it.
@@ -131,7 +133,7 @@ class VariableMapping:
         try:
             return cls.build(file_variables | (variables or {}), file_constants | (constants or {}))
         except ValueError as err:
-            raise ValueError(f"{path}: {err}") from None
+            raise UserError(f"{path}: {err}") from None
 
     def variable(self, role: str) -> str | None:
         return dict(self.variables).get(role)
@@ -163,7 +165,7 @@ class VariableMapping:
 
 def _check_role(role: str, what: str) -> None:
     if role not in ROLES:
-        raise ValueError(f"{what}: unknown role {role!r}; roles are {', '.join(ROLES)}")
+        raise UserError(f"{what}: unknown role {role!r}; roles are {', '.join(ROLES)}")
 
 
 def parse_pairs(pairs: list[str], option: str) -> dict[str, str]:
@@ -172,6 +174,6 @@ def parse_pairs(pairs: list[str], option: str) -> dict[str, str]:
     for pair in pairs:
         name, equals, value = pair.partition("=")
         if not equals or not name.strip() or not value.strip():
-            raise ValueError(f"{option} {pair!r}: expected NAME=VALUE")
+            raise UserError(f"{option} {pair!r}: expected NAME=VALUE")
         parsed[name.strip()] = value.strip()
     return parsed

@@ -43,6 +43,7 @@ from typing import Annotated, Literal, NamedTuple
 import msgspec
 import pyarrow as pa
 
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import json_problem
 from chronoprobe.kg.io.checks import Invalid, check_interval, check_point
 from chronoprobe.kg.io.compressed import (
@@ -247,7 +248,7 @@ class _Rows:
         )
 
 
-class _BadValue(ValueError):
+class _BadValue(UserError):
     """A value inside a statement that cannot be read; only that statement is skipped.
 
     The cached readers below return it rather than raise it, so that it is cached too.

@@ -41,6 +41,7 @@ from typing import Any
 
 import msgspec
 
+from chronoprobe.errors import UserError
 from chronoprobe.inputs import known_size, open_input, read_document
 from chronoprobe.jsonl import (
     BOM,
@@ -344,7 +345,7 @@ def _read(path: Path, mapping: VariableMapping, problems: Problems) -> _Read | N
     missing = mapping.missing(found)
     if missing and not mapping.names_only(found):
         variables = " ".join(f"?{name}" for name in found) or "none"
-        raise ValueError(
+        raise UserError(
             f"{path}:1: the results lack roles a fact needs: {', '.join(missing)}; variables "
             f"found: {variables}. Map a variable to a role with --var NAME=ROLE, or fix a role "
             "the query left implicit with --constant ROLE=VALUE (e.g. --constant relation=P39); "

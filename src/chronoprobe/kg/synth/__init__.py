@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chronoprobe.atomic import atomic_path
+from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG, relations_table
 from chronoprobe.kg.records import ENTITY_SCHEMA, FACT_SCHEMA, Relation
 from chronoprobe.kg.synth.generate import WorldBuilder
@@ -39,19 +40,19 @@ class SynthConfig:
         if self.people is not None:
             return max(200, round(self.people / PEOPLE_PER_FACT))
         if self.facts is None:
-            raise ValueError("give facts or people")
+            raise UserError("give facts or people")
         return self.facts
 
     def __post_init__(self) -> None:
         if self.end_year - self.start_year < 20:
-            raise ValueError("the world needs at least 20 years between start and end year")
+            raise UserError("the world needs at least 20 years between start and end year")
         if (self.facts is not None and self.facts < 200) or (
             self.people is not None and self.people < 50
         ):
-            raise ValueError("a world needs at least 200 facts (or 50 people)")
+            raise UserError("a world needs at least 200 facts (or 50 people)")
         if self.target_facts() > MAX_FACTS:
             people = round(MAX_FACTS * PEOPLE_PER_FACT)
-            raise ValueError(
+            raise UserError(
                 f"a world holds at most {MAX_FACTS:,} facts (about {people:,} people): beyond, "
                 "its invented names run out"
             )

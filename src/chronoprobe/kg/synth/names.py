@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from chronoprobe.errors import UserError
+
 FIRST = (
     "Aaron Abel Ada Adele Adrian Agnes Aiden Alan Alba Alice Alma Amara Amir Ana Anders Andrea "
     "Anika Anton Ari Arlo Astrid Aurora Ava Axel Beatrix Ben Bianca Boris Bruno Calla Carl Carmen "
@@ -72,7 +74,7 @@ def place_names(rng: np.random.Generator, n: int) -> list[str]:
         )
         combos += [f"{a} {b}" for a in prefixes for b in combos]
     if n > len(combos):
-        raise ValueError(f"cannot make {n} unique place names")
+        raise UserError(f"cannot make {n} unique place names")
     return [combos[i] for i in rng.permutation(len(combos))[:n]]
 
 
@@ -91,7 +93,7 @@ def person_names(rng: np.random.Generator, n: int) -> list[str]:
         return [f"{FIRST[i // len(surnames)]} {surnames[i % len(surnames)]}" for i in picks]
     initials = "ABCDEFGHJKLMNPRSTVW"
     if n > space * len(initials):
-        raise ValueError(f"cannot make {n} unique person names")
+        raise UserError(f"cannot make {n} unique person names")
     picks = rng.choice(space * len(initials), size=n, replace=False)
     out = []
     for p in picks:

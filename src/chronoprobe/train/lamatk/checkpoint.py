@@ -27,6 +27,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.core.checkpoint import OPTIMIZER_FILE, check_epoch, load_optimizer, save_optimizer
 from chronoprobe.datasets.lamatk_vocab import EntityVocab
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import read_json_object
 from chronoprobe.train.lamatk.encoding import StatementEncoder
 from chronoprobe.train.lamatk.spec import resolve
@@ -111,9 +112,9 @@ def load(
 def _check_format(path: Path, found: object) -> None:
     family = FORMAT.rsplit("/", 1)[0]
     if isinstance(found, str) and found.startswith(f"{family}/") and found != FORMAT:
-        raise ValueError(
+        raise UserError(
             f"{path}: a {found} checkpoint, from an older chronoprobe that this one cannot "
             f"resume or read; {RETRAIN}"
         )
     if found != FORMAT:
-        raise ValueError(f"{path}: not a {FORMAT} checkpoint")
+        raise UserError(f"{path}: not a {FORMAT} checkpoint")

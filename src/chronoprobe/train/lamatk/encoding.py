@@ -16,6 +16,7 @@ import numpy as np
 from transformers import PreTrainedTokenizerFast
 
 from chronoprobe.datasets.lamatk_vocab import EntityVocab
+from chronoprobe.errors import UserError
 from chronoprobe.templates import MASK
 
 _YEAR = re.compile(r"(?<![\w+-])[+-]?\d{4,}(?!\w)")
@@ -46,7 +47,7 @@ def segment(
     ignored. ``where`` names the row in errors.
     """
     if text.count(MASK) != 1:
-        raise ValueError(f"row {where}: text must hold exactly one {MASK}: {text!r}")
+        raise UserError(f"row {where}: text must hold exactly one {MASK}: {text!r}")
     spans: list[tuple[int, int, int]] = [(text.index(MASK), text.index(MASK) + len(MASK), -1)]
     taken = spans[0][:2]
     first = None
@@ -56,7 +57,7 @@ def segment(
             continue
         span = _find(text, vocab.labels[entity], first)
         if span is None or (span[0] < taken[1] and span[1] > taken[0]):
-            raise ValueError(
+            raise UserError(
                 f"row {where}: {entity} ({vocab.labels[entity]!r}) is not in its text {text!r}"
             )
         spans.append((*span, index))
@@ -150,7 +151,7 @@ class StatementEncoder:
                     ids.append(self.offset + piece)
             ids.append(eos)
             if len(ids) > max_length:
-                raise ValueError(
+                raise UserError(
                     f"row {where}: {len(ids)} tokens, more than the model's {max_length}"
                 )
             sequences.append(ids)

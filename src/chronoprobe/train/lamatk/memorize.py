@@ -27,6 +27,7 @@ from rich.progress import Progress
 from chronoprobe.core.devices import resolve_device
 from chronoprobe.core.epochs import epoch_progress, run_epoch
 from chronoprobe.datasets.lamatk_vocab import LABELS_FILE, EntityVocab, read_labels
+from chronoprobe.errors import UserError
 from chronoprobe.models.tokenizer import train_tokenizer
 from chronoprobe.train.lamatk import checkpoint as ckpt
 from chronoprobe.train.lamatk.encoding import StatementEncoder, word_texts
@@ -61,14 +62,14 @@ class TrainOptions:
 
     def __post_init__(self) -> None:
         if self.init is None and self.preset not in PRESETS:
-            raise ValueError(f"unknown preset {self.preset!r}; choose one of {', '.join(PRESETS)}")
+            raise UserError(f"unknown preset {self.preset!r}; choose one of {', '.join(PRESETS)}")
         if not 0.0 <= self.time_masking <= 1.0:
-            raise ValueError(f"time masking must be within [0, 1], got {self.time_masking}")
+            raise UserError(f"time masking must be within [0, 1], got {self.time_masking}")
         for name in ("epochs", "batch_size", "duplicates"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name.replace('_', ' ')} must be at least 1")
+                raise UserError(f"{name.replace('_', ' ')} must be at least 1")
         if not 0.0 <= self.warmup < 1.0:
-            raise ValueError(f"warmup must be a share of steps in [0, 1), got {self.warmup}")
+            raise UserError(f"warmup must be a share of steps in [0, 1), got {self.warmup}")
 
     @property
     def learning_rate(self) -> float:
@@ -137,7 +138,7 @@ class _Data:
         ids[1, :, : alone.ids.shape[1]] = alone.ids
         if (plain.targets < 0).any():
             bad = rows[int(np.argmax(plain.targets < 0))]
-            raise ValueError(f"row {bad['id']}: target {bad['target']!r} has no token")
+            raise UserError(f"row {bad['id']}: target {bad['target']!r} has no token")
         return cls(
             torch.from_numpy(ids),
             torch.from_numpy(np.stack([plain.lengths, alone.lengths])),
@@ -179,12 +180,12 @@ def _resume(
     if checkpoint.state.get("options") != asdict(options):
         old = checkpoint.state.get("options") or {}
         changed = sorted(k for k, v in asdict(options).items() if old.get(k) != v)
-        raise ValueError(
+        raise UserError(
             f"{out}: holds a run with other options ({', '.join(changed)} differ); "
             "resume with the same options or choose another --out"
         )
     if checkpoint.state.get("statements_sha256") != digest:
-        raise ValueError(f"{out}: holds a run on other statements; choose another --out")
+        raise UserError(f"{out}: holds a run on other statements; choose another --out")
     return checkpoint, training
 
 

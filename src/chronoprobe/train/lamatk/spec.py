@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
 
 
@@ -40,7 +41,7 @@ class SymbolicSpec(ModelSpec):
         from chronoprobe.models.local import adapter_class
 
         if options.family not in (None, "symbolic"):
-            raise ValueError(
+            raise UserError(
                 f"{self.text} is a LAMA-TK memorisation checkpoint, read by the symbolic "
                 f"adapter, not a {options.family} model: leave out --family"
             )

@@ -14,6 +14,7 @@ from typing import Literal
 
 import msgspec
 
+from chronoprobe.errors import UserError
 from chronoprobe.jsonl import numbered_lines
 from chronoprobe.templates import MASK
 
@@ -45,16 +46,16 @@ def load_statements(path: str | Path) -> list[dict]:
     rows: list[dict] = []
     for number, statement in numbered_lines(path, Statement, "not a statement"):
         if statement.text.count(MASK) != 1:
-            raise ValueError(f"{path}:{number}: text must hold exactly one {MASK}")
+            raise UserError(f"{path}:{number}: text must hold exactly one {MASK}")
         if statement.target not in statement.answers:
-            raise ValueError(f"{path}:{number}: target {statement.target!r} not in answers")
+            raise UserError(f"{path}:{number}: target {statement.target!r} not in answers")
         _check_years(statement, f"{path}:{number}")
         row = msgspec.structs.asdict(statement)
         if row["multi_answer"] is None:
             row["multi_answer"] = len(statement.answers) > 1
         rows.append(row)
     if not rows:
-        raise ValueError(f"{path}: no statements")
+        raise UserError(f"{path}: no statements")
     return rows
 
 
@@ -66,7 +67,7 @@ def _check_years(statement: Statement, where: str) -> None:
         years += [("target", statement.target), *(("answer", a) for a in statement.answers)]
     for name, value in years:
         if (value or name in ("target", "answer")) and not _YEAR.fullmatch(value):
-            raise ValueError(f"{where}: {name} {value!r} of a {statement.slot} row is not a year")
+            raise UserError(f"{where}: {name} {value!r} of a {statement.slot} row is not a year")
 
 
 def file_digest(path: str | Path) -> str:

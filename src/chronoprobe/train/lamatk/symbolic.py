@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from chronoprobe.errors import UserError
 from chronoprobe.models.base import LanguageModel, Progress
 from chronoprobe.models.requests import (
     Candidate,
@@ -80,12 +81,12 @@ class SymbolicLM(LanguageModel):
         return len(self.symbols)
 
     def label_token_ids(self, requests: Sequence[ScoreRequest]) -> list[list[int]]:
-        raise ValueError(f"{self.name}: a symbolic model {ONLY_RANKS.format('score')}")
+        raise UserError(f"{self.name}: a symbolic model {ONLY_RANKS.format('score')}")
 
     def score(self, requests: Sequence[ScoreRequest], progress: Progress = None) -> list[SpanScore]:
-        raise ValueError(f"{self.name}: a symbolic model {ONLY_RANKS.format('score')}")
+        raise UserError(f"{self.name}: a symbolic model {ONLY_RANKS.format('score')}")
 
     def generate(
         self, requests: Sequence[GenerateRequest], progress: Progress = None
     ) -> list[list[Candidate]]:
-        raise ValueError(f"{self.name}: a symbolic model {ONLY_RANKS.format('generate')}")
+        raise UserError(f"{self.name}: a symbolic model {ONLY_RANKS.format('generate')}")
