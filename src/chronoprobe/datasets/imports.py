@@ -58,6 +58,7 @@ def _nothing(params: ImportParams, problems, what: str) -> ValueError:
 
 def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headline: dict):
     """metrics.json (the headline counts, the source, the rows skipped) and the set's card."""
+    from chronoprobe.core.tables import figures_line
     from chronoprobe.datasets.builders import BUILDERS
     from chronoprobe.datasets.card import card_text, import_card_text, write_step_card
 
@@ -70,7 +71,7 @@ def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headl
         "skipped": dict(problems.counts),
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    ctx.log.info(", ".join(f"{k} {v}" for k, v in headline.items() if not isinstance(v, dict)))
+    ctx.log.info(figures_line(headline))
     release = IMPORTERS.get(params.format).card
     text = card_text(BUILDERS.get(family))
     if release is not None:
