@@ -267,7 +267,9 @@ YEARS_FROM_HELP = (
 class EKPImportParams(ImportParams):
     split: str | None = Field(None, description=SPLIT_HELP)
     years_from: list[ExistingPath] = Field([], description=YEARS_FROM_HELP)
-    year: str | None = Field(None, description="Year group of every row, instead of years_from's.")
+    year: str | None = Field(
+        None, description="Year group of every row, instead of the release files' years."
+    )
     span_type: str | None = Field(
         None, description="Span type of every row (default: np or random, from the file name)."
     )
