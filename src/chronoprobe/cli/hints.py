@@ -26,15 +26,12 @@ def _nearest(name: str, known: list[str]) -> str | None:
     return folded[close[0]] if close else None
 
 
-def _usage(program: str, group: str, command: Any) -> str:
-    """``chronoprobe import templama PATHS... -o OUT``: the command with its arguments and
-    where it writes, as a user would start typing it."""
-    from typer.core import TyperArgument
-
-    from chronoprobe.cli.help_text import usage_name
-
-    words = [program, group, command.name]
-    words += [usage_name(p) for p in command.params if isinstance(p, TyperArgument)]
+def _usage(program: str, group: str, command: Any, root: Any) -> str:
+    """``chronoprobe import templama PATHS... -o OUT``: the command with its arguments (as its
+    usage line names them) and where it writes, as a user would start typing it."""
+    ctx = type(root)(command, info_name=command.name, parent=root)
+    pieces = [p for p in command.collect_usage_pieces(ctx) if p != command.options_metavar]
+    words = [program, group, command.name, *pieces]
     if any(p.name == "out" for p in command.params):
         words += ["-o", "OUT"]
     return " ".join(words)
@@ -61,9 +58,8 @@ def unknown_command_hint(ctx: Any, group: Any, name: str) -> str | None:
             if match is not None:
                 what = _NOUNS.get(other, f"a command of `{program} {other}`")
                 command = found.get_command(root, match)
-                return (
-                    f"{match!r} is {what}: {_usage(program, other, command)}; its --help says more"
-                )
+                usage = _usage(program, other, command, root)
+                return f"{match!r} is {what}: {usage}; its --help says more"
     return None
 
 
