@@ -204,6 +204,13 @@ def field_default(field: FieldInfo) -> Any:
     return ... if field.default is PydanticUndefined else field.default
 
 
+def option_flag(name: str) -> str:
+    """The command-line option of a params field or an input, as a user types it:
+    ``gap_first`` -> ``--gap-first``. Messages, help and suggested commands spell an option
+    with it, never the field's own name, which is what a config writes."""
+    return "--" + name.replace("_", "-")
+
+
 def cli_of(field: FieldInfo) -> Cli:
     _, metadata = unwrap(field.annotation)
     return next((m for m in [*metadata, *field.metadata] if isinstance(m, Cli)), Cli())

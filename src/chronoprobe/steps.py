@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, Field, RootModel, create_model
 
 from chronoprobe.inputs import file_identity, is_pipe
-from chronoprobe.params import cli_of, field_default, splits_commas
+from chronoprobe.params import cli_of, field_default, option_flag, splits_commas
 from chronoprobe.registry import Registry
 
 # where plugins written for 0.4 import them from
@@ -381,7 +381,7 @@ def command_line(kind: StepKind, params: BaseModel, inputs: dict[str, Path]) -> 
     options: list[str] = []
     for declared in kind.inputs or ():
         if declared.name in inputs:
-            flag = ["--" + declared.name.replace("_", "-")] if declared.option else []
+            flag = [option_flag(declared.name)] if declared.option else []
             (options if declared.option else words).extend([*flag, str(inputs[declared.name])])
     for name, declared_field in type(params).model_fields.items():
         value = getattr(params, name)
@@ -392,7 +392,7 @@ def command_line(kind: StepKind, params: BaseModel, inputs: dict[str, Path]) -> 
             continue
         if value == field_default(declared_field) or value is None:
             continue
-        flag = "--" + name.replace("_", "-")
+        flag = option_flag(name)
         if isinstance(value, bool):
             options.append(flag if value else f"--no-{flag[2:]}")
         elif isinstance(value, dict):

@@ -49,6 +49,10 @@ def test_build_lamatk_writes_statements(tmp_path):
     rows = list(read_jsonl(out / "statements.jsonl"))
     assert len(rows) == 6  # two award facts x (subject, object, time); P6 has no template
     assert json.loads((out / "stats.json").read_text())["statements"]["multi_answer"] == 2
+    # the terminal rounds the share as a table does; metrics.json keeps every digit
+    assert "statements 6, multi_answer_share 0.333" in result.output
+    assert "0.3333" not in result.output
+    assert json.loads((out / "metrics.json").read_text())["multi_answer_share"] == 2 / 6
 
 
 def test_build_lamatk_samples_whole_queries_then_drops_conflicts(tmp_path):

@@ -81,6 +81,33 @@ def test_a_served_option_for_a_local_model_is_named_as_typed(tmp_path, one_row_s
     assert message == "error: --base-url applies to openai: models only (-m openai:MODEL)"
 
 
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (
+            ["--form", "question", "--gap-first", "skip"],
+            "error: --gap-first applies to rows asked by the template; with --form question "
+            "every row is asked as a question",
+        ),
+        (
+            ["--protocol", "chroknowledge", "--samples", "3"],
+            "error: --protocol chroknowledge sets --samples to 5, not 3: leave --samples out, "
+            "or give no --protocol",
+        ),
+        (["--match", "judge"], "error: --match judge needs a judge model: give one with --judge"),
+    ],
+)
+def test_a_check_of_several_options_names_them_as_typed(tmp_path, one_row_set, options, error):
+    """The checks that weigh options against each other write them as a config does
+    (`gap_first`, `form: question`); a command says them as the user typed them."""
+    out = tmp_path / "out"
+    message = said(
+        "probe", "generate", str(one_row_set), "-m", "package:smollm2", *options, "-o", str(out)
+    )
+    assert message == error
+    assert "`" not in message and "gap_first" not in message
+
+
 def test_a_refused_choice_has_no_pydantic_prefix(tmp_path):
     result = runner.invoke(app, ["build", "drift", str(tmp_path), "--granularity", "decade"])
     assert result.exit_code == 2

@@ -254,3 +254,39 @@ def test_the_readme_quick_start_runs_at_tiny_sizes(tmp_path, monkeypatch):
             line = line.replace(written, tiny)
         result = CliRunner().invoke(app, command_words(line))
         assert result.exit_code == 0, f"{line}\n{result.output}"
+
+
+OUT_OPTIONS = ("-o", "--out")
+
+
+def _written(words: list[str]) -> str | None:
+    """The folder a command line writes (its -o/--out), as a page names it."""
+    for i, word in enumerate(words[:-1]):
+        if word in OUT_OPTIONS:
+            return words[i + 1].rstrip("/")
+    return next((w.split("=", 1)[1].rstrip("/") for w in words if w.startswith("--out=")), None)
+
+
+def read_before_written() -> list[str]:
+    """Each command of a page that reads a folder (or a file in it: a word with a slash) that
+    a later command of the page writes with -o/--out: followed in order, the page fails at
+    that line."""
+    problems = []
+    for path in DOCS:
+        lines = [(n, w) for n, w, _ in DOCUMENTED if n.startswith(f"{path.relative_to(ROOT)}:")]
+        outputs = [_written(words) for _, words in lines]
+        for i, (place, words) in enumerate(lines):
+            own = outputs[i]
+            for word in words:
+                folder = word.rstrip("/")
+                read = {folder, *(str(p) for p in Path(folder).parents)} - {".", own}
+                later = read & set(outputs[i + 1 :]) - set(outputs[:i])
+                if "/" in word and not word.startswith("-") and later:
+                    problems.append(f"{place}: reads {word} before a later line writes it")
+    return problems
+
+
+def test_each_page_makes_every_folder_before_a_command_reads_it():
+    """A page's commands, run in order, find every output they read: a line reading
+    oracle/answers.jsonl comes after the line that writes oracle/."""
+    assert read_before_written() == []

@@ -8,7 +8,14 @@ import json
 import pytest
 from rich.console import Console
 
-from chronoprobe.core.tables import Figure, ResultTable, abbreviate, figures_of, latex_escape
+from chronoprobe.core.tables import (
+    Figure,
+    ResultTable,
+    abbreviate,
+    figures_line,
+    figures_of,
+    latex_escape,
+)
 
 MODEL = "package:smollm2"
 LONG_MODEL = "runs/demo/steps/memorize/model"
@@ -190,3 +197,22 @@ def test_an_unknown_format_and_ragged_rows_are_refused():
         ResultTable(["a"], [["x"]]).render("html")
     with pytest.raises(ValueError, match="a row of 1 cells under 2 columns"):
         ResultTable(["a", "b"], [["x"]])
+
+
+def test_a_log_line_of_figures_rounds_them_and_folds_in_their_intervals():
+    group = {
+        "family": "timeline-oracle",
+        "facts": 338,
+        "n": 25,
+        "accuracy": 1.0,
+        "accuracy_ci95": [0.8668077490609515, 1.0],
+        "multi_answer_share": 0.19333333333333333,
+        "perplexity": 12.5,
+        "perplexity_ci95": None,
+        "perplexity_no_interval": "n too small: 1 entity; ...",
+        "by_complexity": {"simple": {"n": 10}},
+    }
+    assert figures_line(group) == (
+        "family timeline-oracle, facts 338, n 25, accuracy 1.000 [0.867, 1.000], "
+        "multi_answer_share 0.193, perplexity 12.500 (n too small)"
+    )

@@ -141,7 +141,7 @@ def test_build_command_says_why_nothing_was_built(tmp_path):
     assert result.exit_code == 2, result.output  # a build that writes nothing fails
     message = " ".join(result.output.split())
     assert "no ECBD examples: 1 articles belong to entities with an origination date" in message
-    assert "shorter than min_article_words 5000 (the longest has 766 words)" in message
+    assert "shorter than --min-article-words 5000 (the longest has 766 words)" in message
     assert not out.exists()
 
 

@@ -23,7 +23,7 @@ ECBD = [
 EKP = FIXTURES / "ecbd-ekp" / "all_ent_2020_2021_np_easy.json"
 DATES = FIXTURES / "ecbd-dates"  # ECBD's 2020 rows of one of EKP's entities (Mangum Fire)
 NO_DATE = (
-    "the release gives no origination date; give ECBD's release files (years_from) to date "
+    "the release gives no origination date; give ECBD's release files (`years_from`) to date "
     "its entities by their Wikipedia page"
 )
 runner = CliRunner()

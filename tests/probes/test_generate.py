@@ -340,7 +340,7 @@ def test_the_chroknowledge_protocol_sets_shots_sets_samples_and_temperature(rows
     assert (params.shots, params.exemplar_sets, params.samples) == (4, 5, 5)
     assert (params.temperature, params.top_p, params.max_tokens) == (0.7, 1.0, 50)
     assert GenerateParams(protocol="chroknowledge", samples=5).samples == 5  # same value: fine
-    with pytest.raises(ValueError, match="protocol chroknowledge sets samples to 5, not 3"):
+    with pytest.raises(ValueError, match="`protocol: chroknowledge` sets `samples` to 5, not 3"):
         GenerateParams(protocol="chroknowledge", samples=3)
     # a round trip through metrics.json's options gives the same params
     assert GenerateParams.model_validate(params.model_dump(mode="json")) == params
@@ -510,11 +510,11 @@ def test_bad_responses_lines_are_named_by_file_and_line(rows_file, tmp_path, lin
 
 def test_responses_take_no_generation_options(tmp_path):
     answers = responses_file(tmp_path / "r.jsonl", [{"id": "a", "answer": "x"}])
-    with pytest.raises(ValueError, match="shots applies to asking a model"):
+    with pytest.raises(ValueError, match="`shots` applies to asking a model"):
         GenerateParams(responses=answers, shots=2)
-    with pytest.raises(ValueError, match="protocol applies to asking a model"):
+    with pytest.raises(ValueError, match="`protocol` applies to asking a model"):
         GenerateParams(responses=answers, protocol="chroknowledge")
-    with pytest.raises(ValueError, match="name applies to --responses only"):
+    with pytest.raises(ValueError, match="`name` applies to `responses` only"):
         GenerateParams(name="x")
     problems = get_kind("probe").problems(
         get_kind("probe").params.model_validate(

@@ -165,7 +165,7 @@ def test_an_option_overrides_how_the_model_is_told(rows):
     )
     got, _ = _asked(Asked(speaks_chat=False), rows, gap_first="skip")
     assert got["p6"]["skipped"].startswith("the gap comes first")
-    with pytest.raises(ValueError, match="gap_first applies to rows asked by the template"):
+    with pytest.raises(ValueError, match="`gap_first` applies to rows asked by the template"):
         GenerateParams(form="question", gap_first="skip")
 
 

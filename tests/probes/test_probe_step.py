@@ -425,8 +425,8 @@ def test_engine_ray_without_ray_says_how_to_install_it(model_dirs, data_dir, tmp
     with pytest.raises(ValueError, match=r"needs Ray, which is not installed: pip install "):
         run_step(tmp_path / "out", {"data": data_dir}, models=[str(model_dirs[0])], engine="ray")
     [problem] = get_kind("probe").problems(params(models=[str(model_dirs[0])], workers=2), ["data"])
-    assert problem == "address and workers apply to engine ray only"
+    assert problem == "`address` and `workers` apply to `engine: ray` only"
     [problem] = get_kind("probe").problems(
         params(models=[str(model_dirs[0])], engine="ray", device_map="auto"), ["data"]
     )
-    assert problem == "device_map applies to engine local only (a Ray actor holds one GPU)"
+    assert problem == "`device_map` applies to `engine: local` only (a Ray actor holds one GPU)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pyarrow.parquet as pq
 import pytest
@@ -148,7 +149,7 @@ def test_a_file_of_one_entity_scores_the_other_conditions_and_skips_random_def(t
         "random-def": "random-def needs the definitions of at least two entities in the file"
     }
     assert metrics["skipped"] == {ONE_ENTITY_SKIP: 2} and top["ppl_random-def"] is None
-    from chronoprobe.report.blocks import Text
+    from chronoprobe.report.blocks import Table, Text
     from chronoprobe.report.ecbd_section import model_blocks
 
     notes = [b.text for b in model_blocks("m", metrics) if isinstance(b, Text)]
@@ -165,6 +166,21 @@ def test_a_file_of_one_entity_scores_the_other_conditions_and_skips_random_def(t
     assert top["ppl_original_no_interval"] == original["perplexity_no_interval"]
     printed = " ".join(result.output.split())
     assert f"{format_number(original['perplexity'])} (n too small)" in printed
+    # the report's tables and `results` say so too, never a point interval or a blank
+    cells = [
+        cell
+        for block in model_blocks("m", metrics)
+        if isinstance(block, Table)
+        for row in block.rows
+        for cell in row
+        if isinstance(cell, str)
+    ]
+    year = metrics["by_year"]["2019"]["original"]["perplexity"]
+    assert f"{year:.2f} (n too small)" in cells
+    assert not any(re.search(r"\[([\d.]+), \1\]", cell) for cell in cells)
+    shown = CliRunner().invoke(app, ["results", str(out), "--metric", "ppl_original"])
+    assert shown.exit_code == 0, shown.output
+    assert f"{format_number(original['perplexity'])} (n too small)" in shown.output
     three = ("original", "no-ent", "definition")
     direct = chronoprobe.probe("span-ppl", path, model=model, conditions=three).model()
     assert "skipped_conditions" not in direct and direct["skipped"] == {}

@@ -35,6 +35,7 @@ from chronoprobe.params import (
     Choice,
     cli_of,
     field_default,
+    option_flag,
     panel_of,
     splits_commas,
     unwrap,
@@ -103,7 +104,7 @@ def _as_dict(name: str, pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            flag = "--" + name.replace("_", "-")
+            flag = option_flag(name)
             raise UserError(f"{flag}: expected KEY=VALUE, not {pair!r}")
         out[key] = value
     return out
@@ -124,7 +125,7 @@ def _field_parameter(name: str, field: FieldInfo, panel: str | None) -> inspect.
         plural = "..." if get_origin(unwrap(field.annotation)[0]) is list else ""
         info = typer.Argument(default, metavar=name.upper() + plural, **extra)
     else:
-        flag = "--" + name.replace("_", "-")
+        flag = option_flag(name)
         spellings = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag]
         if cli.short:
             spellings.append(cli.short)
@@ -137,7 +138,7 @@ def _input_parameter(kind: StepKind, index: int, hidden: bool = False) -> inspec
     declared = kind.inputs[index]  # type: ignore[index]
     default = ... if declared.required else None
     if declared.option:
-        flag = "--" + declared.name.replace("_", "-")
+        flag = option_flag(declared.name)
         info = typer.Option(default, flag, help=declared.help, hidden=hidden)
     else:
         metavar = declared.name.upper()
@@ -208,7 +209,7 @@ def validate(
             if echoed and isinstance(given, str | int | float) and not isinstance(given, bool):
                 message += f" (got {given!r})"
             if loc:
-                name = loc[0] if loc[0] in arguments else "--" + loc[0].replace("_", "-")
+                name = loc[0] if loc[0] in arguments else option_flag(loc[0])
                 message = f"{name}: {message}"
             lines.append(message)
         raise UserError("; ".join(lines)) from None
@@ -218,7 +219,7 @@ def _missing_input(kind: StepKind, name: str, path: Path, model: type[BaseModel]
     """The error for an input that does not exist, with a hint where the user likely meant a
     model spec (``probe ... --model package:smollm2`` names a training step's folder)."""
     declared = next(d for d in kind.inputs or () if d.name == name)
-    flag = "--" + name.replace("_", "-") if declared.option else repr(name)
+    flag = option_flag(name) if declared.option else repr(name)
     message = f"{path}: no such file or directory (input {flag})"
     field = model.model_fields.get("models")
     if field is not None and name in ("model", "series"):
@@ -291,7 +292,10 @@ def make_command(
             if declared.file_param and path is not None and path.is_file():
                 paths[declared.name] = path.parent
                 raw.setdefault(declared.file_param, path.name)
-        params = validate(kind.params, {**fixed, **raw}, arguments)
+        try:
+            params = validate(kind.params, {**fixed, **raw}, arguments)
+        except ValueError as err:  # a check of several options names them as a config does
+            raise UserError(spoken(str(err), kind, model)) from None
         problems = kind.problems(params, paths)
         if problems:
             raise UserError(spoken("; ".join(problems), kind, model))

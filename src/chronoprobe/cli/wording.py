@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from chronoprobe.params import cli_of
+from chronoprobe.params import cli_of, option_flag
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -44,14 +44,14 @@ def spoken(message: str, kind: StepKind, model: type[BaseModel]) -> str:
     def say(match: re.Match[str]) -> str:
         name, value = match["name"], match["value"]
         if match["input"] and name in inputs and value is None:
-            return _flag(name) if inputs[name].option else name.upper()
+            return option_flag(name) if inputs[name].option else name.upper()
         if match["input"] or name not in fields:
             return match[0]
-        spelled = name.upper() if cli_of(fields[name]).argument else _flag(name)
+        spelled = name.upper() if cli_of(fields[name]).argument else option_flag(name)
         if value is None:
             return spelled
         if value in ("true", "false"):  # a switch: --include-deleted, --no-reuse-answers
-            return spelled if value == "true" else _flag(f"no_{name}")
+            return spelled if value == "true" else option_flag(f"no_{name}")
         return f"{spelled} {value}"
 
     return respelled_imports(_NAMED.sub(say, message))
@@ -146,7 +146,3 @@ def spoken_notes(shown: Any, kind: StepKind, model: type[BaseModel]) -> Any:
     if notes and dataclasses.is_dataclass(shown):
         return dataclasses.replace(shown, notes=[spoken(n, kind, model) for n in notes])
     return shown
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")

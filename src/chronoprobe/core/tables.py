@@ -111,6 +111,15 @@ def figures_of(group: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def figures_line(group: Mapping[str, Any]) -> str:
+    """A metrics.json group's top-level figures as one line of a log, "statements 600,
+    multi_answer_share 0.193, accuracy 0.800 [0.490, 0.943]": each rounded as a table cell
+    writes it, with its interval folded in; nested groups are left out. The file keeps every
+    digit."""
+    shown = figures_of(group)
+    return ", ".join(f"{k} {cell_text(v)}" for k, v in shown.items() if not isinstance(v, dict))
+
+
 def cell_text(value: Any) -> str:
     """A cell as every text layout writes it: a whole float as the count it is ("11", not
     "11.000"), other floats rounded, lists and mappings with their numbers rounded alike."""

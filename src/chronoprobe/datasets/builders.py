@@ -51,12 +51,13 @@ def finish(
 ) -> None:
     """metrics.json (the headline counts) and the set's card (README.md; ``sources``: files
     read besides the KG)."""
+    from chronoprobe.core.tables import figures_line
     from chronoprobe.datasets.card import card_text, write_step_card
 
     family = params.family
     metrics = {"family": family, **headline}
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    ctx.log.info(", ".join(f"{k} {v}" for k, v in metrics.items() if not isinstance(v, dict)))
+    ctx.log.info(figures_line(metrics))
     if getattr(params, "seed", 0) is None:  # the card's command names the seed drawn with
         params = params.model_copy(update={"seed": ctx.seed})
     text = card_text(BUILDERS.get(family))

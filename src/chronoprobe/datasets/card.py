@@ -29,6 +29,7 @@ from typing import Any
 
 from chronoprobe.atomic import atomic_write_text
 from chronoprobe.jsonl import numbered_lines
+from chronoprobe.params import option_flag
 from chronoprobe.registry import first_sentence
 from chronoprobe.version import __version__
 
@@ -475,7 +476,7 @@ def step_settings(kind: Any, params: Any) -> list[tuple[str, str]]:
             value = ", ".join(map(str, value))
         elif isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
-        flag = "--" + name.replace("_", "-")
+        flag = option_flag(name)
         out.append(
             (flag, "(none)" if value is None or value == "" else str(value).replace("|", "\\|"))
         )

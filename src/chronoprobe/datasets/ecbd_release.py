@@ -177,7 +177,7 @@ def dating(ex_id: str, years: dict[str, set[str]] | None) -> tuple[str, str | No
     page = _page(ex_id)
     if years is None:
         return UNDATED, (
-            "the release gives no origination date; give ECBD's release files (years_from) to "
+            "the release gives no origination date; give ECBD's release files (`years_from`) to "
             "date its entities by their Wikipedia page"
         )
     if page is None:

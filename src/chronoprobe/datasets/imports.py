@@ -58,6 +58,7 @@ def _nothing(params: ImportParams, problems, what: str) -> ValueError:
 
 def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headline: dict):
     """metrics.json (the headline counts, the source, the rows skipped) and the set's card."""
+    from chronoprobe.core.tables import figures_line
     from chronoprobe.datasets.builders import BUILDERS
     from chronoprobe.datasets.card import card_text, import_card_text, write_step_card
 
@@ -70,7 +71,7 @@ def _finish(ctx: StepContext, params: ImportParams, problems, family: str, headl
         "skipped": dict(problems.counts),
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    ctx.log.info(", ".join(f"{k} {v}" for k, v in headline.items() if not isinstance(v, dict)))
+    ctx.log.info(figures_line(headline))
     release = IMPORTERS.get(params.format).card
     text = card_text(BUILDERS.get(family))
     if release is not None:
@@ -266,7 +267,9 @@ YEARS_FROM_HELP = (
 class EKPImportParams(ImportParams):
     split: str | None = Field(None, description=SPLIT_HELP)
     years_from: list[ExistingPath] = Field([], description=YEARS_FROM_HELP)
-    year: str | None = Field(None, description="Year group of every row, instead of years_from's.")
+    year: str | None = Field(
+        None, description="Year group of every row, instead of the release files' years."
+    )
     span_type: str | None = Field(
         None, description="Span type of every row (default: np or random, from the file name)."
     )

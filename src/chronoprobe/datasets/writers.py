@@ -113,7 +113,7 @@ def write_lamatk(
     skipped = None
     if sample is not None and task != "memorize":
         # thinning the training rows after the queries are built would query untrained facts
-        raise UserError(f"sample applies to the memorize task only, not {task!r}")
+        raise UserError(f"`sample` applies to `task: memorize` only, not {task!r}")
     if task == "memorize":
         rows, skipped = builder.build_statements(kg)
     elif task == "boundary":
@@ -226,8 +226,8 @@ def _why_no_examples(seen: Counter, config: Any) -> str:
     if not seen["matched"]:
         return "no article's title or id matches an entity of the KG with an origination date"
     why = (
-        f"{seen['too short']:,} of them are shorter than min_article_words "
-        f"{config.min_article_words} (the longest has {seen['longest']:,} words): lower it"
+        f"{seen['too short']:,} of them are shorter than `min_article_words: "
+        f"{config.min_article_words}` (the longest has {seen['longest']:,} words): lower it"
         if seen["too short"]
         else "no sentence of them mentions its entity with a span after the mention"
     )

@@ -147,11 +147,13 @@ class ConvertParams(Params):
     @model_validator(mode="after")
     def _mapping_is_for_sparql(self) -> ConvertParams:
         if (self.var or self.constant or self.mapping) and self.format != "wikidata-sparql":
-            raise UserError("var, constant and mapping apply to format wikidata-sparql only")
+            raise UserError(
+                "`var`, `constant` and `mapping` apply to `format: wikidata-sparql` only"
+            )
         if self.engine == "ray" and self.format != "wikidata-json":
-            raise UserError("engine ray applies to format wikidata-json only")
+            raise UserError("`engine: ray` applies to `format: wikidata-json` only")
         if self.address is not None and self.engine != "ray":
-            raise UserError("address applies to engine ray only")
+            raise UserError("`address` applies to `engine: ray` only")
         folders = [str(p) for p in self.paths if p.is_dir()]
         if folders and self.format != "cronquestions":
             raise UserError(

@@ -56,6 +56,7 @@ from chronoprobe.models.requests import (
     SpanScore,
 )
 from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
+from chronoprobe.params import option_flag
 
 PREFIX = "openai:"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -721,10 +722,9 @@ class ServedSpec(ModelSpec):
             if value not in (None, False, getattr(defaults, name)) and not (
                 name == "family" and value == ServedLM.family
             ):
-                flag = name.replace("_", "-")
                 raise UserError(
-                    f"{self.text}: --{flag} applies to a model loaded here, not to one a "
-                    "server answers"
+                    f"{self.text}: {option_flag(name)} applies to a model loaded here, not to "
+                    "one a server answers"
                 )
         served = {k: v for k, v in options.served.items() if v is not None}
         return ServedLM(self.text, **served)

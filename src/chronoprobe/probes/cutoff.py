@@ -303,8 +303,8 @@ def cutoff_metrics(predictions: Sequence[dict], params: CutoffParams) -> dict:
             by_relation[relation] = {
                 "kind": "too few changes",
                 "changes": shown,
-                "why": f"{shown} changed facts showed a preference, fewer than min_changes "
-                f"{params.min_changes}",
+                "why": f"{shown} changed facts showed a preference, fewer than `min_changes: "
+                f"{params.min_changes}`",
             }
             continue
         by_relation[relation] = _estimate(mine, order, params)

@@ -252,25 +252,27 @@ class GenerateParams(ProbeParams):
         if self.responses is not None:
             given = [f for f in GENERATION if getattr(self, f) != fields[f].default]
             if given:
-                raise UserError(f"{given[0]} applies to asking a model, not to judging --responses")
+                raise UserError(
+                    f"`{given[0]}` applies to asking a model, not to judging `responses`"
+                )
             if self.engine != "local":
-                raise UserError("responses are judged here: engine must be local")
+                raise UserError("`responses` are judged here: give `engine: local`")
         elif self.name is not None:
-            raise UserError("name applies to --responses only (a model is named by its spec)")
+            raise UserError("`name` applies to `responses` only (a model is named by its spec)")
         if self.form == QUESTION and self.gap_first != fields["gap_first"].default:
             raise UserError(
-                "gap_first applies to rows asked by the template; with form question every "
-                "row is asked as a question"
+                "`gap_first` applies to rows asked by the template; with `form: question` "
+                "every row is asked as a question"
             )
         if self.match == JUDGE_RULE and self.judge is None:
-            raise UserError("match judge needs a judge model: --judge MODEL")
+            raise UserError("`match: judge` needs a judge model: give one with `judge`")
         if self.judge is not None and self.engine != "local":
-            raise UserError("a --judge model judges here: engine must be local")
+            raise UserError("a `judge` model judges here: give `engine: local`")
         for key, value in PROTOCOLS.get(self.protocol or "", {}).items():
             if getattr(self, key) not in (value, fields[key].default):
                 raise UserError(
-                    f"protocol {self.protocol} sets {key} to {value}, not {getattr(self, key)}: "
-                    f"leave {key} out, or give no protocol"
+                    f"`protocol: {self.protocol}` sets `{key}` to {value}, not "
+                    f"{getattr(self, key)}: leave `{key}` out, or give no `protocol`"
                 )
             setattr(self, key, value)
         return self

@@ -76,9 +76,9 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
     elif params.models and len(set(params.models)) != len(params.models):
         problems.append("models: a model is listed twice")
     if params.engine != "ray" and (params.address is not None or params.workers is not None):
-        problems.append("address and workers apply to engine ray only")
+        problems.append("`address` and `workers` apply to `engine: ray` only")
     if params.engine == "ray" and params.device_map is not None:
-        problems.append("device_map applies to engine local only (a Ray actor holds one GPU)")
+        problems.append("`device_map` applies to `engine: local` only (a Ray actor holds one GPU)")
     problems += _check_served(params)
     problems += _unreachable_hub_ids(params)
     problems += _column_problems(view)

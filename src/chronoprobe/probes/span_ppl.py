@@ -73,7 +73,7 @@ class SpanPplParams(ProbeParams):
     )
     cutoff_years: dict[str, int] = Field(
         default_factory=dict,
-        description="Per model spec (MODEL=YEAR), a cutoff year overriding cutoff_year.",
+        description="Per model spec (MODEL=YEAR), a cutoff year overriding the one for all.",
     )
     seed: int | None = seed_field("RANDOM DEF's draw of definitions")
     recall_beams: int = Field(
@@ -424,7 +424,7 @@ def _cutoffs_of_probed_models(params: SpanPplParams, inputs: frozenset[str]) -> 
     """Each model a cutoff year is given for is one of the models probed."""
     unknown = sorted(set(params.cutoff_years) - {str(spec) for spec in params.models or ()})
     if unknown and params.models:
-        return [f"cutoff_years: names models not in `models`: {', '.join(unknown)}"]
+        return [f"`cutoff_years` names models not in `models`: {', '.join(unknown)}"]
     return []
 
 

@@ -155,7 +155,8 @@ def run_pretrain(ctx: StepContext, params: PretrainParams, inputs: dict[str, Pat
         "seconds": round(time.perf_counter() - began, 3),
     }
     atomic_write_text(ctx.out_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-    ctx.log.info(f"pretrained on {len(lines)} lines, final loss {metrics['final_loss']}")
+    loss = "-" if metrics["final_loss"] is None else f"{metrics['final_loss']:.4f}"
+    ctx.log.info(f"pretrained on {len(lines):,} lines, final loss {loss}")
 
 
 # --- memorize (LAMA-TK) -----------------------------------------------------------------------

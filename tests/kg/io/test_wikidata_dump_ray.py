@@ -175,8 +175,8 @@ def test_engine_ray_is_for_wikidata_dumps_and_address_for_ray(tmp_path):
     jsonl = CliRunner().invoke(
         app, ["kg", "convert", str(FIXTURE), "-f", "jsonl", *out, "--engine", "ray"]
     )
-    assert "engine ray applies to format wikidata-json only" in jsonl.output
+    assert "--engine ray applies to --format wikidata-json only" in jsonl.output
     address = CliRunner().invoke(
         app, ["kg", "convert", str(FIXTURE), "-f", "wikidata-json", *out, "--address", "auto"]
     )
-    assert "address applies to engine ray only" in address.output
+    assert "--address applies to --engine ray only" in address.output
