@@ -368,7 +368,9 @@ def test_mapping_options_belong_to_sparql_results(tmp_path):
     args = ["kg", "convert", str(HEADS), "-f", "jsonl", "-o", str(out), "--var", "a=subject"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
-    assert "var, constant and mapping apply to format wikidata-sparql only" in result.output
+    assert "error: --var, --constant and --mapping apply to --format wikidata-sparql only" in (
+        result.output
+    )
 
 
 def test_a_byte_order_mark_before_the_results_is_no_problem(tmp_path):
