@@ -196,9 +196,13 @@ def test_answers_that_arrived_are_kept_when_another_request_fails():
 def test_answers_in_flight_at_an_interrupt_are_kept_not_asked_again():
     """Ctrl-C waited for the requests in flight (they are paid for) and then dropped their
     answers, so the next run asked them again."""
+    arrived = threading.Semaphore(0)
 
     def reply(path, body, headers):
-        if "Alice" not in body["prompt"]:
+        if "Alice" in body["prompt"]:  # answered once the other two are in flight
+            assert arrived.acquire(timeout=10) and arrived.acquire(timeout=10)
+        else:
+            arrived.release()
             time.sleep(0.3)  # in flight when the interrupt comes
         return 200, completion(" Globex"), {}
 

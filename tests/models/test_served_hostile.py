@@ -231,8 +231,8 @@ def test_a_servers_words_are_printed_as_text_never_as_escapes():
     ids=lambda case: case[0],
 )
 def test_the_answers_before_a_bad_reply_are_kept(case):
-    """The third request gets the bad reply: the first two were handed to keep (and the
-    fourth, if the worker had picked it up meanwhile: it was answered)."""
+    """The third request gets the bad reply: the first two were handed to keep, and the
+    fourth was never sent."""
     _, bad = case
     asked: list[str] = []
 
@@ -247,8 +247,33 @@ def test_the_answers_before_a_bad_reply_are_kept(case):
     with StubServer(reply) as stub, pytest.raises(ServedError):
         model = hostile(stub.url, concurrency=1, request_timeout=3.0)  # the silent one's wait
         model.complete(requests, keep=lambda i, a: kept.update({i: a.text}))
-    assert {0: "Globex", 1: "Globex"}.items() <= kept.items() and 2 not in kept
-    assert len(kept) == len(asked) - 1 <= 3
+    assert kept == {0: "Globex", 1: "Globex"} and len(asked) == 3
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_no_request_is_sent_after_one_failed(concurrency):
+    """Requests queued behind a failure (twice --concurrency are queued ahead) are never sent:
+    the server sees the failing one and those already in flight beside it, whose answers are
+    kept. One thread picking up the next queued request before the failure was seen sent it."""
+    asked: list[str] = []
+
+    def reply(path, body, headers):
+        asked.append(body["prompt"])
+        if len(asked) == 3 - (concurrency > 1) * 2:  # the third, or the first of three
+            return 500, {"error": {"message": "boom"}}, {}
+        time.sleep(0.2 if concurrency > 1 else 0)  # those beside it are in flight meanwhile
+        return 200, completion(" Globex"), {}
+
+    requests = [PromptRequest(Cloze(f"Person {i} works for ", "")) for i in range(20)]
+    kept: dict[int, str] = {}
+    with StubServer(reply) as stub, pytest.raises(ServedError, match="boom"):
+        model = hostile(stub.url, concurrency=concurrency)
+        model.complete(requests, keep=lambda i, a: kept.update({i: a.text}))
+    if concurrency == 1:
+        assert len(stub.requests) == 3 and sorted(kept) == [0, 1]
+    else:
+        assert 1 <= len(stub.requests) <= concurrency
+        assert len(kept) == len(stub.requests) - 1 and set(kept.values()) <= {"Globex"}
 
 
 def test_a_connection_is_kept_alive_and_one_the_server_closed_is_opened_again():

@@ -85,6 +85,10 @@ class ServedError(UserError):
     """A request the server did not answer: one line, naming the server and the model."""
 
 
+class _NotSent(Exception):
+    """A queued request left unsent, as one before it failed."""
+
+
 @dataclass
 class Usage:
     """What this process asked of the server, and what the server said it was."""
@@ -630,8 +634,9 @@ class ServedLM:
         keep: Keep,
     ) -> list[Any]:
         """Every request's answer, ``concurrency`` in flight; each handed to ``keep`` (by its
-        index) as it arrives. On a failure, or an interrupt, no new request starts, those in
-        flight finish (and are kept), and the failure is raised.
+        index) as it arrives. On a failure, or an interrupt, no new request is sent (the thread
+        that failed says so before any other picks up a queued request, and the queued ones are
+        cancelled), those in flight finish (and are kept), and the failure is raised.
 
         Requests are handed to the pool a few at a time, at most twice ``concurrency`` ahead
         of the answers: waiting on every request at once would cost each answer a pass over
@@ -642,12 +647,22 @@ class ServedLM:
         done = 0
         failure: BaseException | None = None
         queued = iter(enumerate(requests))
+        failed = threading.Event()
         with self._client() as client, ThreadPoolExecutor(self.concurrency) as pool:
             pending: dict[Future, int] = {}
 
+            def send(request: Any) -> Any:
+                if failed.is_set():
+                    raise _NotSent
+                try:
+                    return ask(client, request)
+                except BaseException:
+                    failed.set()
+                    raise
+
             def submit(count: int) -> None:
                 for index, request in itertools.islice(queued, count):
-                    pending[pool.submit(ask, client, request)] = index
+                    pending[pool.submit(send, request)] = index
 
             submit(2 * self.concurrency)
             try:
@@ -655,6 +670,8 @@ class ServedLM:
                     finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for future in finished:
                         index = pending.pop(future)
+                        if future.cancelled() or isinstance(future.exception(), _NotSent):
+                            continue
                         if future.exception() is not None:
                             failure = failure or future.exception()
                             continue
@@ -666,7 +683,11 @@ class ServedLM:
                             progress(done, len(requests))
                     if failure is None:
                         submit(len(finished))
+                    else:  # those queued are not sent; those in flight are awaited and kept
+                        for future in [f for f in pending if f.cancel()]:
+                            del pending[future]
             except BaseException:  # an interrupt: no request waiting in the pool is sent
+                failed.set()
                 for future in pending:
                     future.cancel()
                 # those in flight are answered (and paid for) while the pool closes: keep them
