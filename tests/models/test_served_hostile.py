@@ -330,6 +330,40 @@ def test_a_key_in_the_base_urls_query_is_refused_without_repeating_it(url):
     assert "holds what looks like a key" in message and "$MY_KEY" in message
 
 
+TOKEN = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8"  # a key of no known prefix: random letters and digits
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"http://127.0.0.1:8000/{KEY}/v1", "'http://127.0.0.1:8000/***/v1'"),
+        (f"http://127.0.0.1:8000/v1/{KEY}", "'http://127.0.0.1:8000/v1/***'"),
+        ("http://127.0.0.1:8000/hf_AbCdEfGhIjKlMnOp/v1", "'http://127.0.0.1:8000/***/v1'"),
+        (f"https://example.org/keys/{TOKEN}/v1", "'https://example.org/keys/***/v1'"),
+        (f"https://example.org/{TOKEN}-proxy/v1", "'https://example.org/***/v1'"),
+    ],
+)
+def test_a_key_in_the_base_urls_path_is_refused_and_masked(url, shown):
+    with pytest.raises(ValueError) as refused:
+        checked_base_url(url, "MY_KEY")
+    message = str(refused.value)
+    assert message.startswith(f"{shown} holds what looks like a key in its path; ")
+    assert "$MY_KEY" in message and KEY not in message and TOKEN not in message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://api.cloudflare.com/client/v4/accounts/023e105f4ecef8ad9ca31a8372d0c353/ai/v1",
+        "https://x.openai.azure.com/openai/deployments/gpt-4o-mini-2024-07-18",
+        "https://api-inference.huggingface.co/models/meta-llama/Meta-Llama-3-8B-Instruct/v1",
+        "http://skeleton.local:8000/v1/550e8400-e29b-41d4-a716-446655440000",
+    ],
+)
+def test_a_path_of_names_and_hex_ids_is_no_key(url):
+    assert checked_base_url(url) == url
+
+
 @pytest.mark.parametrize(
     ("url", "says"),
     [

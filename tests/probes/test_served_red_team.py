@@ -18,6 +18,7 @@ from ..models.served_stub import StubServer as Stub
 from .test_served import ROWS, failing_probe, probe
 
 KEY = "sk-red-team-0123456789abcdef"
+TOKEN = "Xq7redTeam0123456789abcdef"  # a key of no known prefix
 
 
 @pytest.fixture
@@ -83,6 +84,8 @@ def test_a_run_stopped_by_a_bad_reply_resumes_asking_only_the_rows_not_answered(
         f"http://127.0.0.1:9/v1?x=1&token={KEY}",
         f"http://127.0.0.1:9/v1#key={KEY}",
         f"http://me:{KEY}@127.0.0.1:9/v1",
+        f"http://127.0.0.1:9/{KEY}/v1",
+        f"http://127.0.0.1:9/v1/{TOKEN}",
         f"http://127.0.0.1:9/v1\r\nAuthorization: Bearer {KEY}",
         f"http://127.0.0.1:9/v1\n{KEY}",
     ],
@@ -91,10 +94,12 @@ def test_a_base_url_holding_a_key_or_a_line_break_is_refused_and_never_written(u
     out = tmp_path / "out"
     args = ["probe", "generate", str(data), "-m", "openai:gpt-x", "--base-url", url]
     message = failing_probe(*args, "-o", str(out))
-    assert message.startswith("error: --base-url: ") and KEY not in message
+    assert message.startswith("error: --base-url: ")
+    assert KEY not in message and TOKEN not in message
     assert not out.exists()
     for path in every_file_under(tmp_path, Path(os.environ["CHRONOPROBE_CACHE"])):
         assert KEY.encode() not in path.read_bytes(), path
+        assert TOKEN.encode() not in path.read_bytes(), path
 
 
 def test_a_key_in_the_base_url_of_the_environment_is_refused_and_never_written(

@@ -70,6 +70,14 @@ _SECRET_NAMES = re.compile(
     r"credential)[^=&;#/]*=",
     re.IGNORECASE,
 )
+# a path segment that is a key: one of the prefixes keys are issued with (OpenAI's and
+# Anthropic's sk-, Hugging Face's hf_, Groq's gsk_, xAI's xai-, Google's AIza), or a run of 20
+# letters and digits or more that mixes upper and lower case and digits at random, as keys are
+# made; hex alone (an account's id, a UUID) and names (gpt-4o-mini-2024-07-18, deployments) are
+# none
+_KEY_PREFIXES = re.compile(r"(?:sk|hf|gsk|xai)[-_][A-Za-z0-9]|AIza[A-Za-z0-9_-]{20}")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9]{20,}")
+_TOKEN_ENTROPY = 3.8  # bits a character; a random run of 20 has about 4.1
 NO_LOGPROBS = (
     "the server returned no log-probabilities of the prompt (completions with echo and "
     "logprobs); scoring needs them: vLLM and SGLang serve them, OpenAI's current models, "
@@ -202,12 +210,29 @@ def _server_message(reply) -> str:
     return _first_line(text or reply.reason)
 
 
+def _is_key(segment: str) -> bool:
+    """Whether a segment of a URL's path looks like a key (see ``_KEY_PREFIXES``)."""
+    return bool(_KEY_PREFIXES.match(segment)) or any(
+        _random(run) for run in _TOKEN_RUN.findall(segment)
+    )
+
+
+def _random(run: str) -> bool:
+    """Whether letters and digits mix upper and lower case and digits as at random."""
+    if not all(any(test(c) for c in run) for test in (str.isupper, str.islower, str.isdigit)):
+        return False
+    shares = [n / len(run) for n in Counter(run).values()]
+    return -sum(p * math.log2(p) for p in shares) >= _TOKEN_ENTROPY
+
+
 def _url_shown(url: str) -> str:
     """``url`` quoted as a message may show it: without its query, path parameters or
-    fragment (where keys go), every character that is no visible one written as an escape
-    (``\\r``, ``\\x1b``, ``\\u202e``), at most 200 characters."""
+    fragment (where keys go), a segment of its path that looks like a key as ``***``, every
+    character that is no visible one written as an escape (``\\r``, ``\\x1b``,
+    ``\\u202e``), at most 200 characters."""
     cut = min((i for i in (url.find("?"), url.find("#"), url.find(";")) if i >= 0), default=-1)
     shown = url if cut < 0 else url[:cut] + "?..."
+    shown = "/".join("***" if _is_key(segment) else segment for segment in shown.split("/"))
     shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in shown[:200])
     return f"'{shown}'"
 
@@ -220,8 +245,9 @@ def checked_base_url(url: str, key_env: str | None = KEY_ENV) -> str:
     ``--api-key-env`` names).
 
     Refused: control and format characters (CR and LF would split a request's headers), white
-    space, another scheme than http(s), no host, a bad port, a user name or password, and a
-    query, path parameters or a fragment: a key goes in the environment variable, never in the
+    space, another scheme than http(s), no host, a bad port, a user name or password, a path
+    segment that looks like a key (``sk-...``, or a long random token), and a query, path
+    parameters or a fragment: a key goes in the environment variable, never in the
     URL (it would be written into metrics.json and the answer cache), and requests to
     BASE_URL/completions could not carry the rest."""
     variable = f"${key_env}" if key_env else f"the variable --api-key-env names (${KEY_ENV})"
@@ -246,6 +272,12 @@ def checked_base_url(url: str, key_env: str | None = KEY_ENV) -> str:
     except ValueError:
         raise UserError(f"{_url_shown(url)}: its port is no port number") from None
     rest = url[len(f"{parts.scheme}://{parts.netloc}") :]
+    if any(_is_key(segment) for segment in parts.path.split("/")):
+        raise UserError(
+            f"{_url_shown(url)} holds what looks like a key in its path; give the key "
+            f"through {variable} instead: it is sent in the Authorization header and never "
+            "written down"
+        )
     if _SECRET_NAMES.search(rest):
         raise UserError(
             f"{_url_shown(url)} holds what looks like a key in its query; give the key "
