@@ -285,6 +285,7 @@ MALFORMED = {
     "text a list": _answer(_choices(text=["x"])),
     "text an object": _answer(_choices(text={"value": "x"})),
     "text of 100,000 characters": _answer(_choices(text="x" * 100_000)),
+    "text holding a lone surrogate": _answer('{"choices": [{"text": " Glob\\ud800ex"}]}'),
     "an error of 500 KB and no choices": _answer({"error": "x" * (_MIB // 2)}),
 }
 # /chat/completions bodies that are wrong where the answer is read.
@@ -293,6 +294,9 @@ MALFORMED_CHAT = {
     "content a number": _answer(_choices(message={"content": 7})),
     "content a list": _answer(_choices(message={"content": [{"type": "text"}]})),
     "no message": _answer(_choices(text="x")),
+    "content holding a lone surrogate": _answer(
+        '{"choices": [{"message": {"content": "Globex\\udc00"}}]}'
+    ),
 }
 # Echoed log-probabilities that are wrong (the scoring requests).
 MALFORMED_ECHO = {

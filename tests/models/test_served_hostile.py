@@ -169,6 +169,10 @@ def test_the_wrong_shapes_name_the_value_at_fault():
     assert nested == "malformed reply from /completions: its JSON is nested too deeply"
     no_text = failure(MALFORMED["text null"])[0]
     assert no_text.endswith("$.choices[0].text: Expected `str`, got `null`")
+    half = failure(MALFORMED["text holding a lone surrogate"])[0]
+    assert half.endswith("$.choices[0].text: a lone surrogate (U+D800) at character 5")
+    half = failure(MALFORMED_CHAT["content holding a lone surrogate"], CHAT)[0]
+    assert half.endswith("$.choices[0].message.content: a lone surrogate (U+DC00) at character 6")
 
 
 @pytest.mark.parametrize("case", sorted(COSMETIC))

@@ -77,6 +77,20 @@ def test_a_run_stopped_by_a_bad_reply_resumes_asking_only_the_rows_not_answered(
     assert metrics["models"]["openai:stub"]["predicted"] == len(ROWS)
 
 
+def test_a_lone_surrogate_in_an_answer_is_a_malformed_reply_not_a_crash(data, tmp_path):
+    """ "\\ud800" in a reply's text was kept as an answer: writing it raised
+    UnicodeEncodeError."""
+    body = '{"choices": [{"text": " Par\\ud800is."}]}'
+    with Stub(lambda path, sent, headers: (200, body, {})) as stub:
+        args = ["probe", "generate", str(data), "-m", "openai:stub", "--base-url", stub.url]
+        message = failing_probe(*args, "--retries", "0", "-o", str(tmp_path / "out"))
+    assert message == (
+        f"error: openai:stub at {stub.url}: malformed reply from /completions: "
+        "$.choices[0].text: a lone surrogate (U+D800) at character 4; nothing written to "
+        f"{tmp_path / 'out'}"
+    )
+
+
 @pytest.mark.parametrize(
     "url",
     [

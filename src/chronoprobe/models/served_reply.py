@@ -6,7 +6,8 @@ per request kind: the fields an answer is made of (a completion's ``text``, a ch
 ``content``, the echoed ``token_logprobs`` and ``text_offset``) must have their types, and a
 reply whose answer fields do not is refused with the path of the first bad value
 (``$.choices[0].logprobs.text_offset[3]: Expected `int`, got `null```). Log-probabilities must
-be finite numbers no greater than 0, offsets ascend from 0.
+be finite numbers no greater than 0, offsets ascend from 0, and a text holds no lone surrogate
+(half a UTF-16 pair, which JSON's escapes can spell and no file can hold).
 
 Cosmetic fields never cost an answer: ``usage`` token counts that are no non-negative whole
 numbers (lists, strings, NaN, 1e400, -3, true), and a ``model`` or ``system_fingerprint`` that
@@ -109,14 +110,26 @@ def _read(value: Any, kind: type, where: str) -> Any:
         raise BadReply(f"{where}: nested too deeply") from None
 
 
+def _whole(text: str, where: str) -> str:
+    """``text``, if it is text: JSON's escapes can spell half a UTF-16 pair (``"\\ud800"``),
+    which no file can hold (writing it raised UnicodeEncodeError)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        half = f"U+{ord(text[err.start]):04X}"
+        raise BadReply(f"{where}: a lone surrogate ({half}) at character {err.start:,}") from None
+    return text
+
+
 def completion_text(reply: Any) -> str:
     """The text of a ``/completions`` reply's first choice."""
-    return _read(choice(reply), _Text, "$.choices[0]").text
+    return _whole(_read(choice(reply), _Text, "$.choices[0]").text, "$.choices[0].text")
 
 
 def chat_text(reply: Any) -> str:
     """The content of a ``/chat/completions`` reply's first message ("" for none)."""
-    return _read(choice(reply), _Chat, "$.choices[0]").message.content or ""
+    content = _read(choice(reply), _Chat, "$.choices[0]").message.content or ""
+    return _whole(content, "$.choices[0].message.content")
 
 
 def echoed(reply: Any) -> tuple[list[int], list[float | None]] | None:
