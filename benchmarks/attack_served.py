@@ -74,6 +74,7 @@ class Case:
     base_url: str | None = None  # a base URL to refuse, in place of the server's
     env: dict[str, str] = field(default_factory=dict)
     spec: str = "openai:attack"
+    api: bool = False  # through chronoprobe.probe(...), not the command line
 
 
 CASES: list[Case] = []
@@ -157,6 +158,15 @@ for _url in (
     "ftp://127.0.0.1/v1",
 ):
     CASES.append(Case(URLS, repr(_url), "refused", base_url=_url))
+CASES.append(  # no command line can carry a NUL: Python can
+    Case(
+        URLS,
+        "a NUL and a key, through the Python API",
+        "refused",
+        base_url=f"http://127.0.0.1:9/v1\x00{KEY}",
+        api=True,
+    )
+)
 CASES.append(
     Case(
         URLS,
@@ -188,7 +198,23 @@ def _limits() -> None:
     os.nice(10)
 
 
+# chronoprobe.probe(...) with the case's base URL, its UserError printed as the command prints
+# one (exit code 2): anything else is a traceback
+API = """import sys, chronoprobe
+try:
+    chronoprobe.probe({view!r}, {data!r}, model={spec!r}, base_url={url!r}, out={out!r},
+                      request_timeout={timeout}, retries=0, concurrency=1)
+except chronoprobe.UserError as err:
+    print(f"error: {{err}}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
 def command(case: Case, data: Path, out: Path, url: str | None) -> list[str]:
+    if case.api:
+        values = {"view": case.view, "data": str(data), "spec": case.spec, "url": url}
+        script = API.format(**values, out=str(out), timeout=TIMEOUT_S)
+        return [sys.executable, "-c", script]
     args = [sys.executable, "-m", "chronoprobe", "probe", case.view, str(data), "-m", case.spec]
     if url:
         args += ["--base-url", url]

@@ -172,6 +172,9 @@ def probe(
     ``chronoprobe probe VIEW --help`` lists them. ``out``: a folder to keep the files in (as
     ``--out``); without it they are read into the result and the folder is removed.
     ``cache=False`` recomputes (``--no-cache``)."""
+    from pydantic import ValidationError
+
+    from chronoprobe.params import refused
     from chronoprobe.probes.view import VIEWS
     from chronoprobe.runs.single import run_operation
     from chronoprobe.steps import get_kind
@@ -191,7 +194,11 @@ def probe(
     for name, folder in (("series", series), ("model", trained)):
         if folder is not None:
             inputs[name] = Path(folder)
-    params = kind.params.model_validate({"view": view, **options})
+    values = {"view": view, **options}
+    try:
+        params = kind.params.model_validate(values)
+    except ValidationError as err:  # named as given here; a value never repeated (a key)
+        raise refused(err, values, lambda name: f"{name}=", echo=False) from None
     problems = kind.problems(params, inputs)
     if problems:
         raise UserError("; ".join(problems))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -28,6 +29,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    ValidationError,
     ValidationInfo,
     model_validator,
 )
@@ -49,6 +51,29 @@ class Cli:
 # the type of a validation error whose value must not be repeated in the message (a key given
 # where the name of the variable holding it belongs)
 NOT_ECHOED = "not_echoed"
+
+
+def refused(
+    err: ValidationError, values: dict[str, Any], name: Callable[[str], str], echo: bool
+) -> UserError:
+    """One line for every error of ``err`` (validating ``values``), each after the field's
+    ``name`` as the caller's user spells it. With ``echo``, a value that may be repeated is
+    quoted after its error (``(got 'x')``); without, the value given is in no message, not
+    even where a check quoted it (a key passed in the wrong option stays unsaid)."""
+    lines = []
+    for error in err.errors(include_url=False):
+        loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
+        message = error["msg"].removeprefix("Value error, ")
+        given = error.get("input")
+        plain = isinstance(given, str | int | float) and not isinstance(given, bool)
+        if echo and plain and error["type"] != NOT_ECHOED:
+            message += f" (got {given!r})"
+        elif not echo and plain and str(given):
+            message = message.replace(repr(given), "the value given")
+            if len(str(given)) >= 4:  # shorter: a word of the message, not what was given
+                message = message.replace(str(given), "the value given")
+        lines.append(f"{name(loc[0])}: {message}" if loc else message)
+    return UserError("; ".join(lines))
 
 
 @dataclass(frozen=True)

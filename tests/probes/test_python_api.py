@@ -158,3 +158,30 @@ def test_results_are_kept_in_out_and_mistakes_are_told(built, tmp_path):
         chronoprobe.probe("pll", outcome["drift"].dir)
     with pytest.raises(KeyError, match="no figure 'nope' here; figures: "):
         kept.figure("nope")
+
+
+KEY = "sk-api-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("limit", KEY, "Input should be a valid integer"),
+        ("api_key_env", KEY, "takes the name of an environment variable"),
+        ("dtype", KEY, "Input should be 'auto'"),
+        ("engine", KEY, "Input should be 'local' or 'ray'"),
+        ("base_url", f"http://127.0.0.1:9/v1\x00{KEY}", "holds the character U+0000"),
+        ("base_url", f"http://127.0.0.1:9/{KEY}/v1", "holds what looks like a key in its path"),
+        ("no_such_option", KEY, "Extra inputs are not permitted"),
+    ],
+)
+def test_an_option_refused_from_python_names_it_and_never_repeats_the_value(
+    option, value, says, tmp_path
+):
+    """The refusal was pydantic's, which quotes every value given (input_value='sk-...'): a
+    key passed in the wrong option was printed."""
+    with pytest.raises(chronoprobe.UserError) as refused:
+        chronoprobe.probe("generate", tmp_path, model="openai:gpt-x", **{option: value})
+    message = str(refused.value)
+    assert message.startswith(f"{option}=: ") and says in message, message
+    assert KEY not in message and "\n" not in message

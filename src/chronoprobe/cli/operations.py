@@ -31,12 +31,12 @@ from chronoprobe.cli.threads import threads_option, use_threads
 from chronoprobe.cli.wording import speaking, spoken, spoken_notes
 from chronoprobe.errors import UserError
 from chronoprobe.params import (
-    NOT_ECHOED,
     Choice,
     cli_of,
     field_default,
     option_flag,
     panel_of,
+    refused,
     splits_commas,
     unwrap,
 )
@@ -200,19 +200,11 @@ def validate(
     try:
         return model.model_validate(values)
     except ValidationError as err:
-        lines = []
-        for error in err.errors(include_url=False):
-            loc = [str(p) for p in error["loc"] if p in values or isinstance(p, int)]
-            message = error["msg"].removeprefix("Value error, ")
-            given = error.get("input")
-            echoed = error["type"] != NOT_ECHOED
-            if echoed and isinstance(given, str | int | float) and not isinstance(given, bool):
-                message += f" (got {given!r})"
-            if loc:
-                name = loc[0] if loc[0] in arguments else option_flag(loc[0])
-                message = f"{name}: {message}"
-            lines.append(message)
-        raise UserError("; ".join(lines)) from None
+
+        def flag(name: str) -> str:
+            return name if name in arguments else option_flag(name)
+
+        raise refused(err, values, flag, echo=True) from None
 
 
 def _missing_input(kind: StepKind, name: str, path: Path, model: type[BaseModel]) -> str:
