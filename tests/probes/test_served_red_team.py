@@ -116,6 +116,29 @@ def test_a_base_url_holding_a_key_or_a_line_break_is_refused_and_never_written(u
         assert TOKEN.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://127.0.0.1:9/v1?api_key={KEY}",
+        f"http://127.0.0.1:9/{KEY}/v1",
+        f"http://127.0.0.1:9/v1\r\nAuthorization: Bearer {KEY}",
+        "ftp://127.0.0.1/v1",
+    ],
+)
+def test_the_judges_base_url_is_checked_before_anything_runs(url, data, tmp_path):
+    """--judge-base-url went unchecked until the judge loaded, after every probed row was
+    asked, and the key in it was written with the params; the refusal named --base-url."""
+    out = tmp_path / "out"
+    with Stub(lambda path, body, headers: (200, completion(" Paris."), {})) as stub:
+        args = ["probe", "generate", str(data), "-m", "openai:stub", "--base-url", stub.url]
+        judged = ["--judge", "openai:judge", "--judge-base-url", url]
+        message = failing_probe(*args, *judged, "-o", str(out))
+    assert message.startswith("error: --judge-base-url: "), message
+    assert KEY not in message and not stub.requests and not out.exists()
+    for path in every_file_under(tmp_path, Path(os.environ["CHRONOPROBE_CACHE"])):
+        assert KEY.encode() not in path.read_bytes(), path
+
+
 def test_a_key_in_the_base_url_of_the_environment_is_refused_and_never_written(
     data, tmp_path, monkeypatch
 ):

@@ -71,7 +71,14 @@ from chronoprobe.probes.timeline_judging import (
     timeline_key,
     timeline_metrics,
 )
-from chronoprobe.probes.view import SKIPPED, ProbeParams, Progress, RowsFormat, View
+from chronoprobe.probes.view import (
+    SKIPPED,
+    ProbeParams,
+    Progress,
+    RowsFormat,
+    View,
+    base_url_field,
+)
 from chronoprobe.set_files import NAMES_FILE
 from chronoprobe.templates import MASK, ClozeTemplate, load_cloze_templates, load_question_templates
 from chronoprobe.time import Granularity, Period
@@ -243,6 +250,12 @@ class GenerateParams(ProbeParams):
 
             parse_spec(judge)
         return judge
+
+    @field_validator("judge_base_url")
+    @classmethod
+    def _a_base_url(cls, url: str | None) -> str | None:
+        """Checked as --base-url is, before the probed models run."""
+        return base_url_field(url)
 
     @model_validator(mode="after")
     def _protocol_and_responses(self) -> GenerateParams:

@@ -145,18 +145,22 @@ class ServedOptions(Params):
     @field_validator("base_url")
     @classmethod
     def _a_base_url(cls, url: str | None) -> str | None:
-        """Refused before anything is written: a key in the URL would be written with the
-        params, a CR or LF would split the request's headers (see ``checked_base_url``). The
-        key's variable is not known here (``api_key_env`` comes after): the advice names the
-        option."""
-        from chronoprobe.models.served import checked_base_url
+        return base_url_field(url)
 
-        if url is None:
-            return None
-        try:
-            return checked_base_url(url, None)
-        except ValueError as err:
-            raise PydanticCustomError(NOT_ECHOED, str(err)) from None
+
+def base_url_field(url: str | None) -> str | None:
+    """A base URL option (``base_url``, ``judge_base_url``), refused before anything is
+    written: a key in the URL would be written with the params, a CR or LF would split the
+    request's headers (see ``checked_base_url``). The key's variable is not known here
+    (``api_key_env`` comes after): the advice names the option."""
+    from chronoprobe.models.served import checked_base_url
+
+    if url is None:
+        return None
+    try:
+        return checked_base_url(url, None)
+    except ValueError as err:
+        raise PydanticCustomError(NOT_ECHOED, str(err)) from None
 
 
 class EngineOptions(Params):
