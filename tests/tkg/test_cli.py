@@ -69,3 +69,43 @@ def test_an_empty_split_has_no_figure(synth_dir, tmp_path):
     assert result.exit_code == 0, result.output
     assert "no fact in the split: no figure" in " ".join(result.output.split())
     assert "0.0000" not in result.output and "│ mrr " in result.output
+
+
+def _kg_spanning(first: int, last: int, folder):
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.kg.records import Fact
+    from chronoprobe.time import TimePoint
+
+    facts = [
+        Fact(f"q{i}", "held", f"o{i % 3}", TimePoint(year), TimePoint(year))
+        for i, year in enumerate([first, last, first + 1, last - 1, first + 2, last - 2])
+    ]
+    return TemporalKG.from_records(facts, name="wide").save(folder)
+
+
+def test_a_kg_spanning_more_years_than_a_time_table_holds_is_refused(tmp_path):
+    """Facts from year 1 to 200,001 made a time table of 200,001 rows (from 1 to 2**31 - 1,
+    of billions, which no memory holds): refused in one line naming facts.parquet."""
+    kg = _kg_spanning(1, 200_001, tmp_path / "wide")
+    args = ["tkg", "train", str(kg), "--out", str(tmp_path / "o"), "--rank", "2"]
+    result = runner.invoke(app, [*args, "--epochs", "1", "--time-mode", "start"])
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split("error: ", 1)[1].split())
+    assert message.startswith(
+        f"{kg / 'facts.parquet'}: its facts span 200,001 years (0001 to +200001); temporal "
+        "embeddings keep a row per year, of at most 100,000 years"
+    ), message
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_span_is_checked_before_any_table_is_made(tmp_path):
+    import pytest
+
+    from chronoprobe.errors import UserError
+    from chronoprobe.kg.graph import TemporalKG
+    from chronoprobe.tkg.data import MAX_YEARS, check_span
+
+    kg = TemporalKG.load(_kg_spanning(1, 2**31 - 1, tmp_path / "widest"))
+    with pytest.raises(UserError, match=r"facts\.parquet: its facts span 2,147,483,647 years"):
+        check_span(kg, tmp_path / "widest" / "facts.parquet")
+    check_span(TemporalKG.load(_kg_spanning(-4, MAX_YEARS - 5, tmp_path / "wide")), tmp_path)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -24,8 +25,13 @@ import pyarrow.compute as pc
 from chronoprobe.errors import UserError
 from chronoprobe.kg.graph import TemporalKG
 from chronoprobe.kg.records import SPLIT_COLUMN, SPLIT_NAMES
+from chronoprobe.time import format_year
 
 SPLITS = SPLIT_NAMES
+# the most years a KG's facts may span: the time table holds a row per year of the span (a KG
+# of facts from year 1 to 2**31 - 1 asked for billions), and every-year training a quadruple
+# per year of each fact
+MAX_YEARS = 100_000
 ORIGINS = {
     "seeded": "split with the seed",
     "given": "the KG's own split",
@@ -71,6 +77,17 @@ class Vocab:
         if not years or years != list(range(years[0], years[0] + len(years))):
             raise UserError("`years` must be a non-empty run of consecutive years")
         return cls(tuple(data["entities"]), tuple(data["relations"]), years[0], years[-1])
+
+
+def check_span(kg: TemporalKG, facts_file: Path) -> None:
+    """A UserError naming ``facts_file`` when the KG's facts span more than MAX_YEARS."""
+    first, last = kg.year_range()
+    if first is not None and last - first + 1 > MAX_YEARS:
+        raise UserError(
+            f"{facts_file}: its facts span {last - first + 1:,} years ({format_year(first)} "
+            f"to {format_year(last)}); temporal embeddings keep a row per year, of at most "
+            f"{MAX_YEARS:,} years: give a KG of the facts of a narrower span"
+        )
 
 
 def with_reciprocals(quads: np.ndarray, n_relations: int) -> np.ndarray:

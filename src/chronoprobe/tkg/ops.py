@@ -119,9 +119,10 @@ def _split_source(directory: Path):
 def _training_data(params: TKGTrainParams, inputs: dict[str, Path]):
     from chronoprobe.kg.graph import TemporalKG
     from chronoprobe.kg.splits import adopt_split
-    from chronoprobe.tkg.data import TimeMode, given_split, split_kg
+    from chronoprobe.tkg.data import TimeMode, check_span, given_split, split_kg
 
     kg = TemporalKG.load(inputs["kg"])
+    check_span(kg, inputs["kg"] / "facts.parquet")
     mode = TimeMode(params.time_mode)
     if SPLIT_FROM.name in inputs:
         source = inputs[SPLIT_FROM.name]
