@@ -106,6 +106,19 @@ def test_a_name_too_long_for_its_files_is_refused_at_the_option(data, tmp_path, 
     assert (out / f"{'a' * 200}_loglikelihood.yaml").is_file()
 
 
+@pytest.mark.parametrize("name", ["---", "___", "éèê", " . "])
+def test_a_name_without_a_letter_or_digit_is_refused_at_the_option(data, tmp_path, name):
+    """--name --- gave a task named chronoprobe, which the user never asked for."""
+    out = tmp_path / "x"
+    result = runner.invoke(app, ["export", "lm-eval", str(data), "--name", name, "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == (
+        "error: --name: holds no letter or digit (A-Z, a-z, 0-9), of which lm-eval's task "
+        "names are made; give one such as --name my_probe"
+    )
+    assert not out.exists()
+
+
 def test_a_data_folder_whose_name_is_too_long_for_the_default_name_says_so(tmp_path):
     folder = tmp_path / ("d" * 240)
     write_jsonl(folder / "examples.jsonl", ROWS)

@@ -87,6 +87,12 @@ class LmEvalExportParams(Params):
     def _a_file_name(cls, name: str | None) -> str | None:
         if name is None:
             return None
+        if not re.search(r"[A-Za-z0-9]", name):  # "---" made a task named chronoprobe
+            raise PydanticCustomError(
+                NOT_ECHOED,
+                "holds no letter or digit (A-Z, a-z, 0-9), of which lm-eval's task names are "
+                "made; give one such as --name my_probe",
+            )
         try:
             return checked_task_name(name)
         except ValueError as err:  # the name is not repeated: its start is in the message
