@@ -13,10 +13,12 @@ soundly and gives its case's reply from the third on, and runs ``chronoprobe pro
 
 - a traceback (or a crash by a signal), and a hang (still running after 60 s);
 - a request that outlived its timeout by more than a second: from the bad reply's request
-  to the command's exit;
-- answers lost: the command is run again against a sound server, with the same answer cache,
-  and every row answered before the bad reply that it asks again is one (that run must
-  complete: a hang or a failure of it counts as such, and as a wrong outcome);
+  to the command's error line (its exit comes later, the process unwinding, seconds later on a
+  loaded machine; a hang is counted as a hang only);
+- answers lost: the command is run again against the same server (its URL is in each
+  answer's cache key), now answering soundly, with the same answer cache, and every row
+  answered before the bad reply that it asks again is one (that run must complete: a hang or
+  a failure of it counts as such, and as a wrong outcome);
 - a wrong outcome: not refused in one line naming the server and the model (exit code 2) where
   the case expects that, or not completed (exit code 0) where it expects the answers kept.
 
@@ -224,6 +226,41 @@ def command(case: Case, data: Path, out: Path, url: str | None) -> list[str]:
     return [*args, *case.extra, "-o", str(out)]
 
 
+@dataclass
+class Ran:
+    text: str  # stdout and stderr
+    code: int | None  # None: still running after LIMIT_S (a hang)
+    said_at: float | None  # when its "error:" line came (time.monotonic), if one did
+
+
+def run_command(args: list[str], env: dict[str, str]) -> Ran:
+    """``args`` run to its end (killed after LIMIT_S), and when it printed its error: the
+    request's end, which the process's own exit comes well after (its threads and modules
+    unwound, on a loaded machine seconds later)."""
+    process = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_limits
+    )
+    lines: list[bytes] = []
+    said: list[float] = []
+
+    def read() -> None:
+        for line in process.stdout:
+            if not said and line.lstrip().startswith(b"error:"):
+                said.append(time.monotonic())
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        code = process.wait(timeout=LIMIT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        code = None
+    reader.join(5)
+    return Ran(b"".join(lines).decode(errors="replace"), code, said[0] if said else None)
+
+
 def attack(case: Case, scratch: Path) -> dict:
     folder = Path(tempfile.mkdtemp(dir=scratch))
     data = folder / "data"
@@ -249,65 +286,46 @@ def attack(case: Case, scratch: Path) -> dict:
     outcome = {"group": case.group, "name": case.name, "hang": False, "over": False, "lost": []}
     with stub.StubServer(reply) as server:
         url = server.url if case.base_url is None else case.base_url
-        try:
-            done = subprocess.run(
-                command(case, data, folder / "out", url),
-                env=env,
-                capture_output=True,
-                timeout=LIMIT_S,
-                preexec_fn=_limits,
-                check=False,
-            )
-            ended = time.monotonic()
-            text = (done.stdout + done.stderr).decode(errors="replace")
-            code = done.returncode
-        except subprocess.TimeoutExpired:
-            outcome["hang"], text, code, ended = True, "", None, time.monotonic()
-        if bad_at and case.expect == "refused":
+        ran = run_command(command(case, data, folder / "out", url), env)
+        text, code = ran.text, ran.code
+        outcome["hang"] = code is None
+        if bad_at and case.expect == "refused" and not outcome["hang"]:
+            ended = ran.said_at or time.monotonic()
             outcome["over"] = ended - bad_at[0] > TIMEOUT_S + 1
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    last = next((line for line in reversed(lines) if line.startswith("error:")), "")
-    outcome["last"] = last or (lines[-1] if lines else "")
-    outcome["tracebacks"] = TRACEBACK in text or (code is not None and code not in (0, 1, 2))
-    outcome["refused"] = code == 2
-    wrong = None
-    if case.expect == "refused":
-        if code != 2:
-            wrong = f"expected a refusal, exit code {code}"
-        elif case.base_url is None and not last.startswith(f"error: {case.spec} at "):
-            wrong = "the line does not name the model and the server"
-    elif code != 0:
-        wrong = f"expected the answers kept, exit code {code}"
-    if KEY in text or any(KEY.encode() in p.read_bytes() for p in folder.rglob("*") if p.is_file()):
-        wrong = "the key was written down"
-    outcome["wrong"] = wrong
-    answered = {prompt for prompt, sound_reply in asked if sound_reply}
-    if case.expect == "refused" and case.base_url is None and not outcome["hang"]:
-        asked.clear()
-        with stub.StubServer(sound) as server:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        last = next((line for line in reversed(lines) if line.startswith("error:")), "")
+        outcome["last"] = last or (lines[-1] if lines else "")
+        outcome["tracebacks"] = TRACEBACK in text or (code is not None and code not in (0, 1, 2))
+        outcome["refused"] = code == 2
+        wrong = None
+        if case.expect == "refused":
+            if code != 2:
+                wrong = f"expected a refusal, exit code {code}"
+            elif case.base_url is None and not last.startswith(f"error: {case.spec} at "):
+                wrong = "the line does not name the model and the server"
+        elif code != 0:
+            wrong = f"expected the answers kept, exit code {code}"
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        if KEY in text or any(KEY.encode() in p.read_bytes() for p in files):
+            wrong = "the key was written down"
+        outcome["wrong"] = wrong
+        answered = {prompt for prompt, sound_reply in asked if sound_reply}
+        if case.expect == "refused" and case.base_url is None and not outcome["hang"]:
+            # the same server (its URL is in every answer's cache key), now answering soundly
             again: list[str] = []
 
             def count(path, body, headers):
-                again.append(body.get("prompt") or json.dumps(body.get("messages")))
+                with lock:
+                    again.append(body.get("prompt") or json.dumps(body.get("messages")))
                 return sound(path, body, headers)
 
             server.reply = count
-            try:
-                done = subprocess.run(
-                    command(case, data, folder / "again", server.url),
-                    env=env,
-                    capture_output=True,
-                    timeout=LIMIT_S,
-                    preexec_fn=_limits,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
+            ran = run_command(command(case, data, folder / "again", server.url), env)
+            if ran.code is None:
                 outcome["hang"], outcome["wrong"] = True, "the run again hung"
-            else:
-                if done.returncode != 0:
-                    said = (done.stdout + done.stderr).decode(errors="replace").strip()
-                    outcome["wrong"] = f"the run again failed: {said[-200:]}"
-        outcome["lost"] = sorted(answered & set(again))  # answered, and asked again
+            elif ran.code != 0:
+                outcome["wrong"] = f"the run again failed: {ran.text.strip()[-200:]}"
+            outcome["lost"] = sorted(answered & set(again))  # answered, and asked again
     return outcome
 
 
