@@ -172,7 +172,7 @@ READERS = [
 ]
 
 
-@pytest.mark.parametrize("damage", ["manifest nested deep", "month 13", "precision 99"])
+@pytest.mark.parametrize("damage", ["manifest nested deep", "month 13", "precision 99", "year 0"])
 def test_every_command_reading_a_kg_refuses_it_alike(saved, tmp_path, damage):
     """Before, timeline and dates refused month 13 while lamatk, drift, cronq, info and
     export took it; a deep manifest was a RecursionError in every one."""
