@@ -23,7 +23,8 @@ soundly and gives its case's reply from the third on, and runs ``chronoprobe pro
   the case expects that, or not completed (exit code 0) where it expects the answers kept.
 
 Base URLs that hold a key or a control character are attacked too: refused, and the key in no
-file of the run, the output or the cache.
+file of the run, the output or the cache; one of them, a NUL, through ``chronoprobe.probe``, as
+no command line can carry one.
 """
 
 from __future__ import annotations
