@@ -47,14 +47,14 @@ class ModelOptions(DeviceParams):
     panel: ClassVar[str] = "Model loading"
     renamed: ClassVar[dict[str, str]] = {"models": "model"}
 
-    model: Annotated[
-        list[ModelSpec] | None, Cli(short="-m"), BeforeValidator(_one_or_more)
-    ] = Field(
-        None,
-        description="Model specs to probe, in order: a Hugging Face id, a local "
-        "save_pretrained directory, a .gguf file, package:smollm2 (offline), or openai:MODEL "
-        "(a model behind an OpenAI-compatible server, see --base-url); in a config, one spec "
-        "or a list. Leave out when --series or --trained gives the models.",
+    model: Annotated[list[ModelSpec] | None, Cli(short="-m"), BeforeValidator(_one_or_more)] = (
+        Field(
+            None,
+            description="Model specs to probe, in order: a Hugging Face id, a local "
+            "save_pretrained directory, a .gguf file, package:smollm2 (offline), or openai:MODEL "
+            "(a model behind an OpenAI-compatible server, see --base-url); in a config, one spec "
+            "or a list. Leave out when --series or --trained gives the models.",
+        )
     )
     family: choice_of(ADAPTERS) | None = Field(
         None, description="Model family, when the model's config does not tell (it usually does)."
