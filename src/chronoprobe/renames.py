@@ -52,9 +52,11 @@ def tell_user(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def python_warning(old: str, new: str, stacklevel: int = 2) -> None:
-    """A deprecation in Python code: a :class:`DeprecationWarning` at the caller."""
-    warnings.warn(deprecated(f"{old}=", f"{new}="), DeprecationWarning, stacklevel=stacklevel + 1)
+def python_warning(old: str, new: str) -> None:
+    """A keyword argument's old name given to a function of :mod:`chronoprobe.api`, which
+    renamed it with :func:`rename_keys`: a :class:`DeprecationWarning` at that function's
+    caller."""
+    warnings.warn(deprecated(f"{old}=", f"{new}="), DeprecationWarning, stacklevel=4)
 
 
 def rename_keys(values: Mapping[str, Any], renames: Mapping[str, str], warn: Warn) -> dict:
