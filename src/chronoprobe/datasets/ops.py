@@ -215,7 +215,7 @@ def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) 
     seed templates with paraphrases (templates/cronq.yaml). Writes questions.jsonl, the
     entity-disjoint train.jsonl / valid.jsonl / test.jsonl, and stats.json.
 
-    Example: chronoprobe build cronq kg/world --max-per-template 200 -o cronq/
+    Example: chronoprobe build cronq kg/world --per-group 200 -o cronq/
     """
     from chronoprobe.datasets.writers import write_cronq
 

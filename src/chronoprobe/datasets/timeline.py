@@ -887,7 +887,7 @@ def build_timeline(ctx: StepContext, params: TimelineParams, inputs: dict[str, P
     Writes questions.jsonl and train/valid/test.jsonl, split by fact (no test question reads a
     fact a training question reads), and stats.json. Ask them with `probe generate`.
 
-    Example: chronoprobe build timeline kg/real --per-kind 50 -o timeline/
+    Example: chronoprobe build timeline kg/real --per-group 50 -o timeline/
     """
     from chronoprobe.datasets.writers import _write_stats
     from chronoprobe.jsonl import write_jsonl
