@@ -73,7 +73,7 @@ def trained(world: SimpleNamespace, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("qa") / "cronkgqa"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    config = KGQATrainParams(model="cronkgqa", epochs=10, batch_size=32, device="cpu")
+    config = KGQATrainParams(arch="cronkgqa", epochs=10, batch_size=32, device="cpu")
     result = train(world.cronq, world.tcomplex, config, out, progress=False)
     torch.set_num_threads(threads)
     return result, out

@@ -398,7 +398,7 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     params = kind.params.model_validate(
         {
             "view": "span-ppl",
-            "models": specs,
+            "model": specs,
             "cutoff_year": 2019,
             "cutoff_years": {specs[1]: 2020},
             "device": "cpu",
