@@ -250,3 +250,35 @@ def test_params_built_in_python_with_an_old_name_warn():
 
     with pytest.warns(DeprecationWarning, match=r"^model is deprecated \(removed in 0.6.0\)"):
         assert TKGTrainParams(model="complex").arch == "complex"
+
+
+def test_an_input_renamed_by_a_plugin_keeps_its_old_option(captured, tmp_path):
+    """``Input(..., formerly=...)`` whose old option no field took: a hidden option of its own."""
+    import typer
+
+    from chronoprobe.cli.operations import make_command
+    from chronoprobe.params import Params
+    from chronoprobe.steps import Input, StepKind
+
+    class TeamsParams(Params):
+        year: int = 2015
+
+    kind = StepKind(
+        name="teams",
+        model=TeamsParams,
+        run=lambda ctx, params, inputs: None,
+        inputs=(Input("league", "The league.", option=True, formerly="clubs"),),
+        command=("teams",),
+    )
+    plugin = typer.Typer()
+    plugin.command("teams")(make_command(kind, TeamsParams, "Teams."))
+    plugin.command("other")(lambda: None)  # a group, as chronoprobe's commands are
+    result = runner.invoke(plugin, ["teams", "--clubs", "kg", "-o", "out"])
+    assert result.exit_code == 2 and captured[-1].inputs == {"league": Path("kg")}
+    assert result.stderr.startswith("--clubs is deprecated (removed in 0.6.0): use --league\n")
+    result = runner.invoke(plugin, ["teams", "--clubs", "kg", "--league", "kg", "-o", "out"])
+    assert "give --league" in result.stderr and len(captured) == 1
+    result = runner.invoke(plugin, ["teams", "-o", "out"])  # still required
+    assert result.exit_code == 2 and "--league: required: The league." in result.stderr
+    shown = runner.invoke(plugin, ["teams", "--help"]).stdout
+    assert "--league" in shown and "--clubs" not in shown

@@ -144,9 +144,11 @@ def _input_parameter(
     kind: StepKind, index: int, hidden: bool = False, alias: bool = False
 ) -> inspect.Parameter:
     """The command-line parameter of one input (``hidden``: accepted, not in --help; ``alias``:
-    the option of its old name, hidden and never required)."""
+    the option of its old name, hidden). An option with an old name is required by the step's
+    check instead, which the old option also satisfies."""
     declared = kind.inputs[index]  # type: ignore[index]
-    default = ... if declared.required and not alias else None
+    renamed = declared.option and declared.formerly
+    default = ... if declared.required and not renamed else None
     name = declared.formerly if alias else declared.name
     if declared.option:
         flag = option_flag(name)
@@ -323,6 +325,9 @@ def make_command(
         given = {name: values.pop(name) for name in input_names}
         _old_options(values, renames, values)
         _old_options(values, moved, given)
+        for declared in kind.inputs or ():  # a renamed option input, under neither name
+            if declared.required and given[declared.name] is None:
+                raise UserError(f"{option_flag(declared.name)}: required: {declared.help}")
         for old, new in taken.items():
             folder = _step_folder(values.get(old))
             if folder is not None and given[new] is None:
