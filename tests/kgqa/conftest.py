@@ -54,7 +54,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     data = split_kg(kg, seed=0)
     dirs = {}
     for name, epochs in (("tcomplex", 8), ("complex", 2)):
-        config = TKGTrainParams(model=name, rank=32, epochs=epochs, batch_size=500, device="cpu")
+        config = TKGTrainParams(arch=name, rank=32, epochs=epochs, batch_size=500, device="cpu")
         train(data, config, root / name, progress=False)
         dirs[name] = root / name
     write_cronq(kg, root / "cronq", max_per_template=150, seed=0)

@@ -90,7 +90,7 @@ def test_sampled_mode_resumes_exactly_too(synth_kg, tmp_path):
 def test_checkpoint_round_trip(data, tmp_path):
     result = train(data, _config(arch="tntcomplex", epochs=1), tmp_path, progress=False)
     saved = checkpoint.load(tmp_path)
-    assert saved.epoch == 1 and saved.config["train"]["model"] == "tntcomplex"
+    assert saved.epoch == 1 and saved.config["train"]["arch"] == "tntcomplex"
     assert saved.vocab == data.vocab and saved.data.mode is data.mode
     for name in ("train", "valid", "test"):
         assert (saved.data.split(name) == data.split(name)).all()

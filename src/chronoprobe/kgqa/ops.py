@@ -121,7 +121,7 @@ def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Pa
     if params.answer_type_given is not None:
         protocol["answer_type_given"] = params.answer_type_given
     questions = load_split(
-        inputs["questions"], params.split, saved.vocab, protocol["question_input"], params.limit
+        inputs["questions"], params.split, saved.vocab, protocol["question_input"], params.sample
     )
     ctx.log.info(f"{params.split}: {questions.summary()}")
     metrics, table = evaluate(
