@@ -484,7 +484,7 @@ def stamps(folder: Path) -> dict[str, tuple[int, int]]:
 def _(s):
     kg, timeline = s.root / "kg", s.root / "timeline"
     s.synth(kg)
-    build = ("build", "timeline", kg, "--per-kind", 5, "-o", timeline)
+    build = ("build", "timeline", kg, "--per-group", 5, "-o", timeline)
     assert s.cli(*build) == 0
     before = stamps(kg)
     assert s.synth(kg) == 0 and "cached" in s.outputs[-1]
@@ -497,7 +497,7 @@ def _(s):
 def _(s):
     kg, timeline = s.root / "kg", s.root / "timeline"
     s.synth(kg)
-    build = ("build", "timeline", kg, "--per-kind", 5, "-o", timeline)
+    build = ("build", "timeline", kg, "--per-group", 5, "-o", timeline)
     oracle = ("build", "timeline-oracle", kg, "--questions", timeline / "test.jsonl")
     assert s.cli(*build) == 0 and s.cli(*oracle, "-o", s.root / "oracle") == 0
     assert s.cli(*build) == 0 and "cached" in s.outputs[-1]

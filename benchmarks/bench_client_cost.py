@@ -205,7 +205,7 @@ def instrumented() -> Stages:
 def probe_command(data: Path, out: Path, url: str, limit: int, concurrency: int) -> list[str]:
     return [
         "probe", "generate", str(data.parent), "-m", "openai:stub", "--base-url", url,
-        "--concurrency", str(concurrency), "--limit", str(limit), "-o", str(out), "--no-cache",
+        "--concurrency", str(concurrency), "--sample", str(limit), "-o", str(out), "--no-cache",
     ]  # fmt: skip
 
 

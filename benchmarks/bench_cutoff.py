@@ -44,7 +44,7 @@ def make_set(root: Path, facts: int) -> tuple[Path, Path]:
 
     steps = [
         {"id": "world", "kind": "kg", "params": {"source": "synth", "facts": facts,
-                                                 "start_year": 1990, "end_year": 2024}},
+                                                 "first": 1990, "last": 2024}},
         {"id": "drift", "kind": "build", "inputs": {"kg": "world"},
          "params": {"family": "drift", "first": "2011", "last": "2022"}},
     ]  # fmt: skip

@@ -149,7 +149,7 @@ def command_rate(name: str, model_args: list[str], data: Path, tmp: Path, env: d
     for limit in (1, 1, n):  # the first run converts the GGUF file when it was never used
         out = tmp / f"{name}-{limit}"
         command = chronoprobe(
-            "probe", "generate", str(data.parent), *model_args, "--limit", str(limit),
+            "probe", "generate", str(data.parent), *model_args, "--sample", str(limit),
             "--max-tokens", str(MAX_TOKENS), "--no-cache", "--no-reuse-answers", "-o", str(out),
         )  # fmt: skip
         runs[limit] = (timed(command, env), out)

@@ -107,7 +107,7 @@ def main() -> None:
         out = Path(tmp) / "ours"
         ours_s = _timed(
             [str(Path(sys.executable).with_name("chronoprobe")), "probe", "generate", str(data),
-             "-m", args.model, "--limit", str(args.rows), "--batch-size", str(args.batch_size),
+             "-m", args.model, "--sample", str(args.rows), "--batch-size", str(args.batch_size),
              "--max-tokens", str(MAX_TOKENS), "--device", "cpu", "-o", str(out)],
             env,
         )  # fmt: skip

@@ -31,7 +31,7 @@ def recite(out: str, rows: list[dict], device: str, batch: int) -> tuple[dict, o
     from chronoprobe.probes.recite import ReciteParams, predict_recite, recite_metrics
 
     model = load_model(out, device=device, batch_size=batch)
-    predictions = predict_recite(model, rows, ReciteParams(models=[out]), None)
+    predictions = predict_recite(model, rows, ReciteParams(model=[out]), None)
     return recite_metrics(predictions), model
 
 

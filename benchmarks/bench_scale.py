@@ -57,7 +57,7 @@ def probe_run(model: Path, data: Path, engine: str, workers: int, batch_size: in
     from chronoprobe.steps import get_kind
 
     ray_start = _start_ray(workers) if engine == "ray" else 0.0
-    values = {"view": "pll", "models": [str(model)], "device": "cpu", "batch_size": batch_size}
+    values = {"view": "pll", "model": [str(model)], "device": "cpu", "batch_size": batch_size}
     if engine == "ray":
         values |= {"engine": "ray", "workers": workers}
     params = get_kind("probe").params.model_validate(values)

@@ -121,7 +121,7 @@ def test_the_documented_plugin_adds_a_builder_a_view_and_a_tkg_model(tmp_path, p
     assert not (tmp_path / "top1" / "matrix.json").exists()  # the View's default: no drift view
 
     out = tmp_path / "emb"
-    invoke("tkg", "train", world, "--model", "tdistmult", "--rank", 4, "--epochs", 1, "-o", out)
+    invoke("tkg", "train", world, "--arch", "tdistmult", "--rank", 4, "--epochs", 1, "-o", out)
     trained = json.loads((out / "metrics.json").read_text())
     assert trained["model"] == "tdistmult" and trained["split"] == "test"
     assert 0 < trained["mrr"] <= 1 and trained["queries"] > 0

@@ -163,7 +163,7 @@ def probe_served(data: Path, url: str, model: str, concurrency: int, out: Path, 
             *CHRONOPROBE, "probe", "generate", str(data.parent), "-m", f"openai:{model}",
             "--base-url", url, "--concurrency", str(concurrency), "--max-tokens", "12",
             "--no-cache", "--no-reuse-answers", "-o", str(folder),
-            *(["--limit", str(limit)] if limit else []),
+            *(["--sample", str(limit)] if limit else []),
         ]  # fmt: skip
         began = time.perf_counter()
         subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)

@@ -8,7 +8,7 @@ predictions as a pyarrow table (``to_pandas()`` for a data frame)::
 
     import chronoprobe
 
-    result = chronoprobe.probe("pll", "drift/", model="package:smollm2", limit=50)
+    result = chronoprobe.probe("pll", "drift/", model="package:smollm2", sample=50)
     result.figure("temporal_acc")      # Figure(value=0.31, low=0.19, high=0.45, n=50)
     result.predictions.to_pandas()     # one row per model and answered row
 
@@ -27,6 +27,7 @@ from typing import Any
 
 from chronoprobe.errors import UserError
 from chronoprobe.models.spec import LoadOptions, ModelSource, ModelSpec
+from chronoprobe.renames import python_warning, rename_keys, renamed_fields
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,6 @@ def probe(
     data: str | Path,
     *,
     model: Any = None,
-    models: list | None = None,
     series: str | Path | None = None,
     trained: str | Path | None = None,
     out: str | Path | None = None,
@@ -165,10 +165,10 @@ def probe(
     """Probe models with ``view`` over the probe set ``data`` (a folder from ``build`` or
     ``import``, or its rows file), as ``chronoprobe probe VIEW DATA`` does.
 
-    The models: ``model`` (one spec, e.g. ``"package:smollm2"``, or an adapter object) or
-    ``models`` (several), or ``series`` (a ``train series`` folder: each of its models), or
+    The models: ``model`` (one spec, e.g. ``"package:smollm2"``, or an adapter object, or a
+    list of them), or ``series`` (a ``train series`` folder: each of its models), or
     ``trained`` (a ``train memorize``/``train pretrain`` folder). ``options`` are the view's
-    options by their config names (``limit=50``, ``batch_size=32``, ``match="names"``...);
+    options by their config names (``sample=50``, ``batch_size=32``, ``match="names"``...);
     ``chronoprobe probe VIEW --help`` lists them. ``out``: a folder to keep the files in (as
     ``--out``); without it they are read into the result and the folder is removed.
     ``cache=False`` recomputes (``--no-cache``)."""
@@ -179,19 +179,22 @@ def probe(
     from chronoprobe.runs.single import run_operation
     from chronoprobe.steps import get_kind
 
-    VIEWS.get(view)  # an unknown view is refused before anything else
+    member = VIEWS.get(view)  # an unknown view is refused before anything else
     kind = get_kind("probe")
-    if model is not None and models is not None:
-        raise UserError("give model= or models=, not both")
-    chosen = [model] if model is not None else list(models or [])
-    if chosen:
-        options["models"] = [_as_spec(m) for m in chosen]
+    if model is not None:
+        options["model"] = model
+    options = rename_keys(options, renamed_fields(member.params), python_warning)
+    if options.get("model") is not None:
+        chosen = options["model"]
+        options["model"] = (
+            [_as_spec(m) for m in chosen] if isinstance(chosen, list) else [_as_spec(chosen)]
+        )
     data = Path(data)
     if data.is_file():
         options.setdefault("rows", data.name)
         data = data.parent
     inputs = {"data": data}
-    for name, folder in (("series", series), ("model", trained)):
+    for name, folder in (("series", series), ("trained", trained)):
         if folder is not None:
             inputs[name] = Path(folder)
     values = {"view": view, **options}

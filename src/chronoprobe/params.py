@@ -39,6 +39,7 @@ from pydantic_core import PydanticUndefined
 from chronoprobe.core.devices import DEVICE_HELP
 from chronoprobe.errors import UserError
 from chronoprobe.registry import Registry, nearest
+from chronoprobe.renames import renaming_validator
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,17 @@ class Params(BaseModel):
     """Base of every operation's params: unknown keys are errors, not silently ignored.
 
     A params class that groups options shared by many commands names its ``panel``: its
-    fields are listed under that heading in each command's --help (see :func:`panel_of`)."""
+    fields are listed under that heading in each command's --help (see :func:`panel_of`).
+
+    A class that renamed a field declares its old name for one release in ``renamed: ClassVar
+    [dict[str, str]] = {"old_name": "new_name"}`` (see :mod:`chronoprobe.renames`)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any, info: ValidationInfo) -> Any:
+        return renaming_validator(cls, data, info.context)
 
 
 def panel_of(model: type[BaseModel], name: str) -> str | None:

@@ -61,6 +61,8 @@ class Input:
     option: bool = False
     # the command line may name a file instead: its folder is the input, its name this param
     file_param: str | None = None
+    # the input's old name, still read (with a warning) until renames.REMOVED_IN
+    formerly: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -59,7 +59,7 @@ def test_the_recite_command_printed_after_train_memorize_runs(tmp_path, given, s
     invoke("build", "lamatk", "kg", "-o", "lamatk")
     output = invoke("train", "memorize", *given, *TRAIN, "-o", "mem")
     command = printed_command(output)
-    assert command == ["probe", "recite", statements, "--model", "mem", "-o", "mem-recited"]
+    assert command == ["probe", "recite", statements, "--trained", "mem", "-o", "mem-recited"]
     recited = invoke(*command)
     rows = len(Path(statements).read_text(encoding="utf-8").splitlines())
     assert f"recite: {rows} rows" in recited

@@ -163,19 +163,19 @@ def test_out_must_not_be_someone_elses_folder(app, tmp_path):
     assert (tmp_path / "mine/notes.txt").read_text() == "keep"
 
 
-def test_a_model_spec_given_as_the_model_folder_gets_a_hint(tmp_path):
-    """`probe ... --model package:smollm2` means a training step's folder; the error says so and
-    names -m, which takes model specs."""
+def test_a_model_spec_given_as_the_trained_folder_gets_a_hint(tmp_path):
+    """`probe ... --trained package:smollm2` names a training step's folder; the error says so
+    and names -m, which takes model specs."""
     from typer.testing import CliRunner
 
     from chronoprobe.cli.main import app
 
     data = tmp_path / "rows"
     data.mkdir()
-    args = ["probe", "pll", str(data), "--model", "package:smollm2", "-o", str(tmp_path / "o")]
+    args = ["probe", "pll", str(data), "--trained", "package:smollm2", "-o", str(tmp_path / "o")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0
     out = " ".join(result.output.split())
-    assert "package:smollm2: no such file or directory (input --model)" in out
-    assert "use -m/--models package:smollm2" in out
+    assert "package:smollm2: no such file or directory (input --trained)" in out
+    assert "use -m/--model package:smollm2" in out
     assert not (tmp_path / "o").exists()

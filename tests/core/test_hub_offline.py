@@ -65,9 +65,9 @@ def test_only_hub_ids_are_judged_so_and_bare_ones_too(monkeypatch, tmp_path):
     (tmp_path / "org" / "model" / "config.json").write_text("{}")
     monkeypatch.chdir(tmp_path)
     local = ["package:smollm2", "openai:gpt-4o", "smollm2", "org/model"]
-    assert _unreachable_hub_ids(ModelOptions(models=local)) == []
-    (said,) = _unreachable_hub_ids(ModelOptions(models=["roberta-base", "smollm2"]))
-    assert said.startswith("models: 'roberta-base' is not in the local Hugging Face cache")
+    assert _unreachable_hub_ids(ModelOptions(model=local)) == []
+    (said,) = _unreachable_hub_ids(ModelOptions(model=["roberta-base", "smollm2"]))
+    assert said.startswith("model: 'roberta-base' is not in the local Hugging Face cache")
 
 
 def test_a_name_server_that_never_answers_costs_the_reach_timeout_only(monkeypatch):
@@ -96,7 +96,7 @@ def test_the_command_line_refuses_an_uncached_id_before_loading_anything(tmp_pat
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     said = " ".join(done.stderr.split())
-    assert f"error: models: {FAKE!r} is not in the local Hugging Face cache" in said, said
+    assert f"error: model: {FAKE!r} is not in the local Hugging Face cache" in said, said
     assert "torch imported: False" in said  # refused while the options were read
     assert time.monotonic() - began < 60  # the hung name server was not waited for
     assert not (tmp_path / "out").exists()

@@ -54,8 +54,8 @@ def read_as_huggingface_does(folder: Path) -> dict[str, int]:
 BUILDS = {
     "drift": ["--first", "2015", "--last", "2020", "--relations", "P6,P54"],
     "lamatk": ["--sample", "40", "--seed", "3"],
-    "cronq": ["--max-per-template", "20"],
-    "dates": ["--first-year", "2000", "--max-facts", "10"],
+    "cronq": ["--per-group", "20"],
+    "dates": ["--first", "2000", "--sample", "10"],
 }
 PAPERS = {
     "drift": "Findings of EACL 2023",
@@ -122,7 +122,7 @@ def test_an_imported_set_has_a_card_naming_the_released_files(tmp_path, fmt):
 
 
 def test_time_answers_are_text_so_every_answer_is_a_string(tmp_path):
-    invoke("build", "cronq", "kg", "--max-per-template", "20", "-o", "out")
+    invoke("build", "cronq", "kg", "--per-group", "20", "-o", "out")
     rows = [json.loads(line) for line in Path("out/questions.jsonl").read_text().splitlines()]
     kinds = {r["answer_type"] for r in rows}
     assert kinds == {"entity", "time"}
@@ -172,8 +172,8 @@ def test_the_card_is_the_same_wherever_the_kg_lies(tmp_path):
     import shutil
 
     shutil.copytree(tmp_path / "kg", tmp_path / "elsewhere" / "kg-copy")
-    invoke("build", "cronq", "kg", "--max-per-template", "20", "-o", "here")
-    invoke("build", "cronq", "elsewhere/kg-copy", "--max-per-template", "20", "-o", "there")
+    invoke("build", "cronq", "kg", "--per-group", "20", "-o", "here")
+    invoke("build", "cronq", "elsewhere/kg-copy", "--per-group", "20", "-o", "there")
     card = (tmp_path / "here" / "README.md").read_bytes()
     assert card == (tmp_path / "there" / "README.md").read_bytes()
     assert b"elsewhere" not in card and b"chronoprobe build cronq KG" in card

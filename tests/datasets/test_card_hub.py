@@ -33,8 +33,8 @@ def sets(tmp_path_factory) -> dict[str, Path]:
     builds = {
         "lamatk": ("kg", "--sample", 40),
         "drift": ("kg", "--first", 2015, "--last", 2020),
-        "cronq": ("kg", "--max-per-template", 20),
-        "dates": ("kg", "--max-facts", 10),
+        "cronq": ("kg", "--per-group", 20),
+        "dates": ("kg", "--sample", 10),
         "timeline": ("kg",),
         "ecbd": ("world", "--per-group", 3, "--min-article-words", 50),
     }

@@ -543,11 +543,11 @@ def test_imported_questions_go_through_kgqa_train_and_eval(tmp_path):
     result = invoke("kg", "convert", FIXTURES / "kg", "-f", "cronquestions", "-o", kg)
     assert result.exit_code == 0, result.output
     tkg = tmp_path / "tkg"
-    args = ["--model", "tcomplex", "--rank", "8", "--epochs", "1", "--device", "cpu"]
+    args = ["--arch", "tcomplex", "--rank", "8", "--epochs", "1", "--device", "cpu"]
     result = invoke("tkg", "train", kg, *args, "-o", tkg)
     assert result.exit_code == 0, result.output
     qa = tmp_path / "qa"
-    args = ["--tkg", tkg, "--model", "lm", "--encoder", "tiny", "--epochs", "1", "--device", "cpu"]
+    args = ["--tkg", tkg, "--arch", "lm", "--encoder", "tiny", "--epochs", "1", "--device", "cpu"]
     result = invoke("kgqa", "train", questions, *args, "-o", qa)
     assert result.exit_code == 0, result.output
     out = tmp_path / "eval"

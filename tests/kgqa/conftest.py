@@ -54,7 +54,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     data = split_kg(kg, seed=0)
     dirs = {}
     for name, epochs in (("tcomplex", 8), ("complex", 2)):
-        config = TKGTrainParams(model=name, rank=32, epochs=epochs, batch_size=500, device="cpu")
+        config = TKGTrainParams(arch=name, rank=32, epochs=epochs, batch_size=500, device="cpu")
         train(data, config, root / name, progress=False)
         dirs[name] = root / name
     write_cronq(kg, root / "cronq", max_per_template=150, seed=0)
@@ -73,7 +73,7 @@ def trained(world: SimpleNamespace, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("qa") / "cronkgqa"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    config = KGQATrainParams(model="cronkgqa", epochs=10, batch_size=32, device="cpu")
+    config = KGQATrainParams(arch="cronkgqa", epochs=10, batch_size=32, device="cpu")
     result = train(world.cronq, world.tcomplex, config, out, progress=False)
     torch.set_num_threads(threads)
     return result, out

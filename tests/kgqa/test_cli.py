@@ -15,7 +15,7 @@ runner = CliRunner()
 def test_train_then_eval(world, tmp_path):
     out = tmp_path / "qa"
     args = ["kgqa", "train", str(world.cronq), "--tkg", str(world.tcomplex), "--out", str(out)]
-    args += ["--model", "lm", "--epochs", "1", "--device", "cpu"]
+    args += ["--arch", "lm", "--epochs", "1", "--device", "cpu"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "time answers" in result.output and "simple_entity" in result.output
@@ -85,7 +85,7 @@ def test_a_split_without_a_question_has_no_figure(world, tmp_path):
     (questions / "test.jsonl").write_text("")
     out = tmp_path / "qa"
     args = ["kgqa", "train", str(questions), "--tkg", str(world.tcomplex), "--out", str(out)]
-    result = runner.invoke(app, [*args, "--model", "lm", "--epochs", "1", "--device", "cpu"])
+    result = runner.invoke(app, [*args, "--arch", "lm", "--epochs", "1", "--device", "cpu"])
     assert result.exit_code == 0, result.output
     assert "test: no question" in result.output
     trained = json.loads((out / "metrics.json").read_text())

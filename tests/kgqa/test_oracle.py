@@ -39,7 +39,7 @@ def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("oracle") / "tcomplex"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    config = TKGTrainParams(model="tcomplex", rank=4, epochs=3, batch_size=8, device="cpu")
+    config = TKGTrainParams(arch="tcomplex", rank=4, epochs=3, batch_size=8, device="cpu")
     train(data, config, out, progress=False)
     torch.set_num_threads(threads)
     vocab = AnswerVocab(data.vocab.entities, tuple(data.vocab.years))

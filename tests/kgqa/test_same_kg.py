@@ -30,11 +30,11 @@ steps:
   - id: emb
     kind: tkg
     inputs: {{kg: {embeddings_kg}}}
-    params: {{model: complex, rank: 4, epochs: 1, batch_size: 2000, device: cpu}}
+    params: {{arch: complex, rank: 4, epochs: 1, batch_size: 2000, device: cpu}}
   - id: qa
     kind: kgqa
     inputs: {{questions: cronq, tkg: emb}}
-    params: {{model: lm, epochs: 1, device: cpu}}
+    params: {{arch: lm, epochs: 1, device: cpu}}
 """
 
 

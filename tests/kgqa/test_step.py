@@ -29,15 +29,15 @@ steps:
   - id: emb
     kind: tkg
     inputs: {kg: world}
-    params: {model: tcomplex, rank: 8, epochs: 1, batch_size: 2000, device: cpu}
+    params: {arch: tcomplex, rank: 8, epochs: 1, batch_size: 2000, device: cpu}
   - id: cron
     kind: kgqa
     inputs: {questions: cronq, tkg: emb}
-    params: {model: cronkgqa, epochs: 2, device: cpu}
+    params: {arch: cronkgqa, epochs: 2, device: cpu}
   - id: lm
     kind: kgqa
     inputs: {questions: cronq, tkg: emb}
-    params: {model: lm, epochs: 1, device: cpu, answer_type_given: true, question_input: template}
+    params: {arch: lm, epochs: 1, device: cpu, answer_type_given: true, question_input: template}
   - id: report
     kind: report
 """

@@ -199,7 +199,7 @@ def test_entities_are_linked_in_the_order_the_question_names_them():
 
 
 def build_timeline(world, out, *kinds: str) -> None:
-    args = ["build", "timeline", str(world.kg), "--per-kind", "40", "-o", str(out)]
+    args = ["build", "timeline", str(world.kg), "--per-group", "40", "-o", str(out)]
     result = runner.invoke(app, [*args, *(["--kinds", ",".join(kinds)] if kinds else [])])
     assert result.exit_code == 0, result.output
 

@@ -167,7 +167,7 @@ def test_the_tested_model_is_the_best_epoch_on_valid(trained, world, tmp_path):
 
 
 def test_resume_after_an_interruption_equals_an_uninterrupted_run(world, tmp_path):
-    config = dict(model="embedkgqa", batch_size=128, device="cpu")
+    config = dict(arch="embedkgqa", batch_size=128, device="cpu")
     straight = train(
         world.cronq,
         world.complex,
@@ -203,7 +203,7 @@ def test_resume_refuses_another_model(world, trained):
     _, out = trained
     with pytest.raises(ValueError, match="--no-resume"):
         train(
-            world.cronq, world.tcomplex, KGQATrainParams(model="lm", epochs=11), out, progress=False
+            world.cronq, world.tcomplex, KGQATrainParams(arch="lm", epochs=11), out, progress=False
         )
 
 

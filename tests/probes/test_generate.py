@@ -228,7 +228,7 @@ def test_the_probe_step_generates_with_a_tiny_causal_model(rows_file, tmp_path):
     out.mkdir()
     ctx = StepContext("probe", out, tmp_path, 0, logging.getLogger("test-generate"))
     kind = get_kind("probe")
-    values = {"view": "generate", "models": [str(spec)], "device": "cpu", "batch_size": 3}
+    values = {"view": "generate", "model": [str(spec)], "device": "cpu", "batch_size": 3}
     values.update(shots=1, exemplar_sets=2, samples=2, max_tokens=4)
     kind.run(ctx, kind.params.model_validate(values), {"data": rows_file.parent})
     metrics = json.loads((out / "metrics.json").read_text())
@@ -518,8 +518,8 @@ def test_responses_take_no_generation_options(tmp_path):
         GenerateParams(name="x")
     problems = get_kind("probe").problems(
         get_kind("probe").params.model_validate(
-            {"view": "generate", "responses": str(answers), "models": ["m"]}
+            {"view": "generate", "responses": str(answers), "model": ["m"]}
         ),
         {"data"},
     )
-    assert problems and problems[0].startswith("models: give the models to probe in one way")
+    assert problems and problems[0].startswith("model: give the models to probe in one way")

@@ -43,7 +43,7 @@ def test_each_spec_is_resolved_once_per_step(model_dirs, examples, monkeypatch):
         spec, "resolve_spec", lambda chosen: resolved.append(str(chosen)) or resolve(chosen)
     )
     names = [str(d) for d in model_dirs]
-    result = chronoprobe.probe("pll", examples, models=names, device="cpu")
+    result = chronoprobe.probe("pll", examples, model=names, device="cpu")
     assert result.models == names
     assert sorted(resolved) == sorted(names)  # once each: the step key and the loading share it
 

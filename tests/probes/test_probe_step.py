@@ -79,7 +79,7 @@ def test_each_model_gets_the_predictions_and_metrics_of_every_row_asked(
     model_dirs, data_dir, tmp_path, view
 ):
     specs = [str(d) for d in model_dirs]
-    metrics = run_step(tmp_path / "out", {"data": data_dir}, models=specs, view=view)
+    metrics = run_step(tmp_path / "out", {"data": data_dir}, model=specs, view=view)
     predictions = read_predictions(tmp_path / "out" / "predictions.parquet")
     assert not (tmp_path / "out" / ".shards").exists()
     for spec in specs:
@@ -106,7 +106,7 @@ def test_the_printed_table_keeps_each_model_name_whole_on_one_line(model_dirs, d
     from chronoprobe.probes.ops import show
 
     specs = [str(d) for d in model_dirs]  # long paths, on a 60-column terminal
-    run_step(tmp_path / "out", {"data": data_dir}, models=specs, view="pll")
+    run_step(tmp_path / "out", {"data": data_dir}, model=specs, view="pll")
     for width in (60, 200):
         console = Console(width=width, record=True, file=io.StringIO())
         console.print(show(tmp_path / "out"))
@@ -124,9 +124,9 @@ def test_a_device_map_step_gives_the_predictions_of_one_device(
     monkeypatch.setattr(
         local, "load_transformers", lambda s, w, o: maps.append(o.device_map) or load(s, w, o)
     )
-    whole = run_step(tmp_path / "whole", {"data": data_dir}, models=[spec], view="pll")
+    whole = run_step(tmp_path / "whole", {"data": data_dir}, model=[spec], view="pll")
     placed = run_step(
-        tmp_path / "placed", {"data": data_dir}, models=[spec], view="pll", device_map="auto"
+        tmp_path / "placed", {"data": data_dir}, model=[spec], view="pll", device_map="auto"
     )
     assert maps == [None, "auto"]
     assert placed["models"][spec]["options"]["device_map"] == "auto"
@@ -145,7 +145,7 @@ def test_deleted_rows_are_outside_all_and_skipped_rows_are_counted(model_dirs, d
 
     spec = str(model_dirs[0])
     metrics = run_step(
-        tmp_path / "out", {"data": data_dir}, models=[spec], view="multi-token", max_tokens=2
+        tmp_path / "out", {"data": data_dir}, model=[spec], view="multi-token", max_tokens=2
     )
     mine = metrics["models"][spec]
     assert metrics["overall_excludes"] == mine["overall_excludes"] == ["deleted"]
@@ -166,7 +166,7 @@ def test_deleted_rows_are_outside_all_and_skipped_rows_are_counted(model_dirs, d
     every = run_step(
         tmp_path / "every",
         {"data": data_dir},
-        models=[spec],
+        model=[spec],
         view="multi-token",
         max_tokens=2,
         include_deleted=True,
@@ -209,11 +209,11 @@ def test_a_killed_step_resumes_at_the_first_unfinished_model(
     monkeypatch.setattr(local, "load_transformers", flaky)
     specs = [str(d) for d in model_dirs]
     with pytest.raises(KeyboardInterrupt):
-        run_step(tmp_path / "out", {"data": data_dir}, models=specs, view="pll")
+        run_step(tmp_path / "out", {"data": data_dir}, model=specs, view="pll")
     assert loaded == specs
-    run_step(tmp_path / "out", {"data": data_dir}, models=specs, view="pll")
+    run_step(tmp_path / "out", {"data": data_dir}, model=specs, view="pll")
     assert loaded == [*specs, specs[1]]  # the first model's shard was kept
-    run_step(tmp_path / "fresh", {"data": data_dir}, models=specs, view="pll")
+    run_step(tmp_path / "fresh", {"data": data_dir}, model=specs, view="pll")
     resumed = read_predictions(tmp_path / "out" / "predictions.parquet")
     assert resumed == read_predictions(tmp_path / "fresh" / "predictions.parquet")
 
@@ -222,24 +222,24 @@ def test_inputs_and_models_are_checked(data_dir, model_dirs, tmp_path):
     kind = get_kind("probe")
     [problem] = kind.problems(params(), ["data"])
     # Both ways of running a step are named: the command's options and a config's keys.
-    assert problem.startswith("models: give the models to probe in one way")
-    for way in ("`-m SPEC`", "`models: [spec, ...]`", "`--series DIR`", "input `series`"):
+    assert problem.startswith("model: give the models to probe in one way")
+    for way in ("`-m SPEC`", "`model: [spec, ...]`", "`--series DIR`", "input `series`"):
         assert way in problem
-    assert "`--model DIR`; input `model`" in problem
-    [problem] = kind.problems(params(models=[str(model_dirs[0])]), [])
+    assert "`--trained DIR`; input `trained`" in problem
+    [problem] = kind.problems(params(model=[str(model_dirs[0])]), [])
     assert problem.startswith("inputs.data: required: The probe set")
-    [problem] = kind.problems(params(models=[str(model_dirs[0])] * 2), ["data"])
+    [problem] = kind.problems(params(model=[str(model_dirs[0])] * 2), ["data"])
     assert "listed twice" in problem
     with pytest.raises(ValueError, match=r"examples.jsonl: no such file"):
-        run_step(tmp_path / "c", {"data": tmp_path}, models=[str(model_dirs[0])])
+        run_step(tmp_path / "c", {"data": tmp_path}, model=[str(model_dirs[0])])
     bad = tmp_path / "bad"
     write_jsonl(bad / "examples.jsonl", [{"id": "x", "query": "[MASK] works."}])
     with pytest.raises(ValueError, match=r"bad/examples.jsonl:1: not a probe row: .*`answer_"):
-        run_step(tmp_path / "e", {"data": bad}, models=[str(model_dirs[0])])
+        run_step(tmp_path / "e", {"data": bad}, model=[str(model_dirs[0])])
     rows = as_dicts()
     write_jsonl(bad / "examples.jsonl", [rows[0], rows[1], rows[0]])
     with pytest.raises(ValueError, match=r"bad/examples.jsonl:3: duplicate id 'q1'"):
-        run_step(tmp_path / "f", {"data": bad}, models=[str(model_dirs[0])])
+        run_step(tmp_path / "f", {"data": bad}, model=[str(model_dirs[0])])
     not_a_series = tmp_path / "series.json"
     not_a_series.write_text("{}")
     with pytest.raises(ValueError, match=r"series\.json: a file; input `series` is a model"):
@@ -257,7 +257,7 @@ def test_an_experiment_probes_the_sample_kg_and_reports_the_matrix(
         "  - id: drift\n    kind: build\n    inputs: {kg: kg}\n"
         "    params: {family: drift, first: '2009', last: '2011', relations: [P6]}\n"
         "  - id: pll\n    kind: probe\n    inputs: {data: drift}\n"
-        f"    params: {{view: pll, device: cpu, models: ['{model_dirs[0]}', '{model_dirs[1]}']}}\n"
+        f"    params: {{view: pll, device: cpu, model: ['{model_dirs[0]}', '{model_dirs[1]}']}}\n"
         "  - {id: report, kind: report}\n"
     )
     result = run_experiment(config, tmp_path / "run", console=Console(quiet=True))
@@ -316,7 +316,7 @@ def test_smollm2_knows_messis_club_of_2010_not_of_2022(tmp_path, two_threads):
         "President of the United States",
     }
     write_jsonl(tmp_path / "data" / "examples.jsonl", rows)
-    run_step(tmp_path / "out", {"data": tmp_path / "data"}, models=["smollm2"], view="pll")
+    run_step(tmp_path / "out", {"data": tmp_path / "data"}, model=["smollm2"], view="pll")
     predictions = read_predictions(tmp_path / "out" / "predictions.parquet")
     ranks = {p["id"]: p["temporal_rank"] for p in with_temporal_ranks(predictions)}
     assert ranks == {
@@ -345,9 +345,9 @@ def test_ray_actors_give_the_single_process_probe_one_model_per_actor(
     ray_session, model_dirs, data_dir, tmp_path
 ):
     specs = [str(d) for d in model_dirs]
-    local = run_step(tmp_path / "local", {"data": data_dir}, models=specs, view="multi-token")
+    local = run_step(tmp_path / "local", {"data": data_dir}, model=specs, view="multi-token")
     # the actors must answer themselves, not read the answers the local run stored
-    step = {**RAY, "models": specs, "view": "multi-token"}
+    step = {**RAY, "model": specs, "view": "multi-token"}
     ray = run_step(tmp_path / "ray", {"data": data_dir}, **step)
     assert close(ray, {**local, "models": ray["models"]})
     for spec in specs:
@@ -377,7 +377,7 @@ def test_a_killed_ray_probe_resumes_at_its_missing_shards(
 
     monkeypatch.setattr(ModelShards, "write", killed_after_one)
     spec = str(model_dirs[0])
-    step = {**RAY, "models": [spec], "view": "pll", "batch_size": 4}
+    step = {**RAY, "model": [spec], "view": "pll", "batch_size": 4}
     with pytest.raises(KeyboardInterrupt):
         run_step(tmp_path / "out", {"data": data_dir}, **step)
     first = written.pop()
@@ -387,7 +387,7 @@ def test_a_killed_ray_probe_resumes_at_its_missing_shards(
     run_step(tmp_path / "out", {"data": data_dir}, **step)
     assert written == [1 - first]  # 2 shards: only the one not finished was answered again
     ray = json.loads((tmp_path / "out" / "metrics.json").read_text())
-    local = run_step(tmp_path / "local", {"data": data_dir}, models=[spec], view="pll")
+    local = run_step(tmp_path / "local", {"data": data_dir}, model=[spec], view="pll")
     options = {**local["models"][spec]["options"], **RAY}
     assert close(ray["models"][spec], {**local["models"][spec], "options": options})
     assert same_predictions(
@@ -407,12 +407,12 @@ def test_ray_actors_answer_into_the_request_store_that_a_local_run_reads(
             return store.execute("select count(*) from answers").fetchone()[0]
 
     spec = str(model_dirs[0])
-    ray = run_step(tmp_path / "ray", {"data": data_dir}, models=[spec], engine="ray", workers=2)
+    ray = run_step(tmp_path / "ray", {"data": data_dir}, model=[spec], engine="ray", workers=2)
     written = stored()
     assert written > 0  # by the actors, into the command's cache folder
-    local = run_step(tmp_path / "local", {"data": data_dir}, models=[spec])
+    local = run_step(tmp_path / "local", {"data": data_dir}, model=[spec])
     assert stored() == written  # the local run found every answer it needed: it stored none
-    run_step(tmp_path / "single", {"data": data_dir}, models=[spec], view="single-token")
+    run_step(tmp_path / "single", {"data": data_dir}, model=[spec], view="single-token")
     assert stored() > written  # while answers it did not find are stored
     options = {**local["models"][spec]["options"], "engine": "ray", "workers": 2}
     assert close(ray["models"][spec], {**local["models"][spec], "options": options})
@@ -423,10 +423,10 @@ def test_engine_ray_without_ray_says_how_to_install_it(model_dirs, data_dir, tmp
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as when not installed
     with pytest.raises(ValueError, match=r"needs Ray, which is not installed: pip install "):
-        run_step(tmp_path / "out", {"data": data_dir}, models=[str(model_dirs[0])], engine="ray")
-    [problem] = get_kind("probe").problems(params(models=[str(model_dirs[0])], workers=2), ["data"])
+        run_step(tmp_path / "out", {"data": data_dir}, model=[str(model_dirs[0])], engine="ray")
+    [problem] = get_kind("probe").problems(params(model=[str(model_dirs[0])], workers=2), ["data"])
     assert problem == "`address` and `workers` apply to `engine: ray` only"
     [problem] = get_kind("probe").problems(
-        params(models=[str(model_dirs[0])], engine="ray", device_map="auto"), ["data"]
+        params(model=[str(model_dirs[0])], engine="ray", device_map="auto"), ["data"]
     )
     assert problem == "`device_map` applies to `engine: local` only (a Ray actor holds one GPU)"

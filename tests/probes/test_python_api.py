@@ -22,7 +22,7 @@ STEPS = [
         "id": "drift",
         "kind": "build",
         "inputs": {"kg": "kg"},
-        "params": {"family": "drift", "first": "2015", "last": "2018", "top_subjects": 2},
+        "params": {"family": "drift", "first": "2015", "last": "2018", "per_group": 2},
     },
     {"id": "world", "kind": "kg", "params": {"source": "synth", "facts": 1500}},
     {
@@ -36,7 +36,7 @@ STEPS = [
         "id": "dates",
         "kind": "build",
         "inputs": {"kg": "kg"},
-        "params": {"family": "dates", "first_year": 2000, "max_facts": 4},
+        "params": {"family": "dates", "first": 2000, "sample": 4},
     },
     {
         "id": "memorize",
@@ -80,12 +80,12 @@ CASES = [
     ("multi-token", "drift", {"model": "roberta", "max_tokens": 2}),
     ("pll", "drift", {"model": "roberta"}),
     ("generate", "drift", {"model": "llama", "max_tokens": 4}),
-    ("span-ppl", "ecbd", {"model": "llama", "limit": 12}),
+    ("span-ppl", "ecbd", {"model": "llama", "sample": 12}),
     ("date-context", "dates", {"model": "llama"}),
     ("recite", "lamatk", {"trained": "memorize"}),
-    ("doc-cutoff", "world", {"model": "llama", "rows": "snippets.parquet", "limit": 200}),
+    ("doc-cutoff", "world", {"model": "llama", "rows": "snippets.parquet", "sample": 200}),
     ("cutoff", "drift", {"model": "roberta", "permutations": 100}),
-    ("judge-agreement", JUDGING, {"model": "llama", "limit": 6}),  # a shipped set, no step
+    ("judge-agreement", JUDGING, {"model": "llama", "sample": 6}),  # a shipped set, no step
 ]
 
 
@@ -113,7 +113,7 @@ def test_a_probe_from_python_holds_what_the_command_writes(built, tmp_path, view
     # the command line gives the same files, from the same cache entry
     words = ["probe", view, str(folder), "--device", "cpu", "-o", str(tmp_path / "o")]
     for key, value in options.items():
-        flag = {"model": "-m", "trained": "--model"}.get(key, "--" + key.replace("_", "-"))
+        flag = {"model": "-m", "trained": "--trained"}.get(key, "--" + key.replace("_", "-"))
         words += [flag, str(value)]
     printed = CliRunner().invoke(app, words)
     assert printed.exit_code == 0, printed.output
@@ -152,7 +152,7 @@ def test_results_are_kept_in_out_and_mistakes_are_told(built, tmp_path):
     assert kept.to_pandas().shape[0] == kept.predictions.num_rows
     with pytest.raises(KeyError, match=r"unknown view 'plll'.*did you mean 'pll'"):
         chronoprobe.probe("plll", outcome["drift"].dir, model="x")
-    with pytest.raises(ValueError, match="give model= or models=, not both"):
+    with pytest.raises(ValueError, match=r"model and models are the same setting \(models is its"):
         chronoprobe.probe("pll", outcome["drift"].dir, model="a", models=["b"])
     with pytest.raises(ValueError, match="give the models to probe in one way"):
         chronoprobe.probe("pll", outcome["drift"].dir)

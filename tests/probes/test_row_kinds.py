@@ -92,7 +92,7 @@ def test_rows_no_view_reads_name_their_command(tmp_path, row, kind, reader):
     out.mkdir()
     ctx = StepContext("probe", out, tmp_path, 0, logging.getLogger("test-kinds"))
     params = get_kind("probe").params.model_validate(
-        {"view": "single-token", "models": ["no-such-model"]}
+        {"view": "single-token", "model": ["no-such-model"]}
     )
     with pytest.raises(ValueError) as err:
         get_kind("probe").run(ctx, params, {"data": path.parent})

@@ -398,7 +398,7 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     params = kind.params.model_validate(
         {
             "view": "span-ppl",
-            "models": specs,
+            "model": specs,
             "cutoff_year": 2019,
             "cutoff_years": {specs[1]: 2020},
             "device": "cpu",
@@ -460,7 +460,7 @@ def test_span_ppl_probe_step_and_report_section(tiny, ecbd_file, tmp_path, monke
     assert recall_tables[0].rows[0][2] == with_interval(recall, "recall@10")
     assert recall_tables[0].rows[0][2].startswith(f"{recall['recall@10']:.3f} [")
     [problem] = kind.problems(params, ["data", "kg"])
-    assert problem == "inputs.kg: probe takes no input 'kg' (it takes: data, model, series)"
+    assert problem == "inputs.kg: probe takes no input 'kg' (it takes: data, series, trained)"
 
 
 def test_beam_spans_read_the_text_between_the_sentinels(tiny, monkeypatch):

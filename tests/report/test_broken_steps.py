@@ -40,7 +40,7 @@ def probe(tmp_path: Path, model: Path, view: str, rows: list[dict]) -> tuple[Pat
     write_jsonl(tmp_path / "data" / "examples.jsonl", rows)
     out = tmp_path / "step"
     out.mkdir()
-    params = {"view": view, "models": [str(model)], "device": "cpu"}
+    params = {"view": view, "model": [str(model)], "device": "cpu"}
     ctx = StepContext("probe", out, tmp_path, 0, logging.getLogger("test-broken"))
     get_kind("probe").run(
         ctx, get_kind("probe").params.model_validate(params), {"data": tmp_path / "data"}

@@ -55,7 +55,7 @@ def test_rerunning_a_cached_upstream_command_leaves_the_downstream_cached(tmp_pa
     one file of the folder before it, which re-running `build timeline` must leave as it was."""
     kg, timeline, oracle = tmp_path / "kg", tmp_path / "timeline", tmp_path / "oracle"
     cli("kg", "synth", "--facts", 200, "--no-text", "-o", kg)
-    build = ["build", "timeline", kg, "--per-kind", 5, "-o", timeline]
+    build = ["build", "timeline", kg, "--per-group", 5, "-o", timeline]
     cli(*build)
     ask = ["build", "timeline-oracle", kg, "--questions", timeline / "test.jsonl", "-o", oracle]
     assert "✓ build timeline-oracle (build) cached" not in cli(*ask)
@@ -74,7 +74,7 @@ def test_a_rewritten_input_with_the_same_bytes_is_no_work_again(tmp_path):
     the same bytes keys as before."""
     kg, timeline, oracle = tmp_path / "kg", tmp_path / "timeline", tmp_path / "oracle"
     cli("kg", "synth", "--facts", 200, "--no-text", "-o", kg)
-    cli("build", "timeline", kg, "--per-kind", 5, "-o", timeline)
+    cli("build", "timeline", kg, "--per-group", 5, "-o", timeline)
     questions = tmp_path / "questions.jsonl"
     shutil.copy(timeline / "test.jsonl", questions)
     cli("build", "timeline-oracle", kg, "--questions", questions, "-o", oracle)
@@ -125,11 +125,11 @@ def test_a_command_output_input_edited_with_its_time_kept_is_not_keyed_by_its_st
     edit with the time put back is found by the change time, and the content keys it."""
     kg, timeline = tmp_path / "kg", tmp_path / "timeline"
     cli("kg", "synth", "--facts", 200, "--no-text", "-o", kg)
-    cli("build", "timeline", kg, "--per-kind", 5, "-o", timeline)
+    cli("build", "timeline", kg, "--per-group", 5, "-o", timeline)
     manifest = kg / "manifest.json"
     manifest.chmod(0o644)
     edit_keeping_size_and_time(manifest, b'": ', b'" :')  # the same JSON, other bytes
-    assert "cached" not in cli("build", "timeline", kg, "--per-kind", 5, "-o", timeline)
+    assert "cached" not in cli("build", "timeline", kg, "--per-group", 5, "-o", timeline)
 
 
 CONFIG = """

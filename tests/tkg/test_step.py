@@ -24,11 +24,11 @@ steps:
   - id: temporal
     kind: tkg
     inputs: {kg: world}
-    params: {model: tcomplex, rank: 8, epochs: 2, batch_size: 2000, device: cpu}
+    params: {arch: tcomplex, rank: 8, epochs: 2, batch_size: 2000, device: cpu}
   - id: static
     kind: tkg
     inputs: {kg: world}
-    params: {model: complex, rank: 8, epochs: 1, batch_size: 2000, device: cpu}
+    params: {arch: complex, rank: 8, epochs: 1, batch_size: 2000, device: cpu}
   - id: report
     kind: report
 """

@@ -36,7 +36,7 @@ def data(synth_kg):
 
 
 def _config(**changes) -> TKGTrainParams:
-    base = {"model": "tcomplex", "rank": 16, "epochs": 3, "batch_size": 500, "device": "cpu"}
+    base = {"arch": "tcomplex", "rank": 16, "epochs": 3, "batch_size": 500, "device": "cpu"}
     return TKGTrainParams(**(base | changes))
 
 
@@ -44,8 +44,8 @@ def _config(**changes) -> TKGTrainParams:
 def test_training_drives_mrr_far_above_chance(data, model):
     n = len(data.vocab.entities)
     chance = sum(1 / k for k in range(1, n + 1)) / n  # MRR of a uniformly random ranking
-    before = train(data, _config(model=model, epochs=0), progress=False).metrics
-    after = train(data, _config(model=model, epochs=4, time_loss=1.0), progress=False)
+    before = train(data, _config(arch=model, epochs=0), progress=False).metrics
+    after = train(data, _config(arch=model, epochs=4, time_loss=1.0), progress=False)
     assert before["mrr"] < 3 * chance
     assert after.metrics["mrr"] > 10 * chance  # chance is about 0.009 here
     assert after.metrics["hits@10"] > 0.3
@@ -57,7 +57,7 @@ def test_training_drives_mrr_far_above_chance(data, model):
 
 
 def test_resume_after_interruption_equals_an_uninterrupted_run(data, tmp_path):
-    config = _config(model="timeplex", epochs=3, rank=8, batch_size=1000)
+    config = _config(arch="timeplex", epochs=3, rank=8, batch_size=1000)
     straight = train(data, config, tmp_path / "a", progress=False)
 
     class Interrupt(Exception):
@@ -88,9 +88,9 @@ def test_sampled_mode_resumes_exactly_too(synth_kg, tmp_path):
 
 
 def test_checkpoint_round_trip(data, tmp_path):
-    result = train(data, _config(model="tntcomplex", epochs=1), tmp_path, progress=False)
+    result = train(data, _config(arch="tntcomplex", epochs=1), tmp_path, progress=False)
     saved = checkpoint.load(tmp_path)
-    assert saved.epoch == 1 and saved.config["train"]["model"] == "tntcomplex"
+    assert saved.epoch == 1 and saved.config["train"]["arch"] == "tntcomplex"
     assert saved.vocab == data.vocab and saved.data.mode is data.mode
     for name in ("train", "valid", "test"):
         assert (saved.data.split(name) == data.split(name)).all()
@@ -121,11 +121,11 @@ def test_resuming_into_another_models_checkpoint_is_refused(data, tmp_path):
 
 
 def test_zero_epochs_still_writes_a_checkpoint_that_resumes(data, tmp_path):
-    config = _config(model="tcomplex", epochs=0, rank=8)
+    config = _config(arch="tcomplex", epochs=0, rank=8)
     untrained = train(data, config, tmp_path, progress=False)
     saved = checkpoint.load(tmp_path, torch.device("cpu"))
     assert saved.epoch == 0
-    again = train(data, _config(model="tcomplex", epochs=1, rank=8), tmp_path, progress=False)
+    again = train(data, _config(arch="tcomplex", epochs=1, rank=8), tmp_path, progress=False)
     assert again.started_at_epoch == 0 and len(again.history) == 1
     assert untrained.metrics["mrr"] != again.metrics["mrr"]
 

@@ -57,11 +57,11 @@ def test_user_errors_are_one_line(tmp_path, world_rows, write_statements):
 RECITE = """\
   - id: statements
     kind: probe
-    inputs: {data: feed, model: feed}
+    inputs: {data: feed, trained: feed}
     params: {view: recite, device: cpu}
   - id: queries
     kind: probe
-    inputs: {data: feed, model: feed}
+    inputs: {data: feed, trained: feed}
     params: {view: recite, rows: queries.jsonl, device: cpu}
 """
 

@@ -28,10 +28,11 @@ from chronoprobe.cli.errors import user_errors
 from chronoprobe.cli.help_text import reflow
 from chronoprobe.cli.record_limit import max_record_option, use_max_record
 from chronoprobe.cli.threads import threads_option, use_threads
-from chronoprobe.cli.wording import speaking, spoken, spoken_notes
+from chronoprobe.cli.wording import current_context, speaking, spoken, spoken_notes
 from chronoprobe.errors import UserError
 from chronoprobe.params import (
     Choice,
+    Cli,
     cli_of,
     field_default,
     option_flag,
@@ -40,7 +41,8 @@ from chronoprobe.params import (
     splits_commas,
     unwrap,
 )
-from chronoprobe.steps import StepKind, Variant
+from chronoprobe.renames import both_given, deprecated, renamed_fields, tell_user
+from chronoprobe.steps import StepKind, Variant, read_step_record
 
 console = Console(stderr=True, emoji=False)
 
@@ -110,12 +112,17 @@ def _as_dict(name: str, pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _field_parameter(name: str, field: FieldInfo, panel: str | None) -> inspect.Parameter:
+def _field_parameter(
+    name: str, field: FieldInfo, panel: str | None, alias: bool = False
+) -> inspect.Parameter:
     """The option (or argument) of one params field, in the --help panel of the params class
-    that declares it (the command's own options when that class names none)."""
+    that declares it (the command's own options when that class names none); ``alias``: the
+    field's old name, ``name``, accepted and hidden from --help."""
     kind = _option_type(field)
     default, cli = field_default(field), cli_of(field)
     extra: dict[str, Any] = {"help": _help_text(field)}
+    if alias:
+        default, cli, extra["hidden"] = None, Cli(), True
     if panel is not None:
         extra["rich_help_panel"] = panel
     if _is_dict(field):
@@ -133,21 +140,27 @@ def _field_parameter(name: str, field: FieldInfo, panel: str | None) -> inspect.
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
-def _input_parameter(kind: StepKind, index: int, hidden: bool = False) -> inspect.Parameter:
-    """The command-line parameter of one input (``hidden``: accepted, not in --help)."""
+def _input_parameter(
+    kind: StepKind, index: int, hidden: bool = False, alias: bool = False
+) -> inspect.Parameter:
+    """The command-line parameter of one input (``hidden``: accepted, not in --help; ``alias``:
+    the option of its old name, hidden). An option with an old name is required by the step's
+    check instead, which the old option also satisfies."""
     declared = kind.inputs[index]  # type: ignore[index]
-    default = ... if declared.required else None
+    renamed = declared.option and declared.formerly
+    default = ... if declared.required and not renamed else None
+    name = declared.formerly if alias else declared.name
     if declared.option:
-        flag = option_flag(declared.name)
-        info = typer.Option(default, flag, help=declared.help, hidden=hidden)
+        flag = option_flag(name)
+        info = typer.Option(default, flag, help=declared.help, hidden=hidden or alias)
     else:
         metavar = declared.name.upper()
         info = typer.Argument(
             default, help=declared.help, show_default=False, metavar=metavar, hidden=hidden
         )
-    annotation = Path if declared.required else Path | None
+    annotation = Path if default is ... else Path | None
     return inspect.Parameter(
-        declared.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
+        name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation
     )
 
 
@@ -207,18 +220,41 @@ def validate(
         raise refused(err, values, flag, echo=True) from None
 
 
+def _old_options(values: dict[str, Any], renames: dict[str, str], into: dict[str, Any]) -> None:
+    """The values of old options (``renames``: old -> new) moved to their new names in
+    ``into``, each use told on stderr; an old option given with its new one is refused."""
+    context = current_context()
+    for old, new in renames.items():
+        value = values.pop(old)
+        if value is None or value == []:
+            continue
+        if getattr(context.get_parameter_source(new), "name", None) == "COMMANDLINE":
+            raise both_given(option_flag(old), option_flag(new))
+        tell_user(deprecated(option_flag(old), option_flag(new)))
+        into[new] = value
+
+
+def _step_folder(value: Any) -> Path | None:
+    """The folder a model spec option names when it is a step's output (``probe --model DIR``
+    of 0.5, which named a trained step), else None."""
+    if not isinstance(value, list) or len(value) != 1:
+        return None
+    folder = Path(value[0])
+    return folder if folder.is_dir() and read_step_record(folder) is not None else None
+
+
 def _missing_input(kind: StepKind, name: str, path: Path, model: type[BaseModel]) -> str:
     """The error for an input that does not exist, with a hint where the user likely meant a
-    model spec (``probe ... --model package:smollm2`` names a training step's folder)."""
+    model spec (``probe ... --trained package:smollm2`` names a training step's folder)."""
     declared = next(d for d in kind.inputs or () if d.name == name)
     flag = option_flag(name) if declared.option else repr(name)
     message = f"{path}: no such file or directory (input {flag})"
-    field = model.model_fields.get("models")
-    if field is not None and name in ("model", "series"):
+    field = model.model_fields.get("model")
+    if field is not None and name in ("trained", "series"):
         from chronoprobe.models.spec import parse_spec
 
         short = cli_of(field).short
-        spelled = f"{short}/--models" if short else "--models"
+        spelled = f"{short}/--model" if short else "--model"
         try:
             scheme = parse_spec(str(path)).scheme
         except (ValueError, FileNotFoundError):
@@ -252,7 +288,24 @@ def make_command(
         _field_parameter(n, model.model_fields[n], panel)
         for n, panel in sorted(panels.items(), key=lambda item: order.index(item[1]))
     ]
-    parameters = inputs + fields + _fixed_parameters(kind.out_optional)
+    # old names: of fields, hidden options; of an option input, a hidden option too, unless a
+    # field took its name (probe's --model, now a spec): then a step's folder given there
+    renames = {
+        old: new
+        for old, new in renamed_fields(model).items()
+        if new in model.model_fields and new not in fixed
+    }
+    taken = {d.formerly: d.name for d in declared if d.formerly in model.model_fields}
+    moved = {
+        d.formerly: d.name for d in declared if d.option and d.formerly and d.formerly not in taken
+    }
+    aliases = [
+        _field_parameter(old, model.model_fields[new], None, True) for old, new in renames.items()
+    ]
+    aliases += [
+        _input_parameter(kind, i, alias=True) for i, d in enumerate(declared) if d.formerly in moved
+    ]
+    parameters = inputs + fields + aliases + _fixed_parameters(kind.out_optional)
     input_names = {p.name for p in inputs}
     dicts = [n for n, f in model.model_fields.items() if n not in fixed and _is_dict(f)]
     commas = [n for n, f in model.model_fields.items() if n not in fixed and splits_commas(f)]
@@ -262,6 +315,18 @@ def make_command(
         from chronoprobe.runs.single import run_operation
 
         given = {name: values.pop(name) for name in input_names}
+        _old_options(values, renames, values)
+        _old_options(values, moved, given)
+        for declared in kind.inputs or ():  # a renamed option input, under neither name
+            if declared.required and given[declared.name] is None:
+                raise UserError(f"{option_flag(declared.name)}: required: {declared.help}")
+        for old, new in taken.items():
+            folder = _step_folder(values.get(old))
+            if folder is not None and given[new] is None:
+                tell_user(
+                    deprecated(f"{option_flag(old)} {folder}", f"{option_flag(new)} {folder}")
+                )
+                given[new], values[old] = folder, None
         out, no_cache, as_json = values.pop(OUT), values.pop(NO_CACHE), values.pop(JSON)
         use_threads(values.pop(THREADS))
         use_max_record(values.pop(RECORDS))

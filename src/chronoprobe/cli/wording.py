@@ -63,7 +63,7 @@ def respelled_imports(message: str) -> str:
     and options (those FORMAT takes), so that following it loses none of them."""
     from chronoprobe.datasets.released_shapes import SUGGESTED_IMPORT
 
-    ctx = _current_context()
+    ctx = current_context()
     if ctx is None or ctx.parent is None or ctx.parent.info_name != "import":
         return message  # not run as an import command: the suggestion stays as written
 
@@ -74,7 +74,7 @@ def respelled_imports(message: str) -> str:
     return SUGGESTED_IMPORT.sub(respell, message)
 
 
-def _current_context() -> Any:
+def current_context() -> Any:
     """The click context of the command running, if any (typer 0.2x carries its own click)."""
     try:
         from typer._click.globals import get_current_context

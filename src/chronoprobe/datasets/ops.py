@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -26,7 +26,13 @@ from chronoprobe.steps import Input, variant, variant_kind
 
 
 class DriftParams(PeriodRange):
-    top_subjects: int = Field(1000, ge=1, description="Most frequent subjects per relation.")
+    renamed: ClassVar[dict[str, str]] = {"top_subjects": "per_group"}
+
+    per_group: int = Field(
+        1000,
+        ge=1,
+        description="At most N subjects per relation: the N most frequent (not a random draw).",
+    )
     relations: list[str] | None = Field(
         None, description="Relation ids to keep (default: every relation with a template)."
     )
@@ -85,7 +91,7 @@ def build_drift(ctx: StepContext, params: DriftParams, inputs: dict[str, Path]) 
             read_kg(inputs),
             ctx.out_dir,
             params.periods(),
-            top_subjects=params.top_subjects,
+            top_subjects=params.per_group,
             relations=params.relations,
             templates=params.templates,
             on_period=advance,
@@ -169,9 +175,13 @@ def build_lamatk(ctx: StepContext, params: LamaTKParams, inputs: dict[str, Path]
 
 
 class CronQParams(Params):
+    renamed: ClassVar[dict[str, str]] = {"max_per_template": "per_group"}
+
     exhaustive: bool = Field(False, description="Every question every template admits (small KGs).")
-    max_per_template: int = Field(
-        1000, ge=1, description="Questions sampled per seed template (unless exhaustive)."
+    per_group: int = Field(
+        1000,
+        ge=1,
+        description="At most N questions per seed template, drawn seeded (unless exhaustive).",
     )
     seed: int | None = seed_field("the builder's draws")
 
@@ -205,7 +215,7 @@ def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) 
     seed templates with paraphrases (templates/cronq.yaml). Writes questions.jsonl, the
     entity-disjoint train.jsonl / valid.jsonl / test.jsonl, and stats.json.
 
-    Example: chronoprobe build cronq kg/world --max-per-template 200 -o cronq/
+    Example: chronoprobe build cronq kg/world --per-group 200 -o cronq/
     """
     from chronoprobe.datasets.writers import write_cronq
 
@@ -213,7 +223,7 @@ def build_cronq(ctx: StepContext, params: CronQParams, inputs: dict[str, Path]) 
         read_kg(inputs),
         ctx.out_dir,
         exhaustive=params.exhaustive,
-        max_per_template=params.max_per_template,
+        max_per_template=params.per_group,
         seed=seed_of(ctx, params),
     )
     headline = {
@@ -275,6 +285,8 @@ def build_ecbd(ctx: StepContext, params: ECBDParams, inputs: dict[str, Path]) ->
 
 
 class DatesParams(Params):
+    renamed: ClassVar[dict[str, str]] = {"first_year": "first", "max_facts": "sample"}
+
     precisions: list[Literal["year", "month", "day"]] = Field(
         default_factory=lambda: ["year", "month", "day"],
         min_length=1,
@@ -289,10 +301,10 @@ class DatesParams(Params):
     relations: list[str] | None = Field(
         None, description="Relation ids to keep (default: every relation with a template)."
     )
-    first_year: int | None = Field(
-        None, description="Keep facts still holding in or after this year."
+    first: int | None = Field(None, description="Keep facts still holding in or after this year.")
+    sample: int | None = Field(
+        None, ge=1, description="Draw N facts at random, seeded (default: every fact)."
     )
-    max_facts: int | None = Field(None, ge=1, description="Draw this many facts (seeded).")
     seed: int | None = seed_field("the builder's draws")
 
     @model_validator(mode="after")
@@ -317,7 +329,7 @@ def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) 
     each fact's statement behind its right date and behind wrong dates before its start and
     after its end, at year, month and day precision. Writes statements.jsonl and stats.json.
 
-    Example: chronoprobe build dates kg/real --first-year 1990 --max-facts 30 -o dates/
+    Example: chronoprobe build dates kg/real --first 1990 --sample 30 -o dates/
     """
     from chronoprobe.datasets.dates import build_dated_statements
     from chronoprobe.jsonl import write_jsonl
@@ -327,8 +339,8 @@ def build_dates(ctx: StepContext, params: DatesParams, inputs: dict[str, Path]) 
         precisions=params.precisions,
         distances=params.distances,
         relations=params.relations,
-        first_year=params.first_year,
-        max_facts=params.max_facts,
+        first_year=params.first,
+        max_facts=params.sample,
         seed=seed_of(ctx, params),
     )
     if not statements:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
@@ -824,7 +824,11 @@ def statistics(rows: Sequence[dict]) -> dict[str, Any]:
 
 
 class TimelineParams(Params):
-    per_kind: int = Field(200, ge=1, description="Questions per question kind, at most (seeded).")
+    renamed: ClassVar[dict[str, str]] = {"per_kind": "per_group"}
+
+    per_group: int = Field(
+        200, ge=1, description="At most N questions per question kind, drawn seeded."
+    )
     kinds: list[str] | None = Field(
         None,
         description="Question kinds to write (default: all): start, end, start_end, duration, "
@@ -883,7 +887,7 @@ def build_timeline(ctx: StepContext, params: TimelineParams, inputs: dict[str, P
     Writes questions.jsonl and train/valid/test.jsonl, split by fact (no test question reads a
     fact a training question reads), and stats.json. Ask them with `probe generate`.
 
-    Example: chronoprobe build timeline kg/real --per-kind 50 -o timeline/
+    Example: chronoprobe build timeline kg/real --per-group 50 -o timeline/
     """
     from chronoprobe.datasets.writers import _write_stats
     from chronoprobe.jsonl import write_jsonl
@@ -891,7 +895,7 @@ def build_timeline(ctx: StepContext, params: TimelineParams, inputs: dict[str, P
     templates = load_timeline_templates(params.templates)
     kg = read_kg(inputs)
     rows, left_out = generate(
-        kg, templates=templates, per_kind=params.per_kind, seed=seed_of(ctx, params),
+        kg, templates=templates, per_kind=params.per_group, seed=seed_of(ctx, params),
         kinds=params.kinds,
     )  # fmt: skip
     if not rows:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -25,6 +25,8 @@ KG_SOURCES: Registry[Variant] = Registry("KG source")
 
 
 class SynthParams(Params):
+    renamed: ClassVar[dict[str, str]] = {"start_year": "first", "end_year": "last"}
+
     facts: int | None = Field(
         None,
         ge=1,
@@ -32,8 +34,8 @@ class SynthParams(Params):
     )
     people: int | None = Field(None, ge=1, description="Number of people, instead of facts.")
     seed: int | None = seed_field("the world (the same seed, the same world)")
-    start_year: int = Field(1950, description="First year of the world's history.")
-    end_year: int = Field(2024, description="Last year of the world's history.")
+    first: int = Field(1950, description="First year of the world's history.")
+    last: int = Field(2024, description="Last year of the world's history (inclusive).")
     text: bool = Field(True, description="Also write articles and dated snippets.")
 
     @model_validator(mode="after")
@@ -49,8 +51,8 @@ class SynthParams(Params):
             seed=seed if self.seed is None else self.seed,
             facts=facts,
             people=self.people,
-            start_year=self.start_year,
-            end_year=self.end_year,
+            start_year=self.first,
+            end_year=self.last,
             text=self.text,
         )
 

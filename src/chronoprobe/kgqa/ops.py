@@ -54,7 +54,7 @@ def run_kgqa(ctx: StepContext, params: KGQATrainParams, inputs: dict[str, Path])
     the oracle-relation ceiling of the TKG on the simple questions) and predictions.parquet
     (top 10 per test question). An interrupted run continues after its last finished epoch.
 
-    Example: chronoprobe kgqa train cronq/ --tkg tkg/ --model cronkgqa --epochs 5 -o qa/
+    Example: chronoprobe kgqa train cronq/ --tkg tkg/ --arch cronkgqa --epochs 5 -o qa/
     """
     from chronoprobe.kgqa.train import train
 
@@ -121,7 +121,7 @@ def run_kgqa_eval(ctx: StepContext, params: KGQAEvalParams, inputs: dict[str, Pa
     if params.answer_type_given is not None:
         protocol["answer_type_given"] = params.answer_type_given
     questions = load_split(
-        inputs["questions"], params.split, saved.vocab, protocol["question_input"], params.limit
+        inputs["questions"], params.split, saved.vocab, protocol["question_input"], params.sample
     )
     ctx.log.info(f"{params.split}: {questions.summary()}")
     metrics, table = evaluate(

@@ -6,7 +6,7 @@ options, below ``kgqa/ops.py``, which runs them as steps.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -24,7 +24,9 @@ QA_MODELS: Registry[type] = Registry(
 
 
 class KGQATrainParams(DeviceParams):
-    model: choice_of(QA_MODELS) = Field(
+    renamed: ClassVar[dict[str, str]] = {"model": "arch"}
+
+    arch: choice_of(QA_MODELS) = Field(
         "cronkgqa",
         description="cronkgqa: TComplEx scoring with the question as relation; embedkgqa: "
         "ComplEx scoring, learned years; lm: the encoder and a classifier, no KG embeddings.",
@@ -66,9 +68,13 @@ class KGQATrainParams(DeviceParams):
 
 
 class KGQAEvalParams(DeviceParams):
+    renamed: ClassVar[dict[str, str]] = {"limit": "sample"}
+
     split: Literal["train", "valid", "test"] = Field("test", description="Which questions.")
     batch_size: int = Field(256, ge=1, description="Questions scored at once.")
-    limit: int | None = Field(None, ge=1, description="Answer only the first N questions.")
+    sample: int | None = Field(
+        None, ge=1, description="Answer only the first N questions of the split (a quick look)."
+    )
     answer_type_given: bool | None = Field(
         None,
         description="Give the model the gold answer type (softmax over that type only), or "

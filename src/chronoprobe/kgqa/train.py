@@ -134,12 +134,12 @@ def train(
         encoder = build_encoder(config.encoder, texts, config.seed)
         torch.manual_seed(config.seed)
         model = build_qa_model(
-            config.model, encoder, entity, time_table, vocab.n_times, config.dropout
+            config.arch, encoder, entity, time_table, vocab.n_times, config.dropout
         ).to(device)
         optimizer = torch.optim.Adam(_trainable(model), lr=config.learning_rate)
         history, saved_best = [], None
         say(
-            f"{config.model} over {embeddings} embeddings ({vocab.n_entities:,} entities, "
+            f"{config.arch} over {embeddings} embeddings ({vocab.n_entities:,} entities, "
             f"{vocab.n_times:,} years), encoder {config.encoder}; "
             f"{describe_input(config.question_input)}; "
             f"{describe_protocol(config.answer_type_given)}"
@@ -213,7 +213,7 @@ def train(
         ranked = oracle_ranks(tkg, relations, splits["test"], device=device)
         metrics["oracle_relation"] = ranked.metrics(splits["test"])
     metrics = {**with_departures(protocol_of(config.model_dump(mode="json"))), **metrics}
-    header = {"model": config.model, "embeddings": embeddings, "split": "test", "epoch": tested}
+    header = {"model": config.arch, "embeddings": embeddings, "split": "test", "epoch": tested}
     write_results(out, {**header, **metrics}, predictions)
     say(f"test: {describe_metrics(metrics)}")
     return TrainResult(model, vocab, history, metrics, tested)
@@ -277,8 +277,10 @@ def _trainable(model: QAModel) -> list[torch.nn.Parameter]:
 
 
 def _check_compatible(saved: checkpoint.Checkpoint, config: KGQATrainParams, out: Path) -> None:
-    before = {**saved.config.get("train", {}), **protocol_of(saved.config.get("train", {}))}
-    keys = ("model", "encoder", "answer_type_given", "question_input")
+    train = saved.config.get("train", {})
+    # a checkpoint of 0.5 names the architecture `model`
+    before = {"arch": train.get("model"), **train, **protocol_of(train)}
+    keys = ("arch", "encoder", "answer_type_given", "question_input")
     differ = [k for k in keys if before.get(k) != getattr(config, k)]
     if differ:
         held = ", ".join(f"{k} {before.get(k)!r}" for k in keys)

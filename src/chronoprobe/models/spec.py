@@ -1,4 +1,4 @@
-"""Model specs, parsed once: what a user types after ``-m`` (or lists under ``models:``).
+"""Model specs, parsed once: what a user types after ``-m`` (or lists under ``model:``).
 
 A spec is read at the edge, when the options or the config are validated, into a
 :class:`ModelSpec` of one registered scheme, and everything after that asks the object: where

@@ -1,6 +1,6 @@
 """The rows of a probe step and each model's answers to them, in the step's one shard layer.
 
-A probe step reads its rows once (:class:`ProbeRows`): the rows the user gave (``limit``
+A probe step reads its rows once (:class:`ProbeRows`): the rows the user gave (``sample``
 applied), and what the models are asked, which for a drift view is each distinct (query,
 answer labels) once: a query whose answers do not change reads the same in every period, and
 such a view's answer depends on the query and its labels alone, so a 25-year set is answered in
@@ -35,7 +35,7 @@ SHARD_ROWS = 8192  # rows a shard holds, at most
 
 @dataclass
 class ProbeRows:
-    """``rows``: the view's rows of ``file`` (the first ``limit``); ``asked``: what each model
+    """``rows``: the view's rows of ``file`` (the first ``sample``); ``asked``: what each model
     answers; ``expansion``: for a drift view, each row's id -> (the id of the distinct query it
     is asked as, the row's own fields), else None (the rows are asked as they are)."""
 

@@ -556,7 +556,7 @@ MULTI_TOKEN = _view(
     "multi-token",
     "Fill 1..M tokens greedily and keep the filling most likely per token (or in sum, "
     "--selection sum); exact match, token F1, ROUGE-L.\n\nExample: chronoprobe probe "
-    "multi-token drift/ -m package:smollm2 --limit 500 -o probe-smol/",
+    "multi-token drift/ -m package:smollm2 --sample 500 -o probe-smol/",
     MultiTokenParams,
     multi_token,
     summarize_multi_token,

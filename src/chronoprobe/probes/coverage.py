@@ -6,7 +6,7 @@ A probe step's ``metrics.json`` gives each model a ``coverage`` record beside it
                  "left_out": {"the gap comes first: ...": 1066},
                  "forms": {"template": 3000, "question": 588}, "by_relation": {...}}
 
-``rows`` are the rows the model was given (after ``limit``), ``counted`` the rows the named
+``rows`` are the rows the model was given (after ``sample``), ``counted`` the rows the named
 ``figures`` count, and ``left_out`` the rest, by reason: rows the view skipped (with the reason
 it wrote) and rows it answered but leaves out of those figures (a drift view's deleted rows).
 ``forms`` counts the counted rows by the way they were asked, where a view asks rows in more

@@ -1078,7 +1078,7 @@ GENERATE = View(
     "(or answers produced elsewhere, --responses) judged by five rules against the answers, "
     "their aliases and the other entities they may be mistaken for; accuracy by rule and "
     "ChroKnowledge's Correct / Partial / Incorrect per period, split and relation.\n\n"
-    "Example: chronoprobe probe generate drift/ -m package:smollm2 --limit 50 -o generated/",
+    "Example: chronoprobe probe generate drift/ -m package:smollm2 --sample 50 -o generated/",
     params=GenerateParams,
     predict=predict_generate,
     summarize=summarize_generate,

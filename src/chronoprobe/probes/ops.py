@@ -1,9 +1,9 @@
 """The ``probe`` operation: one view over a probe set, for one model, a list of them or a series.
 
 ``chronoprobe probe VIEW DATA -m MODEL -o OUT`` and a step ``{kind: probe, params: {view: VIEW,
-models: [...]}, inputs: {data: <build step>}}`` are the same operation and write the same
+model: [...]}, inputs: {data: <build step>}}`` are the same operation and write the same
 files. Inputs: ``data`` (a directory holding the rows, e.g. a ``build`` step; on the command line
-also the rows file itself) and, instead of ``models``, optionally ``series`` (a model series:
+also the rows file itself) and, instead of ``model``, optionally ``series`` (a model series:
 every model of it, named by its period). Each model answers in shards of rows
 (:mod:`chronoprobe.probes.answering`): a killed run resumes at the first shard not written.
 Metrics are computed once, from every model's answers, for a local, a Ray and a served run
@@ -46,19 +46,20 @@ INPUTS = (
         option=True,
     ),
     Input(
-        "model",
+        "trained",
         "A step that trained a model (`train memorize`, `train pretrain`): probe its model/.",
         required=False,
         option=True,
+        formerly="model",
     ),
 )
-MODEL_INPUT = "model"  # the name the model of input `model` goes by in the outputs
+MODEL_INPUT = "model"  # the name the model of input `trained` goes by in the outputs
 
 
 def _declared_models(view: View, params: Any) -> list[tuple[str, ModelSpec]]:
     """The models the params name: their specs, or what the view's own options name."""
-    if params.models:
-        return [(str(spec), spec) for spec in params.models]
+    if params.model:
+        return [(str(spec), spec) for spec in params.model]
     return view.answered_by(params) if view.answered_by else []
 
 
@@ -66,15 +67,15 @@ def _check(params: Any, inputs: frozenset[str]) -> list[str]:
     view = VIEWS.get(params.view)
     problems = []
     own = view.answered_by(params) if view.answered_by else []
-    if len({"series", "model"} & inputs) + bool(params.models) + bool(own) != 1:
+    if len({"series", "trained"} & inputs) + bool(params.model) + bool(own) != 1:
         problems.append(
-            "models: give the models to probe in one way: model specs (`-m SPEC`; in a "
-            "config, `models: [spec, ...]`), a model series (`--series DIR`; input `series`), "
-            "a step's trained model (`--model DIR`; input `model`), or, for the generate "
+            "model: give the models to probe in one way: model specs (`-m SPEC`; in a "
+            "config, `model: [spec, ...]`), a model series (`--series DIR`; input `series`), "
+            "a step's trained model (`--trained DIR`; input `trained`), or, for the generate "
             "view, answers produced elsewhere (`--responses FILE`)"
         )
-    elif params.models and len(set(params.models)) != len(params.models):
-        problems.append("models: a model is listed twice")
+    elif params.model and len(set(params.model)) != len(params.model):
+        problems.append("model: a model is listed twice")
     if params.engine != "ray" and (params.address is not None or params.workers is not None):
         problems.append("`address` and `workers` apply to `engine: ray` only")
     if params.engine == "ray" and params.device_map is not None:
@@ -92,8 +93,8 @@ def _unreachable_hub_ids(params: Any) -> list[str]:
     would import torch to fail half a minute later)."""
     from chronoprobe.core.hub import missing_hub_model
 
-    said = (missing_hub_model(s.body) for s in params.models or [] if s.scheme == "hub")
-    return [f"models: {problem}" for problem in said if problem]
+    said = (missing_hub_model(s.body) for s in params.model or [] if s.scheme == "hub")
+    return [f"model: {problem}" for problem in said if problem]
 
 
 def _column_problems(view: View) -> list[str]:
@@ -122,7 +123,7 @@ def _column_problems(view: View) -> list[str]:
 
 def _check_served(params: Any) -> list[str]:
     """Options of served models need one (and Ray actors hold models loaded there)."""
-    served = [spec for spec in params.models or () if spec.served]
+    served = [spec for spec in params.model or () if spec.served]
     if served and params.engine == "ray":
         return [
             f"engine ray loads models on the cluster's GPUs; {served[0]} is answered by its "
@@ -151,10 +152,10 @@ def _models(view: View, params: Any, inputs: dict[str, Path]) -> list[tuple[str,
     declared = _declared_models(view, params)
     if declared:
         return declared
-    if "model" in inputs:
-        trained = inputs["model"] / "model"
+    if "trained" in inputs:
+        trained = inputs["trained"] / "model"
         if not trained.is_dir():
-            raise UserError(f"{inputs['model']}: input `model` holds no model/ directory")
+            raise UserError(f"{inputs['trained']}: input `trained` holds no model/ directory")
         return [(MODEL_INPUT, parse_spec(str(trained)))]
     if not inputs["series"].is_dir():
         raise UserError(f"{inputs['series']}: a file; input `series` is a model series folder")
@@ -211,7 +212,7 @@ def run_probe_step(ctx: StepContext, params: Any, inputs: dict[str, Path]) -> No
     view = VIEWS.get(params.view)
     if getattr(params, "seed", 0) is None:
         params = params.model_copy(update={"seed": ctx.seed})
-    rows = ProbeRows.read(view, inputs["data"], params.rows, params.limit)
+    rows = ProbeRows.read(view, inputs["data"], params.rows, params.sample)
     models = _models(view, params, inputs)
     if "series" in inputs and view.drift is not None:
         _check_series(rows, models, inputs["series"], ctx.log.warning)

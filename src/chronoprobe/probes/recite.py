@@ -170,7 +170,7 @@ RECITE = View(
     name="recite",
     help="LAMA-TK reciting: rank every entity and year at each statement's mask (a `train "
     "memorize` model); Acc@1/5 per query and Hit@5/10 per statement.\n\nExample: chronoprobe "
-    "probe recite lamatk/statements.jsonl --model mem/ -o recited/",
+    "probe recite lamatk/statements.jsonl --trained mem/ -o recited/",
     params=ReciteParams,
     predict=predict_recite,
     summarize=summarize_recite,

@@ -422,9 +422,9 @@ def span_ppl_metrics(predictions: Sequence[dict], params: SpanPplParams) -> dict
 
 def _cutoffs_of_probed_models(params: SpanPplParams, inputs: frozenset[str]) -> list[str]:
     """Each model a cutoff year is given for is one of the models probed."""
-    unknown = sorted(set(params.cutoff_years) - {str(spec) for spec in params.models or ()})
-    if unknown and params.models:
-        return [f"`cutoff_years` names models not in `models`: {', '.join(unknown)}"]
+    unknown = sorted(set(params.cutoff_years) - {str(spec) for spec in params.model or ()})
+    if unknown and params.model:
+        return [f"`cutoff_years` names models not in `model`: {', '.join(unknown)}"]
     return []
 
 

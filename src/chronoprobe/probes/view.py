@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from chronoprobe.errors import UserError
@@ -36,17 +36,25 @@ DELETED = "deleted"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name a shell can export
 
 
+def _one_or_more(value: Any) -> Any:
+    """``model: package:smollm2`` in a config is a list of one spec."""
+    return value if value is None or isinstance(value, list | tuple) else [value]
+
+
 class ModelOptions(DeviceParams):
     """Which models, and how they load."""
 
     panel: ClassVar[str] = "Model loading"
+    renamed: ClassVar[dict[str, str]] = {"models": "model"}
 
-    models: Annotated[list[ModelSpec] | None, Cli(short="-m")] = Field(
-        None,
-        description="Model specs to probe, in order: a Hugging Face id, a local "
-        "save_pretrained directory, a .gguf file, package:smollm2 (offline), or openai:MODEL "
-        "(a model behind an OpenAI-compatible server, see --base-url). Leave out when the "
-        "input `series` or `model` gives the models.",
+    model: Annotated[list[ModelSpec] | None, Cli(short="-m"), BeforeValidator(_one_or_more)] = (
+        Field(
+            None,
+            description="Model specs to probe, in order: a Hugging Face id, a local "
+            "save_pretrained directory, a .gguf file, package:smollm2 (offline), or openai:MODEL "
+            "(a model behind an OpenAI-compatible server, see --base-url); in a config, one spec "
+            "or a list. Leave out when --series or --trained gives the models.",
+        )
     )
     family: choice_of(ADAPTERS) | None = Field(
         None, description="Model family, when the model's config does not tell (it usually does)."
@@ -191,7 +199,11 @@ class ProbeParams(ModelOptions, ServedOptions, EngineOptions):
     """What every view takes: which models, how they load and are asked, where they run, and
     which rows (each view's own options beside these)."""
 
-    limit: int | None = Field(None, ge=1, description="Probe only the first N rows (a quick look).")
+    renamed: ClassVar[dict[str, str]] = {"limit": "sample"}
+
+    sample: int | None = Field(
+        None, ge=1, description="Probe only the first N rows, in file order (a quick look)."
+    )
     rows: str | None = Field(
         None,
         description="Which file of the data directory holds the rows (default: the view's, "

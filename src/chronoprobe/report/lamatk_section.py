@@ -126,16 +126,18 @@ def _start(record: dict) -> str:
 
 def recite_steps(run: RunInfo, steps: list[StepInfo]) -> list[_Step]:
     """The comparable recite steps: those whose model comes from a step of this run (input
-    ``model``); the params of that step and of the rows' step say what was trained on what."""
+    ``trained``, ``model`` in runs of 0.5); the params of that step and of the rows' step say
+    what was trained on what."""
     records = {info.id: info.record for info in run.steps}
     out = []
     for info in steps:
         inputs = info.record.get("inputs") or {}
         models = read_metrics(info.dir).get("models") or {}
-        if "model" not in inputs or not models:
+        source = inputs.get("trained", inputs.get("model"))
+        if source is None or not models:
             continue
         metrics = next(iter(models.values()))
-        trained = records.get(inputs["model"]) or {}
+        trained = records.get(source) or {}
         rows = (records.get(inputs.get("data")) or {}).get("params") or {}
         queries = (info.record.get("params") or {}).get("rows") == "queries.jsonl"
         task = rows.get("task", "memorize")
@@ -473,7 +475,7 @@ def memorize_section(step_dir: Path, record: dict) -> Section:
         Text(
             f"Model {training.get('preset')}, time masking k = {training.get('time_masking')} "
             f"over {training.get('duplicates')} copies. Recite it with a `probe` step of the "
-            "recite view (input `model`).",
+            "recite view (input `trained`).",
             style="note",
         ),
     ]

@@ -154,7 +154,7 @@ def tkg_section(step_dir: Path, record: dict) -> Section:
         return no_metrics(title)
     params = record.get("params") or {}
     tiles: dict[str, Any] = {
-        "model": metrics.get("model", params.get("model", "?")),
+        "model": metrics.get("model", params.get("arch", "?")),
         "rank": params.get("rank", "?"),
         "test queries": metrics.get("queries", 0),
         **{

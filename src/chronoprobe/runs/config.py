@@ -27,6 +27,7 @@ from chronoprobe.core.plugins import plugin_module, user_plugins
 from chronoprobe.errors import UserError
 from chronoprobe.params import Seed
 from chronoprobe.registry import PLUGINS_ENV, import_plugin, nearest
+from chronoprobe.renames import deprecated, rename_keys, tell_user
 from chronoprobe.runs.seeds import StepRun, seed_problems, step_runs
 from chronoprobe.steps import StepKind, get_kind
 
@@ -429,6 +430,13 @@ def _check_steps(
         except KeyError as err:
             problems.append(f"{lines.locate((*here, 'kind'))}: steps[{i}].kind: {err.args[0]}")
             continue
+        try:
+            step.inputs = rename_keys(
+                step.inputs, _input_renames(kind), _located_warning(lines, (*here, "inputs"))
+            )
+        except UserError as err:
+            problems.append(f"{lines.locate((*here, 'inputs'))}: steps[{i}].inputs: {err}")
+            continue
         raw = data["steps"][i].get("params") or {}
         unchosen = _unchosen_variant(kind, raw)
         if unchosen:
@@ -436,7 +444,8 @@ def _check_steps(
             problems.append(f"{lines.locate(loc)}: {format_loc(loc)}: {unchosen}")
             continue
         try:
-            params[step.id] = kind.params.model_validate(raw, context={"base_dir": base_dir})
+            context = {"base_dir": base_dir, "renamed": _located_warning(lines, (*here, "params"))}
+            params[step.id] = kind.params.model_validate(raw, context=context)
             kinds[step.id] = kind
         except ValidationError as err:
             problems += _describe(err, (*here, "params"), raw, lines, _keys(kind, raw))
@@ -446,6 +455,20 @@ def _check_steps(
             loc = (*here, *key.split("."))
             problems.append(f"{lines.locate(loc)}: steps[{i}].{problem}")
     return params, kinds, problems
+
+
+def _input_renames(kind: StepKind) -> dict[str, str]:
+    return {i.formerly: i.name for i in kind.inputs or () if i.formerly}
+
+
+def _located_warning(lines: _Lines, where: Loc):
+    """Tells that an old key under ``where`` was used, naming its line (or its ``--set``)."""
+
+    def warn(old: str, new: str) -> None:
+        loc = (*where, old)
+        tell_user(f"{lines.locate(loc)}: {deprecated(format_loc(loc), new)}")
+
+    return warn
 
 
 def load_experiment(

@@ -88,7 +88,7 @@ def run_tkg(ctx: StepContext, params: TKGTrainParams, inputs: dict[str, Path]) -
     ICLR 2020); after each epoch the checkpoint is replaced atomically, so an interrupted run
     picks up at the last finished epoch.
 
-    Example: chronoprobe tkg train kg/world --model tcomplex --rank 32 --epochs 3 -o tkg/
+    Example: chronoprobe tkg train kg/world --arch tcomplex --rank 32 --epochs 3 -o tkg/
     """
     from chronoprobe.tkg.train import train
 

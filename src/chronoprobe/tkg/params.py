@@ -5,7 +5,7 @@ and ``tkg eval``; a plugin adds a model with ``TKG_MODELS.add``. Kept apart from
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -24,7 +24,9 @@ TKG_MODELS: Registry[type] = Registry(
 
 
 class TKGTrainParams(DeviceParams):
-    model: choice_of(TKG_MODELS) = Field("tcomplex", description="Embedding model.")
+    renamed: ClassVar[dict[str, str]] = {"model": "arch"}
+
+    arch: choice_of(TKG_MODELS) = Field("tcomplex", description="Embedding model.")
     rank: int = Field(64, ge=1, description="Complex dimensions (tables are 2 x rank wide).")
     epochs: int = Field(10, ge=0, description="Epochs in total, resumed ones included.")
     batch_size: int = Field(1000, ge=1, description="Training examples per step.")

@@ -124,7 +124,7 @@ def train(
     device = resolve_device(config.device)
     n_relations = len(data.vocab.relations)
     shape = {
-        "model": config.model,
+        "model": config.arch,
         "rank": config.rank,
         "n_entities": len(data.vocab.entities),
         "n_relations": 2 * n_relations,
@@ -182,7 +182,7 @@ def train(
         log(f"test: {_describe_metrics(result.metrics)}")
     if out is not None:
         body = {
-            "model": config.model,
+            "model": config.arch,
             "split": "test",
             "split_origin": data.origin,
             "candidate_entities": len(data.vocab.entities),

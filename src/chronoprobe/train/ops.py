@@ -229,7 +229,7 @@ def recite_command(out: Path) -> str:
     rows = (record.get("params") or {}).get("rows") or "statements.jsonl"
     data = Path(given) / rows if isinstance(given, str) else out / "statements.jsonl"
     recited = out.with_name(f"{out.name}-recited") if out.name else Path("recited")
-    words = ["chronoprobe", "probe", "recite", data, "--model", out, "-o", recited]
+    words = ["chronoprobe", "probe", "recite", data, "--trained", out, "-o", recited]
     return shlex.join(map(str, words))
 
 
@@ -253,8 +253,8 @@ def run_memorize(ctx: StepContext, params: MemorizeParams, inputs: dict[str, Pat
 
     Writes OUT/model/ (the trained model), the statements it was fed (with input `kg`) and
     metrics.json (the training record). Recite it with the recite view: `chronoprobe probe
-    recite STATEMENTS --model OUT -o RECITED` (the command prints it with your paths), or a
-    `probe` step with `view: recite` and input `model`.
+    recite STATEMENTS --trained OUT -o RECITED` (the command prints it with your paths), or a
+    `probe` step with `view: recite` and input `trained`.
 
     Example: chronoprobe train memorize lamatk/statements.jsonl --preset tiny --epochs 30 -o mem/
     """

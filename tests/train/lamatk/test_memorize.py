@@ -76,7 +76,7 @@ def test_tiny_model_memorises_a_small_kg(memorized, statements_path):
     loaded, _ = ckpt.load(memorized)
     model = load_model(str(memorized), device="cpu")
     rows = load_statements(statements_path)
-    metrics = recite_metrics(predict_recite(model, rows, ReciteParams(models=["m"]), None))
+    metrics = recite_metrics(predict_recite(model, rows, ReciteParams(model=["m"]), None))
     assert metrics["statements"] == 240
     assert metrics["acc@1"] >= 0.95
     assert metrics["by_answers"]["single"]["hit@10"] >= 0.95

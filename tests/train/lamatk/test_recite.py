@@ -65,7 +65,7 @@ class Ranked:
 
 
 def recited(model, rows):
-    predictions = predict_recite(model, rows, ReciteParams(models=["m"]), None)
+    predictions = predict_recite(model, rows, ReciteParams(model=["m"]), None)
     return predictions, recite_metrics(predictions)
 
 
@@ -135,7 +135,7 @@ def test_metrics_match_the_reference_functions_on_random_rankings():
 
 def test_a_word_level_model_is_refused_with_the_views_that_fit():
     with pytest.raises(ValueError, match=r"no entity and year symbols.*single-token"):
-        predict_recite(SimpleNamespace(name="gpt"), [], ReciteParams(models=["m"]), None)
+        predict_recite(SimpleNamespace(name="gpt"), [], ReciteParams(model=["m"]), None)
 
 
 def test_the_symbolic_adapter_recites_a_trained_model(memorized, world_rows):

@@ -45,7 +45,7 @@ class SynthConfig:
 
     def __post_init__(self) -> None:
         if self.end_year - self.start_year < 20:
-            raise UserError("the world needs at least 20 years between start and end year")
+            raise UserError("the world needs at least 20 years between its first and last year")
         if (self.facts is not None and self.facts < 200) or (
             self.people is not None and self.people < 50
         ):
