@@ -253,8 +253,10 @@ class GenerateParams(ProbeParams):
 
     @field_validator("judge_base_url")
     @classmethod
-    def _a_base_url(cls, url: str | None) -> str | None:
-        """Checked as --base-url is, before the probed models run."""
+    def _a_judge_base_url(cls, url: str | None) -> str | None:
+        """Checked as --base-url is, before the probed models run (a validator of another
+        name: one named as ServedOptions' would take its place, leaving --base-url
+        unchecked)."""
         return base_url_field(url)
 
     @model_validator(mode="after")
