@@ -166,7 +166,7 @@ KEY = "sk-api-0123456789abcdef"
 @pytest.mark.parametrize(
     ("option", "value", "says"),
     [
-        ("limit", KEY, "Input should be a valid integer"),
+        ("sample", KEY, "Input should be a valid integer"),
         ("api_key_env", KEY, "takes the name of an environment variable"),
         ("dtype", KEY, "Input should be 'auto'"),
         ("engine", KEY, "Input should be 'local' or 'ray'"),
