@@ -30,6 +30,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
+from chronoprobe.cli.run import parse_seeds
 from chronoprobe.runs.single import run_operation
 
 ROOT = Path(__file__).parents[2]
@@ -311,13 +312,15 @@ HOW |= {"trust_plugins", "trust_cache_dir", "open_browser"}
 WORLDS = {("kg", "synth"), ("kg", "sample"), ("kg", "export")}  # commands that make a world
 
 
-def default_run_dir(config: Path) -> Path | None:
-    """Where ``chronoprobe run CONFIG`` writes without --out, runs/<the config's name>, for a
-    config of this checkout (a user's own config, not here, has a name the docs do not say)."""
-    file = ROOT / config
-    if not file.is_file():
-        return None
-    return Path("runs") / yaml.safe_load(file.read_text(encoding="utf-8"))["name"]
+def leave_run_to_config(params: dict) -> None:
+    """What a ``chronoprobe run`` line leaves to its config, set as the config says: --out
+    (runs/<its name>) and --seeds (its ``seeds:``), for a config of this checkout (a user's own,
+    not here, says neither)."""
+    file = ROOT / params["config"]
+    if file.is_file():
+        config = yaml.safe_load(file.read_text(encoding="utf-8"))
+        params["out"] = params["out"] or Path("runs") / config["name"]
+        params["seeds"] = parse_seeds(params["seeds"]) or config.get("seeds", [])
 
 
 def written_by(words: list[str], tree) -> tuple[Path | None, tuple]:
@@ -327,11 +330,11 @@ def written_by(words: list[str], tree) -> tuple[Path | None, tuple]:
     are the same command)."""
     path, ctx = parsed(words, tree)
     params = dict(ctx.params)
-    out = params.get("out")
-    if out is None and path == ["run"]:
-        out = default_run_dir(params["config"])
+    if path == ["run"]:
+        leave_run_to_config(params)
     if "seed" in params and params["seed"] is None:  # the run's seed: a command runs with one
         params["seed"] = inspect.signature(run_operation).parameters["seed"].default
+    out = params.get("out")
     values = sorted((k, repr(v)) for k, v in params.items() if k not in HOW)
     return (None if out is None else Path(os.path.normpath(out))), (tuple(path), tuple(values))
 
