@@ -343,7 +343,8 @@ def collisions(commands: list[tuple[str, list[str]]], tree) -> list[str]:
     """Where the docs' commands, all run in one folder, get in each other's way: two commands
     write one path, one writes inside another's output, or one world (``kg synth``/``sample``
     /``export`` with the same values) is written under two names. Each as file:line vs
-    file:line."""
+    file:line. (No page writes inside another output by design: what the tool puts in a run
+    directory, its steps and report, it puts there itself, never through an --out.)"""
     writers: dict[Path, dict[tuple, list[str]]] = defaultdict(lambda: defaultdict(list))
     names: dict[tuple, dict[Path, list[str]]] = defaultdict(lambda: defaultdict(list))
     for place, words in commands:
@@ -377,8 +378,8 @@ def test_every_page_runs_in_one_folder_after_the_others(extending_plugin):
     than the one another page gave it (the same command line on two pages is the same output).
     """
     tree = typer.main.get_command(app)  # with the plugin's commands, which extending.md runs
-    commands = [(place, words) for place, words, _ in DOCUMENTED]
-    assert collisions(commands, tree) == []
+    found = collisions([(place, words) for place, words, _ in DOCUMENTED], tree)
+    assert not found, "\n".join(found)
 
 
 def test_commands_that_collide_are_named():
@@ -388,6 +389,9 @@ def test_commands_that_collide_are_named():
         ("b.md:1", ["kg", "synth", "--facts", "500", "-o", "./kg"]),
         ("b.md:2", ["build", "lamatk", "kg", "-o", "kg/lamatk"]),
         ("c.md:1", ["kg", "synth", "--facts", "300", "-o", "kg-300"]),
+        ("d.md:1", ["run", "experiments/cronq-comparison.yaml"]),  # into runs/cronq-comparison
+        ("d.md:2", ["run", "experiments/cronq-comparison.yaml", "--seeds", "0,1,2"]),  # its seeds
+        ("d.md:3", ["run", "experiments/cronq-comparison.yaml", "--seeds", "0"]),
     ]
     assert collisions(commands, command_tree()) == [
         "a.md:1 vs b.md:1: both write kg",
@@ -395,6 +399,8 @@ def test_commands_that_collide_are_named():
         "b.md:2 vs a.md:1: kg/lamatk is inside kg",
         "b.md:2 vs a.md:2: kg/lamatk is inside kg",
         "b.md:2 vs b.md:1: kg/lamatk is inside kg",
+        "d.md:1 vs d.md:3: both write runs/cronq-comparison",
+        "d.md:2 vs d.md:3: both write runs/cronq-comparison",
         "a.md:1 vs c.md:1: the same world as kg and as kg-300",
         "a.md:2 vs c.md:1: the same world as kg and as kg-300",
     ]
