@@ -59,8 +59,8 @@ def code_lines(path: Path) -> Iterator[tuple[int, int, str]]:
 
 
 def command_words(line: str) -> list[str] | None:
-    """The arguments of a ``chronoprobe`` command line (after a ``$`` prompt and ``VAR=value``
-    settings, up to a pipe or a redirection), or None for any other line."""
+    """The arguments of a ``chronoprobe`` command line (after a ``$`` prompt, ``VAR=value``
+    settings and ``nice``, up to a pipe or a redirection), or None for any other line."""
     try:
         words = shlex.split(line, comments=True)
     except ValueError:
@@ -68,6 +68,8 @@ def command_words(line: str) -> list[str] | None:
     words = words[1:] if words[:1] == ["$"] else words
     while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
         words = words[1:]
+    if words[:1] == ["nice"]:
+        words = words[3:] if words[1:2] == ["-n"] else words[1:]
     if not words or words[0].rpartition("bin/")[2] != "chronoprobe":
         return None
     cut = next((i for i, w in enumerate(words) if w in STOP), len(words))
@@ -211,6 +213,7 @@ def test_the_line_reader_joins_continuations_and_stops_at_the_shell(tmp_path):
         "    -o kg/   # a comment\n"
         "chronoprobe kg info kg/ | head\n"
         "python -m something\n"
+        "nice -n 10 chronoprobe kg info kg/\n"
         "```\n",
         encoding="utf-8",
     )
@@ -219,6 +222,7 @@ def test_the_line_reader_joins_continuations_and_stops_at_the_shell(tmp_path):
         (3, ["kg", "synth", "--facts", "10", "-o", "kg/"]),
         (5, ["kg", "info", "kg/"]),
         (6, None),
+        (7, ["kg", "info", "kg/"]),
     ]
 
 
