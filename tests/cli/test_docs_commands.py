@@ -4,26 +4,34 @@ Every ``chronoprobe ...`` line in a code block of README.md and docs/*.md is par
 command tree, as the shell would hand it over: its command path must exist and each option must
 be one of that command's, with a value of the right type. Every leaf command's ``--help`` ends
 with an example, parsed the same way. The README's quick start is run as written, at the tiny
-sizes of ``TINY`` (the only change made to its lines), so it cannot break unnoticed.
+sizes of ``TINY`` (the only change made to its lines), so it cannot break unnoticed. And
+all the pages' commands, run one after another in one folder, write each output once.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import itertools
+import os
 import re
 import shlex
 import sys
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import typer.main
+import yaml
 from typer._click import ClickException, Context
 from typer._click.exceptions import UsageError
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
+from chronoprobe.cli.run import parse_seeds
+from chronoprobe.runs.single import run_operation
 
 ROOT = Path(__file__).parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -51,8 +59,8 @@ def code_lines(path: Path) -> Iterator[tuple[int, int, str]]:
 
 
 def command_words(line: str) -> list[str] | None:
-    """The arguments of a ``chronoprobe`` command line (after a ``$`` prompt and ``VAR=value``
-    settings, up to a pipe or a redirection), or None for any other line."""
+    """The arguments of a ``chronoprobe`` command line (after a ``$`` prompt, ``VAR=value``
+    settings and ``nice``, up to a pipe or a redirection), or None for any other line."""
     try:
         words = shlex.split(line, comments=True)
     except ValueError:
@@ -60,6 +68,8 @@ def command_words(line: str) -> list[str] | None:
     words = words[1:] if words[:1] == ["$"] else words
     while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
         words = words[1:]
+    if words[:1] == ["nice"]:
+        words = words[3:] if words[1:2] == ["-n"] else words[1:]
     if not words or words[0].rpartition("bin/")[2] != "chronoprobe":
         return None
     cut = next((i for i, w in enumerate(words) if w in STOP), len(words))
@@ -92,22 +102,27 @@ def command_tree():
     return typer.main.get_command(app)
 
 
-def parse(words: list[str], command=None) -> list[str]:
-    """The command path ``words`` name, after click has parsed every level's options and
-    arguments as a run would (unknown commands and options, bad values, missing or extra
-    arguments raise click's usage errors). Nothing runs. ``command``: another tree (one made
-    with a plugin)."""
+def parsed(words: list[str], command=None) -> tuple[list[str], Context]:
+    """The command path ``words`` name and the context of that command, after click has parsed
+    every level's options and arguments as a run would (unknown commands and options, bad
+    values, missing or extra arguments raise click's usage errors). Nothing runs.
+    ``command``: another tree (one made with a plugin)."""
     command = command or command_tree()
     path, name, args = [], "chronoprobe", list(words)
     while True:
         ctx = command.make_context(name, list(args))
         if not isinstance(command, TyperGroup):
-            return path
+            return path, ctx
         rest = [*ctx._protected_args, *ctx.args]
         if not rest:
             raise UsageError(f"{' '.join(path) or 'chronoprobe'}: no command given")
         name, command, args = command.resolve_command(ctx, rest)
         path.append(name)
+
+
+def parse(words: list[str], command=None) -> list[str]:
+    """The command path ``words`` name (see :func:`parsed`)."""
+    return parsed(words, command)[0]
 
 
 def leaves() -> Iterator[tuple[list[str], object]]:
@@ -136,7 +151,8 @@ def extending_plugin(tmp_path, monkeypatch):
     from chronoprobe.tkg.params import TKG_MODELS
 
     registries = (BUILDERS, VIEWS, TKG_MODELS, SECTIONS, FAMILIES)
-    SECTIONS.items()  # built-in sections register as their modules load: load them first
+    for registry in registries:  # built-ins register as their modules load: load them first,
+        registry.items()  # or the saved entries would lack them for good once given back
     saved = [dict(r._entries) for r in registries]
     page = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
     after = page[page.index("The whole of `my_plugin.py`") :]
@@ -197,6 +213,7 @@ def test_the_line_reader_joins_continuations_and_stops_at_the_shell(tmp_path):
         "    -o kg/   # a comment\n"
         "chronoprobe kg info kg/ | head\n"
         "python -m something\n"
+        "nice -n 10 chronoprobe kg info kg/\n"
         "```\n",
         encoding="utf-8",
     )
@@ -205,6 +222,7 @@ def test_the_line_reader_joins_continuations_and_stops_at_the_shell(tmp_path):
         (3, ["kg", "synth", "--facts", "10", "-o", "kg/"]),
         (5, ["kg", "info", "kg/"]),
         (6, None),
+        (7, ["kg", "info", "kg/"]),
     ]
 
 
@@ -290,3 +308,103 @@ def test_each_page_makes_every_folder_before_a_command_reads_it():
     """A page's commands, run in order, find every output they read: a line reading
     oracle/answers.jsonl comes after the line that writes oracle/."""
     assert read_before_written() == []
+
+
+# options that change how a command runs, not what it writes: reruns with them write the same
+HOW = {"out", "no_cache", "as_json", "threads", "max_record", "max_record_bytes", "force"}
+HOW |= {"trust_plugins", "trust_cache_dir", "open_browser"}
+WORLDS = {("kg", "synth"), ("kg", "sample"), ("kg", "export")}  # commands that make a world
+
+
+def leave_run_to_config(params: dict) -> None:
+    """What a ``chronoprobe run`` line leaves to its config, set as the config says: --out
+    (runs/<its name>) and --seeds (its ``seeds:``), for a config of this checkout (a user's own,
+    not here, says neither)."""
+    file = ROOT / params["config"]
+    if file.is_file():
+        config = yaml.safe_load(file.read_text(encoding="utf-8"))
+        params["out"] = params["out"] or Path("runs") / config["name"]
+        params["seeds"] = parse_seeds(params["seeds"]) or config.get("seeds", [])
+
+
+def written_by(words: list[str], tree) -> tuple[Path | None, tuple]:
+    """What a command line writes, as a path of the folder it runs in (its --out, or a run's
+    default), and the command itself: its path and every parsed value that shapes what it
+    writes (``-o kg/`` and ``--out kg``, an option left at its default and the default typed,
+    are the same command)."""
+    path, ctx = parsed(words, tree)
+    params = dict(ctx.params)
+    if path == ["run"]:
+        leave_run_to_config(params)
+    if "seed" in params and params["seed"] is None:  # the run's seed: a command runs with one
+        params["seed"] = inspect.signature(run_operation).parameters["seed"].default
+    out = params.get("out")
+    values = sorted((k, repr(v)) for k, v in params.items() if k not in HOW)
+    return (None if out is None else Path(os.path.normpath(out))), (tuple(path), tuple(values))
+
+
+def collisions(commands: list[tuple[str, list[str]]], tree) -> list[str]:
+    """Where the docs' commands, all run in one folder, get in each other's way: two commands
+    write one path, one writes inside another's output, or one world (``kg synth``/``sample``
+    /``export`` with the same values) is written under two names. Each as file:line vs
+    file:line. (No page writes inside another output by design: what the tool puts in a run
+    directory, its steps and report, it puts there itself, never through an --out.)"""
+    writers: dict[Path, dict[tuple, list[str]]] = defaultdict(lambda: defaultdict(list))
+    names: dict[tuple, dict[Path, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for place, words in commands:
+        out, command = written_by(words, tree)
+        if out is not None:
+            writers[out][command].append(place)
+            if command[0] in WORLDS:
+                names[command][out].append(place)
+    found = []
+    for out, by_command in writers.items():
+        for one, other in itertools.combinations(by_command.values(), 2):
+            found += [f"{a} vs {b}: both write {out}" for a in one for b in other]
+        for outer, outer_writers in writers.items():
+            if out != outer and out.is_relative_to(outer):
+                inside = [p for places in by_command.values() for p in places]
+                outside = [p for places in outer_writers.values() for p in places]
+                found += [f"{a} vs {b}: {out} is inside {outer}" for a in inside for b in outside]
+    for by_name in names.values():
+        for (one, a_places), (other, b_places) in itertools.combinations(by_name.items(), 2):
+            found += [
+                f"{a} vs {b}: the same world as {one} and as {other}"
+                for a in a_places
+                for b in b_places
+            ]
+    return found
+
+
+def test_every_page_runs_in_one_folder_after_the_others(extending_plugin):
+    """A user who follows the README and then every page, in one folder, never has a command
+    refuse or replace what another page's command wrote, nor find a world under another name
+    than the one another page gave it (the same command line on two pages is the same output).
+    """
+    tree = typer.main.get_command(app)  # with the plugin's commands, which extending.md runs
+    found = collisions([(place, words) for place, words, _ in DOCUMENTED], tree)
+    assert not found, "\n".join(found)
+
+
+def test_commands_that_collide_are_named():
+    commands = [
+        ("a.md:1", ["kg", "synth", "--facts", "300", "-o", "kg/"]),
+        ("a.md:2", ["kg", "synth", "--facts", "300", "--seed", "0", "--out", "kg"]),  # the same
+        ("b.md:1", ["kg", "synth", "--facts", "500", "-o", "./kg"]),
+        ("b.md:2", ["build", "lamatk", "kg", "-o", "kg/lamatk"]),
+        ("c.md:1", ["kg", "synth", "--facts", "300", "-o", "kg-300"]),
+        ("d.md:1", ["run", "experiments/cronq-comparison.yaml"]),  # into runs/cronq-comparison
+        ("d.md:2", ["run", "experiments/cronq-comparison.yaml", "--seeds", "0,1,2"]),  # its seeds
+        ("d.md:3", ["run", "experiments/cronq-comparison.yaml", "--seeds", "0"]),
+    ]
+    assert collisions(commands, command_tree()) == [
+        "a.md:1 vs b.md:1: both write kg",
+        "a.md:2 vs b.md:1: both write kg",
+        "b.md:2 vs a.md:1: kg/lamatk is inside kg",
+        "b.md:2 vs a.md:2: kg/lamatk is inside kg",
+        "b.md:2 vs b.md:1: kg/lamatk is inside kg",
+        "d.md:1 vs d.md:3: both write runs/cronq-comparison",
+        "d.md:2 vs d.md:3: both write runs/cronq-comparison",
+        "a.md:1 vs c.md:1: the same world as kg and as kg-300",
+        "a.md:2 vs c.md:1: the same world as kg and as kg-300",
+    ]
