@@ -147,7 +147,6 @@ for _url in (
     f"http://127.0.0.1:9/v1\r\nAuthorization: Bearer {KEY}",
     "http://127.0.0.1:9/v1\n",
     "http://127.0.0.1:9/\tv1",
-    "http://127.0.0.1:9/v1\x00",
     "http://127.0.0.1:9/v1\u202e",
     "http://127.0.0.1:9/my v1",
     f"http://127.0.0.1:9/v1?api_key={KEY}",
@@ -161,7 +160,7 @@ for _url in (
     "ftp://127.0.0.1/v1",
 ):
     CASES.append(Case(URLS, repr(_url), "refused", base_url=_url))
-CASES.append(  # no command line can carry a NUL: Python can
+CASES.append(  # no command line can carry a NUL (the OS refuses it in argv): Python can
     Case(
         URLS,
         "a NUL and a key, through the Python API",
