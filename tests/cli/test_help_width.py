@@ -21,17 +21,22 @@ COLUMNS = 100
 DESCRIPTIONS = 48  # the description column's least width at 100 columns
 
 
-def command_paths() -> list[list[str]]:
+def commands() -> list[tuple[list[str], typer.core.TyperCommand]]:
+    """(path, click command) of every command and group, the root's path being []."""
     root = typer.main.get_command(app)
     ctx = root.make_context("chronoprobe", [], resilient_parsing=True)
-    paths, todo = [], [([], root)]
+    found, todo = [], [([], root)]
     while todo:
         path, command = todo.pop()
-        paths.append(path)
+        found.append((path, command))
         if hasattr(command, "list_commands"):
             for name in command.list_commands(ctx):
                 todo.append(([*path, name], command.get_command(ctx, name)))
-    return sorted(paths)
+    return sorted(found, key=lambda item: item[0])
+
+
+def command_paths() -> list[list[str]]:
+    return [path for path, _ in commands()]
 
 
 def test_every_help_fits_100_columns_with_room_for_its_descriptions():
@@ -50,13 +55,8 @@ def test_every_help_fits_100_columns_with_room_for_its_descriptions():
 
 def test_brackets_in_a_help_are_shown_as_written():
     """Typer reads help as rich markup: `pip install 'chronoprobe[serve]'` lost its extra."""
-    root = typer.main.get_command(app)
-    ctx = root.make_context("chronoprobe", [], resilient_parsing=True)
     checked = 0
-    for path in command_paths():
-        command = root
-        for name in path:
-            command = command.get_command(ctx, name)
+    for path, command in commands():
         texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
         # as written: a help escaped for rich (`\[MASK]`) reads `[MASK]`
         plain = " ".join(texts).replace("\\[", "[")

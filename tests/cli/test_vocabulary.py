@@ -11,7 +11,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-import typer.main
 from typer.testing import CliRunner
 
 import chronoprobe
@@ -20,7 +19,7 @@ from chronoprobe.errors import UserError
 from chronoprobe.runs.config import ConfigError, load_experiment
 
 from .test_build_cli import save_kg
-from .test_help_width import command_paths
+from .test_help_width import commands
 
 runner = CliRunner()
 
@@ -140,13 +139,8 @@ RETIRED = [
 
 
 def test_no_help_names_a_retired_option_and_model_is_always_a_spec():
-    root = typer.main.get_command(app)
-    ctx = root.make_context("chronoprobe", [], resilient_parsing=True)
     checked = 0
-    for path in command_paths():
-        command = root
-        for name in path:
-            command = command.get_command(ctx, name)
+    for path, command in commands():
         if hasattr(command, "list_commands"):
             continue
         code, out, _ = run(*path, "--help")
