@@ -193,6 +193,8 @@ def echo_reply(text: str) -> dict:
 def sound(path: str, body: dict, headers: dict):
     if body.get("echo"):
         return 200, echo_reply(body["prompt"]), {}
+    if "messages" in body:  # --chat: a chat completion's shape
+        return 200, {"model": "attack", "choices": [{"message": {"content": " Paris."}}]}, {}
     return 200, stub.completion(" Paris."), {}
 
 
