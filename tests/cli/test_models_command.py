@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.signals import interruptible
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
@@ -95,6 +96,7 @@ def test_serve_prints_the_options_that_probe_it_and_stops_with_its_server(model,
         stderr=subprocess.DEVNULL,
         text=True,
         env=env,
+        preexec_fn=interruptible,
     )
     try:
         line = server.stdout.readline()  # printed once the server answers

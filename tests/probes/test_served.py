@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.signals import interruptible
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
@@ -67,6 +68,7 @@ def smollm2_server(tmp_path_factory):
             stderr=sink,
             env=env,
             text=True,
+            preexec_fn=interruptible,
         )
     try:
         options = shlex.split(server.stdout.readline())  # printed once the server answers

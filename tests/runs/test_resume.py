@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
+from tests.signals import interruptible
 
 from chronoprobe.runs.engine import run_experiment
 
@@ -50,9 +51,7 @@ def start(config: Path, run_dir: Path, cache: Path) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # a shell starts background jobs with SIGINT ignored, and Python then never raises
-        # KeyboardInterrupt: give the run the default disposition, as in a terminal
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=interruptible,
     )
 
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.signals import interruptible
 from typer.testing import CliRunner
 
 from chronoprobe.cli.main import app
@@ -91,7 +92,11 @@ def test_a_killed_conversion_leaves_no_worker_behind(tmp_path, sig):
     args = [sys.executable, "-m", "chronoprobe", "kg", "convert", str(pipe), "-f", "wikidata-json"]
     args += ["--processes", "2", "-o", str(tmp_path / "kg")]
     child = subprocess.Popen(
-        args, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        args,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=interruptible,
     )
     try:
         deadline = time.monotonic() + 120
